@@ -1,0 +1,146 @@
+//! Errors with stable codes. Messages keep the reference's wording where it throws, so callers
+//! that match on message text keep working.
+
+use std::fmt;
+use std::io;
+
+/// Stable, documented error codes (surfaced to JS as `err.code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// An entry id that is not in the session (`Entry <id> not found`).
+    EntryNotFound,
+    /// `appendContextEdit` target is not on the current branch.
+    NotOnActiveBranch,
+    /// `appendContextEdit` target does not carry model-visible content.
+    NotEditable,
+    /// `appendContextEdit` replacement is neither null nor `{content: string | array}`.
+    InvalidReplacement,
+    /// A custom session id fails `assertValidSessionId`.
+    InvalidSessionId,
+    /// A non-empty file that is not a pi session.
+    InvalidSessionFile,
+    /// `forkFrom` source is missing, empty or not a session.
+    ForkSourceInvalid,
+    /// A JS argument of the wrong type or shape.
+    InvalidArgument,
+    /// Another process holds the exclusive lock on the session file.
+    SessionLocked,
+    /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
+    Io,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::EntryNotFound => "ENTRY_NOT_FOUND",
+            ErrorCode::NotOnActiveBranch => "NOT_ON_ACTIVE_BRANCH",
+            ErrorCode::NotEditable => "NOT_EDITABLE",
+            ErrorCode::InvalidReplacement => "INVALID_REPLACEMENT",
+            ErrorCode::InvalidSessionId => "INVALID_SESSION_ID",
+            ErrorCode::InvalidSessionFile => "INVALID_SESSION_FILE",
+            ErrorCode::ForkSourceInvalid => "FORK_SOURCE_INVALID",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::SessionLocked => "SESSION_LOCKED",
+            ErrorCode::Io => "IO_ERROR",
+        }
+    }
+}
+
+/// A core error: a code, a message, and for I/O errors the errno name, syscall and path the way
+/// Node's `fs` reports them (so `err.code === "EEXIST"` keeps working for callers of the reference).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+    pub errno_name: Option<&'static str>,
+    pub errno: Option<i32>,
+    pub syscall: Option<&'static str>,
+    pub path: Option<String>,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error { code, message: message.into(), errno_name: None, errno: None, syscall: None, path: None }
+    }
+
+    pub fn entry_not_found(id: &str) -> Self {
+        Error::new(ErrorCode::EntryNotFound, format!("Entry {id} not found"))
+    }
+
+    /// Wrap an OS error in Node's wording: `ENOENT: no such file or directory, open '<path>'`.
+    pub fn io(err: &io::Error, syscall: &'static str, path: &std::path::Path) -> Self {
+        let (name, desc) = errno_info(err);
+        let path_s = path.to_string_lossy().into_owned();
+        Error {
+            code: ErrorCode::Io,
+            message: format!("{name}: {desc}, {syscall} '{path_s}'"),
+            errno_name: Some(name),
+            errno: err.raw_os_error().map(|e| -e),
+            syscall: Some(syscall),
+            path: Some(path_s),
+        }
+    }
+
+    /// The code JS sees: the errno name for I/O errors, else the stable code.
+    pub fn js_code(&self) -> &'static str {
+        self.errno_name.unwrap_or_else(|| self.code.as_str())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// libuv's names and descriptions for the errors a session store meets.
+fn errno_info(err: &io::Error) -> (&'static str, &'static str) {
+    #[cfg(unix)]
+    {
+        if let Some(code) = err.raw_os_error() {
+            let known = match code {
+                libc_consts::EEXIST => Some(("EEXIST", "file already exists")),
+                libc_consts::ENOENT => Some(("ENOENT", "no such file or directory")),
+                libc_consts::EACCES => Some(("EACCES", "permission denied")),
+                libc_consts::EISDIR => Some(("EISDIR", "illegal operation on a directory")),
+                libc_consts::ENOTDIR => Some(("ENOTDIR", "not a directory")),
+                libc_consts::ENOSPC => Some(("ENOSPC", "no space left on device")),
+                libc_consts::EROFS => Some(("EROFS", "read-only file system")),
+                libc_consts::EPERM => Some(("EPERM", "operation not permitted")),
+                libc_consts::EMFILE => Some(("EMFILE", "too many open files")),
+                libc_consts::EBADF => Some(("EBADF", "bad file descriptor")),
+                libc_consts::EIO => Some(("EIO", "i/o error")),
+                _ => None,
+            };
+            if let Some(k) = known {
+                return k;
+            }
+        }
+    }
+    match err.kind() {
+        io::ErrorKind::NotFound => ("ENOENT", "no such file or directory"),
+        io::ErrorKind::AlreadyExists => ("EEXIST", "file already exists"),
+        io::ErrorKind::PermissionDenied => ("EACCES", "permission denied"),
+        _ => ("EIO", "i/o error"),
+    }
+}
+
+/// Linux/macOS errno values we name (kept local to avoid a libc dependency for a handful of numbers).
+#[cfg(unix)]
+mod libc_consts {
+    pub const EPERM: i32 = 1;
+    pub const ENOENT: i32 = 2;
+    pub const EIO: i32 = 5;
+    pub const EBADF: i32 = 9;
+    pub const EACCES: i32 = 13;
+    pub const EEXIST: i32 = 17;
+    pub const ENOTDIR: i32 = 20;
+    pub const EISDIR: i32 = 21;
+    pub const EMFILE: i32 = 24;
+    pub const ENOSPC: i32 = 28;
+    pub const EROFS: i32 = 30;
+}

@@ -1,0 +1,178 @@
+//! File operations with the guarantees the store documents.
+//!
+//! - Appends: one `write` of a complete line on an `O_APPEND` descriptor, so concurrent writers
+//!   never interleave bytes inside a line. The file is opened per append, like the reference's
+//!   `appendFileSync`, so a file deleted behind our back is recreated.
+//! - First write of a session: exclusive create (`EEXIST` when the name is taken), whole content in
+//!   one write.
+//! - Rewrites: a temp file in the same directory, fsync, rename over the target, fsync of the
+//!   directory. A crash leaves the old file or the new one, never a mix.
+//! - Durability: by default nothing is fsynced per append (as the reference); [`Durability::Fsync`]
+//!   makes every append and first write durable before it returns.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// How hard a write tries to reach stable storage before returning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Written to the OS page cache (survives a process crash, not a power loss).
+    #[default]
+    Buffered,
+    /// fsync after every write (survives a power loss once the call returns).
+    Fsync,
+}
+
+impl Durability {
+    /// `PI_SESSION_FSYNC=1` (or `always`) opts every manager into [`Durability::Fsync`].
+    pub fn from_env() -> Durability {
+        match std::env::var("PI_SESSION_FSYNC").as_deref() {
+            Ok("1") | Ok("true") | Ok("always") => Durability::Fsync,
+            _ => Durability::Buffered,
+        }
+    }
+}
+
+/// Read a whole file; `Ok(None)` when it does not exist.
+pub fn read_all(path: &Path) -> Result<Option<Vec<u8>>> {
+    match File::open(path) {
+        Ok(mut f) => {
+            let mut buf = Vec::with_capacity(f.metadata().map(|m| m.len() as usize).unwrap_or(0));
+            f.read_to_end(&mut buf).map_err(|e| Error::io(&e, "read", path))?;
+            Ok(Some(buf))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&e, "open", path)),
+    }
+}
+
+pub fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok() && fs::metadata(path).is_ok()
+}
+
+/// `mkdir -p`.
+pub fn ensure_dir(path: &Path) -> Result<()> {
+    if path.as_os_str().is_empty() || path.is_dir() {
+        return Ok(());
+    }
+    fs::create_dir_all(path).map_err(|e| Error::io(&e, "mkdir", path))
+}
+
+/// Append bytes (complete lines) in a single write.
+pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+    let mut f = OpenOptions::new().append(true).create(true).open(path).map_err(|e| Error::io(&e, "open", path))?;
+    write_whole(&mut f, bytes, path)?;
+    if durability == Durability::Fsync {
+        f.sync_data().map_err(|e| Error::io(&e, "fsync", path))?;
+    }
+    Ok(())
+}
+
+/// Create a file that must not exist yet, with all its content.
+pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| Error::io(&e, "open", path))?;
+    if let Err(e) = write_whole(&mut f, bytes, path) {
+        // Nothing of a half-written first flush may stay behind: the name must be reusable.
+        drop(f);
+        let _ = fs::remove_file(path);
+        return Err(e);
+    }
+    if durability == Durability::Fsync {
+        f.sync_all().map_err(|e| Error::io(&e, "fsync", path))?;
+        sync_dir(path);
+    }
+    Ok(())
+}
+
+/// Replace (or create) a file atomically: temp file, fsync, rename, fsync of the directory.
+pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_atomic_with_hook(path, bytes, |_| Ok(()))
+}
+
+/// [`replace_atomic`] with a hook run after the temp file is durable and before the rename; tests
+/// use it to simulate a crash at that moment.
+pub fn replace_atomic_with_hook(path: &Path, bytes: &[u8], before_rename: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = temp_path(path);
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&e, "open", &tmp))?;
+        write_whole(&mut f, bytes, &tmp)?;
+        f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
+        drop(f);
+        before_rename(&tmp)?;
+        fs::rename(&tmp, path).map_err(|e| Error::io(&e, "rename", path))?;
+        sync_dir(path);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Create a file that must not exist yet, atomically: the content goes to a temp file first and is
+/// linked into place only when complete, so a crash or failure leaves no partial target.
+pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temp_path(path);
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&e, "open", &tmp))?;
+        write_whole(&mut f, bytes, &tmp)?;
+        f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
+        drop(f);
+        fs::hard_link(&tmp, path).map_err(|e| Error::io(&e, "open", path))?;
+        sync_dir(path);
+        Ok(())
+    })();
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
+/// Keep the original bytes next to the file as `<file>.bak` before we rewrite it (`<file>.bak.1`,
+/// `.bak.2`, ... when that name is taken: an older backup is never overwritten).
+pub fn backup(path: &Path, original: &[u8]) -> Result<PathBuf> {
+    for n in 0u32.. {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".bak");
+        if n > 0 {
+            name.push(format!(".{n}"));
+        }
+        let bak = PathBuf::from(name);
+        match create_new_atomic(&bak, original) {
+            Err(e) if e.errno_name == Some("EEXIST") => continue,
+            other => return other.map(|_| bak),
+        }
+    }
+    unreachable!("u32 range exhausted")
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let unique = uuid::Uuid::new_v4().simple().to_string();
+    path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), &unique[..8]))
+}
+
+fn write_whole(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
+    f.write_all(bytes).map_err(|e| Error::io(&e, "write", path))
+}
+
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        if let Ok(d) = File::open(dir) {
+            // Best effort: some filesystems refuse fsync on directories.
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// Force a file's data to stable storage.
+pub fn fsync_file(path: &Path) -> Result<()> {
+    match File::open(path) {
+        Ok(f) => f.sync_all().map_err(|e| Error::io(&e, "fsync", path)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(&e, "open", path)),
+    }
+}

@@ -1,0 +1,868 @@
+//! One iterative JSON grammar driver with pluggable event handlers: validation (no-op
+//! handler), `Value` building, and streaming canonical output (for `normalize`, and for
+//! `is_canonical` by comparing that output with the input instead of storing it).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::ops::Range;
+
+use super::object::{index_cmp_bytes, is_array_index, ObjectBuilder};
+use super::ser::format_number;
+use super::string::{parse_hex4, Canon, JsStr, Out};
+use super::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    /// Byte offset of the offending input (the input length for a premature end).
+    pub offset: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// JSON.parse semantics on UTF-8 bytes. Invalid UTF-8 sequences are read as U+FFFD (like Node's
+/// utf8 decoding of a file before JSON.parse); grammar exactly ECMA-404 as V8 accepts it: whitespace
+/// only space/\t/\n/\r; no trailing commas, no comments, no leading '+', no leading zeros, no raw
+/// control characters (< 0x20) inside strings, escapes only \" \\ \/ \b \f \n \r \t \uXXXX (hex any
+/// case); surrogate pairs combine, lone surrogates are kept (as canonical \udxxx escapes in JsStr).
+/// Numbers parse to f64 exactly as JS (correct rounding; overflow -> +-Infinity, e.g. 1e400).
+/// Nesting depth is limited only by memory.
+pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
+    let mut b = Builder::default();
+    parse_document(bytes, &mut b)?;
+    Ok(b.result.unwrap_or_default())
+}
+
+/// True iff `parse` would succeed, without building values.
+pub fn validate(bytes: &[u8]) -> bool {
+    parse_document(bytes, &mut NoOp).is_ok()
+}
+
+/// For a line whose top-level value is an object: the members in source order as (canonical key,
+/// byte range of the raw value within `bytes`), validating the whole document like `validate`.
+/// `Ok(None)` when the document is valid JSON but not an object. Duplicate keys are reported as
+/// they occur (the last occurrence is what JSON.parse keeps).
+pub fn top_level_members(
+    bytes: &[u8],
+) -> Result<Option<Vec<(JsStr, Range<usize>)>>, ParseError> {
+    let mut i = skip_ws(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        parse_document(bytes, &mut NoOp)?;
+        return Ok(None);
+    }
+    i = skip_ws(bytes, i + 1);
+    let mut members = Vec::new();
+    if bytes.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        let mut key = KeyReader::default();
+        loop {
+            expect(bytes, i, b'"')?;
+            i = scan_string(bytes, i + 1, &mut key)?;
+            i = skip_ws(bytes, i);
+            expect(bytes, i, b':')?;
+            let start = skip_ws(bytes, i + 1);
+            i = parse_value(bytes, start, &mut NoOp)?;
+            members.push((key.take(), start..i));
+            i = skip_ws(bytes, i);
+            match bytes.get(i) {
+                Some(b',') => i = skip_ws(bytes, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return Err(unexpected(bytes, i)),
+            }
+        }
+    }
+    expect_end(bytes, i)?;
+    Ok(Some(members))
+}
+
+/// `JSON.stringify(JSON.parse(bytes))` in one pass, or `None` if the bytes do not parse.
+pub fn normalize(bytes: &[u8]) -> Option<String> {
+    let mut w = Writer::new(String::with_capacity(bytes.len()));
+    parse_document(bytes, &mut w).ok()?;
+    if !w.fallback {
+        return Some(w.out);
+    }
+    // Reordered or duplicate keys: build the value so that `Object` applies JS semantics.
+    parse(bytes).ok().map(|v| super::to_json(&v))
+}
+
+/// Fast check: are these bytes already exactly what `normalize` would return?
+pub fn is_canonical(bytes: &[u8]) -> bool {
+    let mut w = Writer::new(Compare {
+        input: bytes,
+        pos: 0,
+        ok: true,
+    });
+    parse_document(bytes, &mut w).is_ok() && !w.fallback && w.out.ok && w.out.pos == bytes.len()
+}
+
+/// Receives the parse as a stream of events. Every method defaults to doing nothing, so the
+/// validating handler compiles down to the bare grammar check.
+trait Handler {
+    /// Whether `stopped` can ever return true (lets the driver skip the check entirely).
+    const CAN_STOP: bool = false;
+    /// The handler has seen enough; the driver returns early (result then meaningless).
+    fn stopped(&self) -> bool {
+        false
+    }
+    fn null(&mut self) {}
+    fn boolean(&mut self, _b: bool) {}
+    /// `raw` is a grammatically valid JSON number.
+    fn number(&mut self, _raw: &[u8]) {}
+    fn str_begin(&mut self, _key: bool) {}
+    /// Source bytes between escapes (never contains `"`, `\` or control characters).
+    fn str_raw(&mut self, _run: &[u8]) {}
+    /// `c` is the character after the backslash: one of `"\/bfnrt`.
+    fn str_escape(&mut self, _c: u8) {}
+    fn str_unicode(&mut self, _unit: u16) {}
+    fn str_end(&mut self, _key: bool) {}
+    fn begin_array(&mut self) {}
+    fn end_array(&mut self) {}
+    fn begin_object(&mut self) {}
+    fn end_object(&mut self) {}
+}
+
+struct NoOp;
+impl Handler for NoOp {}
+
+fn parse_document<H: Handler>(b: &[u8], h: &mut H) -> Result<(), ParseError> {
+    let i = parse_value(b, 0, h)?;
+    if H::CAN_STOP && h.stopped() {
+        return Ok(());
+    }
+    expect_end(b, i)
+}
+
+fn expect_end(b: &[u8], i: usize) -> Result<(), ParseError> {
+    let i = skip_ws(b, i);
+    if i == b.len() {
+        Ok(())
+    } else {
+        Err(ParseError {
+            offset: i,
+            message: "Unexpected non-whitespace character after JSON".to_owned(),
+        })
+    }
+}
+
+#[inline]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(&c) = b.get(i) {
+        if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+fn expect(b: &[u8], i: usize, c: u8) -> Result<(), ParseError> {
+    if b.get(i) == Some(&c) {
+        Ok(())
+    } else {
+        Err(unexpected(b, i))
+    }
+}
+
+fn unexpected(b: &[u8], i: usize) -> ParseError {
+    let message = match b.get(i) {
+        None => "Unexpected end of JSON input".to_owned(),
+        Some(&c) if c.is_ascii_graphic() => format!("Unexpected token '{}'", c as char),
+        Some(&c) => format!("Unexpected byte 0x{c:02x}"),
+    };
+    ParseError { offset: i, message }
+}
+
+/// Parses one value starting at `i` (leading whitespace allowed) and returns the offset just past
+/// it. Nesting is tracked on a heap stack, so depth costs one byte of memory per level.
+fn parse_value<H: Handler>(b: &[u8], mut i: usize, h: &mut H) -> Result<usize, ParseError> {
+    // true = inside an object.
+    let mut stack: Vec<bool> = Vec::new();
+    'value: loop {
+        if H::CAN_STOP && h.stopped() {
+            return Ok(i);
+        }
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b'"') => i = scan_string(b, i + 1, &mut HandlerStr::begin(h, false))?,
+            Some(b'{') => {
+                h.begin_object();
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&b'}') {
+                    i += 1;
+                    h.end_object();
+                } else {
+                    stack.push(true);
+                    i = parse_key(b, i, h)?;
+                    continue 'value;
+                }
+            }
+            Some(b'[') => {
+                h.begin_array();
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&b']') {
+                    i += 1;
+                    h.end_array();
+                } else {
+                    stack.push(false);
+                    continue 'value;
+                }
+            }
+            Some(b't') => {
+                i = literal(b, i, b"true")?;
+                h.boolean(true);
+            }
+            Some(b'f') => {
+                i = literal(b, i, b"false")?;
+                h.boolean(false);
+            }
+            Some(b'n') => {
+                i = literal(b, i, b"null")?;
+                h.null();
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let end = scan_number(b, i)?;
+                h.number(&b[i..end]);
+                i = end;
+            }
+            _ => return Err(unexpected(b, i)),
+        }
+        // A value just ended: continue the enclosing containers.
+        loop {
+            let Some(&in_object) = stack.last() else {
+                return Ok(i);
+            };
+            i = skip_ws(b, i);
+            match b.get(i) {
+                Some(b',') if in_object => {
+                    i = parse_key(b, skip_ws(b, i + 1), h)?;
+                    continue 'value;
+                }
+                Some(b',') => {
+                    i += 1;
+                    continue 'value;
+                }
+                Some(b'}') if in_object => h.end_object(),
+                Some(b']') if !in_object => h.end_array(),
+                _ => return Err(unexpected(b, i)),
+            }
+            i += 1;
+            stack.pop();
+        }
+    }
+}
+
+/// `"key"` and the colon after it; `i` is at the opening quote.
+fn parse_key<H: Handler>(b: &[u8], i: usize, h: &mut H) -> Result<usize, ParseError> {
+    expect(b, i, b'"')?;
+    let i = skip_ws(b, scan_string(b, i + 1, &mut HandlerStr::begin(h, true))?);
+    expect(b, i, b':')?;
+    Ok(i + 1)
+}
+
+fn literal(b: &[u8], i: usize, word: &[u8]) -> Result<usize, ParseError> {
+    for (k, &c) in word.iter().enumerate() {
+        if b.get(i + k) != Some(&c) {
+            return Err(unexpected(b, i + k));
+        }
+    }
+    Ok(i + word.len())
+}
+
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`; returns the end offset.
+fn scan_number(b: &[u8], mut i: usize) -> Result<usize, ParseError> {
+    let digits = |b: &[u8], i: usize| -> Result<usize, ParseError> {
+        let n = b[i.min(b.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if n == 0 {
+            Err(unexpected(b, i))
+        } else {
+            Ok(i + n)
+        }
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    i = if b.get(i) == Some(&b'0') {
+        i + 1
+    } else {
+        digits(b, i)?
+    };
+    if b.get(i) == Some(&b'.') {
+        i = digits(b, i + 1)?;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(b, i)?;
+    }
+    Ok(i)
+}
+
+/// The f64 JS gets for a valid JSON number literal.
+fn number_value(raw: &[u8]) -> f64 {
+    // Up to 15 digits an integer is exact in f64, so skip the general algorithm.
+    if let Some(n) = short_integer(raw) {
+        return n;
+    }
+    // The JSON number grammar is a subset of what Rust's correctly rounding parser accepts.
+    std::str::from_utf8(raw)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// `-?[0-9]{1,15}` as f64, or None for anything longer or with a fraction/exponent.
+fn short_integer(raw: &[u8]) -> Option<f64> {
+    let (neg, digits) = match raw {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, raw),
+    };
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u64::from(d - b'0');
+    }
+    let n = n as f64;
+    Some(if neg { -n } else { n })
+}
+
+/// Receives the pieces of one string literal.
+trait StrSink {
+    fn raw(&mut self, run: &[u8]);
+    fn escape(&mut self, c: u8);
+    fn unicode(&mut self, unit: u16);
+    fn end(&mut self);
+}
+
+/// Routes one string literal's pieces to a handler.
+struct HandlerStr<'h, H> {
+    h: &'h mut H,
+    key: bool,
+}
+
+impl<'h, H: Handler> HandlerStr<'h, H> {
+    #[inline]
+    fn begin(h: &'h mut H, key: bool) -> Self {
+        h.str_begin(key);
+        HandlerStr { h, key }
+    }
+}
+
+impl<H: Handler> StrSink for HandlerStr<'_, H> {
+    #[inline]
+    fn raw(&mut self, run: &[u8]) {
+        self.h.str_raw(run);
+    }
+    #[inline]
+    fn escape(&mut self, c: u8) {
+        self.h.str_escape(c);
+    }
+    #[inline]
+    fn unicode(&mut self, unit: u16) {
+        self.h.str_unicode(unit);
+    }
+    #[inline]
+    fn end(&mut self) {
+        self.h.str_end(self.key);
+    }
+}
+
+/// Scans a string literal whose opening quote is at `i - 1`; returns the offset past the closing
+/// quote. `str_begin` is the caller's business (it knows key vs value); the sink sees the rest.
+fn scan_string<S: StrSink>(b: &[u8], mut i: usize, sink: &mut S) -> Result<usize, ParseError> {
+    loop {
+        let stop = find_string_special(b, i);
+        if stop > i {
+            sink.raw(&b[i..stop]);
+        }
+        i = stop;
+        match b.get(i) {
+            Some(b'"') => {
+                sink.end();
+                return Ok(i + 1);
+            }
+            Some(b'\\') => match b.get(i + 1) {
+                Some(&c @ (b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')) => {
+                    sink.escape(c);
+                    i += 2;
+                }
+                Some(b'u') => {
+                    let Some(unit) = b.get(i + 2..i + 6).and_then(parse_hex4) else {
+                        let bad = (i + 2..i + 6)
+                            .find(|&k| !b.get(k).is_some_and(u8::is_ascii_hexdigit))
+                            .unwrap_or(i + 2);
+                        return Err(ParseError {
+                            offset: bad,
+                            message: "Bad Unicode escape in JSON".to_owned(),
+                        });
+                    };
+                    sink.unicode(unit);
+                    i += 6;
+                }
+                None => return Err(unexpected(b, i + 1)),
+                Some(_) => {
+                    return Err(ParseError {
+                        offset: i + 1,
+                        message: "Bad escaped character in JSON".to_owned(),
+                    })
+                }
+            },
+            None => {
+                return Err(ParseError {
+                    offset: i,
+                    message: "Unterminated string in JSON".to_owned(),
+                })
+            }
+            Some(_) => {
+                return Err(ParseError {
+                    offset: i,
+                    message: "Bad control character in string literal in JSON".to_owned(),
+                })
+            }
+        }
+    }
+}
+
+/// Offset of the first `"`, `\` or control character at or after `i` (or `b.len()`).
+///
+/// This is the hot loop of every mode. Escapes in session text (`\n`, `\"`) are typically a few
+/// dozen bytes apart, so short gaps are checked a word at a time (SWAR) and only longer runs go
+/// through 32-byte blocks, whose branch-free test LLVM turns into SIMD compares. (A `memchr2`
+/// for the quote and backslash plus a separate control-character pass measured 2-3x slower
+/// here, mostly from per-call overhead at short gaps.)
+#[inline]
+fn find_string_special(b: &[u8], mut i: usize) -> usize {
+    for _ in 0..2 {
+        let Some(w) = word_at(b, i) else { break };
+        let m = special_mask(w);
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(block) = b.get(i..i + 32) {
+        let hit = block
+            .iter()
+            .fold(false, |acc, &c| acc | (c == b'"') | (c == b'\\') | (c < 0x20));
+        if hit {
+            // Some word of the block has the special byte; locate it exactly.
+            for k in (0..32).step_by(8) {
+                let m = word_at(b, i + k).map_or(0, special_mask);
+                if m != 0 {
+                    return i + k + (m.trailing_zeros() / 8) as usize;
+                }
+            }
+        }
+        i += 32;
+    }
+    while i < b.len() && !is_special(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+#[inline]
+fn is_special(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
+#[inline]
+fn word_at(b: &[u8], i: usize) -> Option<u64> {
+    let bytes: [u8; 8] = b.get(i..i + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+/// The high bit of each byte of `w` that is `"`, `\` or below 0x20 is set, possibly along with
+/// some bytes above (more significant than) the first such byte; so the lowest set bit is exact.
+#[inline]
+fn special_mask(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The classic "has a zero byte" test, applied to w ^ pattern; `below(w, n)` flags bytes < n.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    (below(quote, 1) | below(backslash, 1) | below(w, 0x20)) & HIGH
+}
+
+/// Builds the canonical form of one key for `top_level_members`.
+#[derive(Default)]
+struct KeyReader {
+    buf: String,
+    canon: Canon,
+}
+
+impl KeyReader {
+    fn take(&mut self) -> JsStr {
+        let key = JsStr::from_escaped_unchecked(self.buf.clone());
+        self.buf.clear();
+        key
+    }
+}
+
+impl StrSink for KeyReader {
+    fn raw(&mut self, run: &[u8]) {
+        self.canon.raw(run, &mut self.buf);
+    }
+    fn escape(&mut self, c: u8) {
+        self.canon.simple_escape(c, &mut self.buf);
+    }
+    fn unicode(&mut self, unit: u16) {
+        self.canon.unicode_escape(unit, &mut self.buf);
+    }
+    fn end(&mut self) {
+        self.canon.end(&mut self.buf);
+    }
+}
+
+/// Builds a `Value` tree.
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    result: Option<Value>,
+    /// Canonical text of the string being read (reused between strings).
+    buf: String,
+    canon: Canon,
+}
+
+enum Frame {
+    Array(Vec<Value>),
+    /// The key waiting for its value.
+    Object(ObjectBuilder, JsStr),
+}
+
+impl Builder {
+    fn push(&mut self, v: Value) {
+        match self.stack.last_mut() {
+            Some(Frame::Array(a)) => a.push(v),
+            Some(Frame::Object(o, key)) => o.insert(std::mem::take(key), v),
+            None => self.result = Some(v),
+        }
+    }
+}
+
+impl Handler for Builder {
+    fn null(&mut self) {
+        self.push(Value::Null);
+    }
+    fn boolean(&mut self, b: bool) {
+        self.push(Value::Bool(b));
+    }
+    fn number(&mut self, raw: &[u8]) {
+        self.push(Value::Number(number_value(raw)));
+    }
+    fn str_raw(&mut self, run: &[u8]) {
+        self.canon.raw(run, &mut self.buf);
+    }
+    fn str_escape(&mut self, c: u8) {
+        self.canon.simple_escape(c, &mut self.buf);
+    }
+    fn str_unicode(&mut self, unit: u16) {
+        self.canon.unicode_escape(unit, &mut self.buf);
+    }
+    fn str_end(&mut self, key: bool) {
+        self.canon.end(&mut self.buf);
+        // Copy out at exact size and keep the buffer's capacity for the next string.
+        let s = JsStr::from_escaped_unchecked(self.buf.as_str().to_owned());
+        self.buf.clear();
+        if key {
+            if let Some(Frame::Object(_, k)) = self.stack.last_mut() {
+                *k = s;
+            }
+        } else {
+            self.push(Value::String(s));
+        }
+    }
+    fn begin_array(&mut self) {
+        self.stack.push(Frame::Array(Vec::new()));
+    }
+    fn end_array(&mut self) {
+        if let Some(Frame::Array(a)) = self.stack.pop() {
+            self.push(Value::Array(a));
+        }
+    }
+    fn begin_object(&mut self) {
+        self.stack
+            .push(Frame::Object(ObjectBuilder::default(), JsStr::default()));
+    }
+    fn end_object(&mut self) {
+        if let Some(Frame::Object(o, _)) = self.stack.pop() {
+            self.push(Value::Object(o.finish()));
+        }
+    }
+}
+
+/// Up to this many keys per object, duplicates are found by a linear scan; above it by hashing.
+const LINEAR_KEY_SCAN: usize = 32;
+
+/// Writes canonical JSON while parsing. Gives up (`fallback`) when an object would need its keys
+/// reordered or deduplicated, which only a built `Object` can do.
+struct Writer<O: Out + Tracked> {
+    out: O,
+    canon: Canon,
+    frames: Vec<WFrame>,
+    /// Byte ranges (in output coordinates) of the keys of all open objects.
+    keys: Vec<Range<usize>>,
+    key_start: usize,
+    fallback: bool,
+}
+
+/// An open container.
+struct WFrame {
+    object: bool,
+    nonempty: bool,
+    /// Where this object's keys start in `Writer::keys`.
+    keys_from: usize,
+    /// A key that is not an array index was seen (array indices must all come before it).
+    named_seen: bool,
+    /// The keys so far, once there are too many to scan.
+    key_set: Option<HashSet<Box<[u8]>>>,
+}
+
+impl WFrame {
+    fn new(object: bool, keys_from: usize) -> Self {
+        WFrame {
+            object,
+            nonempty: false,
+            keys_from,
+            named_seen: false,
+            key_set: None,
+        }
+    }
+}
+
+/// Output that can show back what was written (to compare keys).
+trait Tracked {
+    fn pos(&self) -> usize;
+    fn written(&self, r: Range<usize>) -> &[u8];
+    fn failed(&self) -> bool {
+        false
+    }
+}
+
+impl Tracked for String {
+    fn pos(&self) -> usize {
+        self.len()
+    }
+    fn written(&self, r: Range<usize>) -> &[u8] {
+        &self.as_bytes()[r]
+    }
+}
+
+/// An `Out` that checks the canonical text against the input instead of storing it.
+struct Compare<'a> {
+    input: &'a [u8],
+    pos: usize,
+    ok: bool,
+}
+
+impl Out for Compare<'_> {
+    #[inline]
+    fn put_str(&mut self, s: &str) {
+        let end = self.pos + s.len();
+        if self.ok && self.input.get(self.pos..end) == Some(s.as_bytes()) {
+            self.pos = end;
+        } else {
+            self.ok = false;
+        }
+    }
+    fn put_raw_run(&mut self, run: &[u8]) {
+        // A run taken from the input at the current position is canonical iff it is valid UTF-8;
+        // checking the address avoids comparing the run with itself.
+        let here = self.input[self.pos.min(self.input.len())..].as_ptr();
+        if self.ok && std::ptr::eq(here, run.as_ptr()) && std::str::from_utf8(run).is_ok() {
+            self.pos += run.len();
+        } else {
+            self.ok = false;
+        }
+    }
+}
+
+impl Tracked for Compare<'_> {
+    fn pos(&self) -> usize {
+        self.pos
+    }
+    fn written(&self, r: Range<usize>) -> &[u8] {
+        &self.input[r]
+    }
+    fn failed(&self) -> bool {
+        !self.ok
+    }
+}
+
+impl<O: Out + Tracked> Writer<O> {
+    fn new(out: O) -> Self {
+        Writer {
+            out,
+            canon: Canon::default(),
+            frames: Vec::new(),
+            keys: Vec::new(),
+            key_start: 0,
+            fallback: false,
+        }
+    }
+
+    /// Separator before an array element (object members get theirs before the key).
+    #[inline]
+    fn before_value(&mut self) {
+        if let Some(f) = self.frames.last_mut() {
+            if !f.object {
+                if f.nonempty {
+                    self.out.put_str(",");
+                }
+                f.nonempty = true;
+            }
+        }
+    }
+
+    /// Checks that the key just written keeps the object in JS order without duplicates.
+    fn check_key(&mut self, key: Range<usize>) {
+        let Some(f) = self.frames.last_mut() else {
+            return;
+        };
+        let open = &self.keys[f.keys_from..];
+        let k = self.out.written(key.clone());
+        if is_array_index(k) {
+            // Array indices must come first, strictly ascending (so also without duplicates).
+            let ascending = match open.last() {
+                None => true,
+                Some(last) => {
+                    let prev = self.out.written(last.clone());
+                    index_cmp_bytes(as_str(prev), as_str(k)).is_lt()
+                }
+            };
+            if f.named_seen || !ascending {
+                self.fallback = true;
+            }
+        } else {
+            f.named_seen = true;
+            let duplicate = match &mut f.key_set {
+                Some(set) => !set.insert(k.into()),
+                None if open.len() < LINEAR_KEY_SCAN => {
+                    open.iter().any(|r| self.out.written(r.clone()) == k)
+                }
+                None => {
+                    let mut set: HashSet<Box<[u8]>> =
+                        open.iter().map(|r| self.out.written(r.clone()).into()).collect();
+                    let duplicate = !set.insert(k.into());
+                    f.key_set = Some(set);
+                    duplicate
+                }
+            };
+            if duplicate {
+                self.fallback = true;
+            }
+        }
+        self.keys.push(key);
+    }
+}
+
+/// Keys are compared as text only after they were produced from `&str` pieces.
+fn as_str(b: &[u8]) -> &str {
+    std::str::from_utf8(b).unwrap_or_default()
+}
+
+impl<O: Out + Tracked> Handler for Writer<O> {
+    const CAN_STOP: bool = true;
+    fn stopped(&self) -> bool {
+        self.fallback || self.out.failed()
+    }
+    fn null(&mut self) {
+        self.before_value();
+        self.out.put_str("null");
+    }
+    fn boolean(&mut self, b: bool) {
+        self.before_value();
+        self.out.put_str(if b { "true" } else { "false" });
+    }
+    fn number(&mut self, raw: &[u8]) {
+        self.before_value();
+        // Integers of up to 15 digits without a leading zero or "-0" print as written.
+        let plain = match raw {
+            [b'-', b'0', ..] | [b'0', _, ..] => false,
+            _ => short_integer(raw).is_some(),
+        };
+        if plain {
+            self.out.put_str(as_str(raw));
+        } else {
+            let mut buf = ryu_js::Buffer::new();
+            self.out
+                .put_str(format_number(number_value(raw), &mut buf));
+        }
+    }
+    fn str_begin(&mut self, key: bool) {
+        if key {
+            if let Some(f) = self.frames.last_mut() {
+                if f.nonempty {
+                    self.out.put_str(",");
+                }
+                f.nonempty = true;
+            }
+        } else {
+            self.before_value();
+        }
+        self.out.put_str("\"");
+        self.key_start = self.out.pos();
+    }
+    fn str_raw(&mut self, run: &[u8]) {
+        self.canon.raw(run, &mut self.out);
+    }
+    fn str_escape(&mut self, c: u8) {
+        self.canon.simple_escape(c, &mut self.out);
+    }
+    fn str_unicode(&mut self, unit: u16) {
+        self.canon.unicode_escape(unit, &mut self.out);
+    }
+    fn str_end(&mut self, key: bool) {
+        self.canon.end(&mut self.out);
+        if key {
+            let r = self.key_start..self.out.pos();
+            self.out.put_str("\":");
+            if !self.out.failed() {
+                self.check_key(r);
+            }
+        } else {
+            self.out.put_str("\"");
+        }
+    }
+    fn begin_array(&mut self) {
+        self.before_value();
+        self.out.put_str("[");
+        self.frames.push(WFrame::new(false, self.keys.len()));
+    }
+    fn end_array(&mut self) {
+        self.frames.pop();
+        self.out.put_str("]");
+    }
+    fn begin_object(&mut self) {
+        self.before_value();
+        self.out.put_str("{");
+        self.frames.push(WFrame::new(true, self.keys.len()));
+    }
+    fn end_object(&mut self) {
+        if let Some(f) = self.frames.pop() {
+            self.keys.truncate(f.keys_from);
+        }
+        self.out.put_str("}");
+    }
+}

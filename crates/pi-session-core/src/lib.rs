@@ -1,0 +1,26 @@
+//! The pi session store in plain Rust.
+//!
+//! A session is an append-only JSONL file: a header line, then entries linked by `id`/`parentId`
+//! into a tree. This crate reads and writes those files exactly as the TypeScript reference
+//! (`@earendil-works/pi-coding-agent` 1.6.0) does, byte for byte, and answers the structural
+//! questions (index, branches, tree, compaction-aware context selection, listing) without turning
+//! entries into objects. It has no Node.js dependency: the napi binding is a thin layer on top.
+
+pub mod context;
+pub mod error;
+pub mod fsio;
+pub mod ids;
+pub mod json;
+pub mod listing;
+pub mod migrate;
+pub mod paths;
+pub mod record;
+pub mod session;
+pub mod timefmt;
+pub mod tree;
+
+pub use error::{Error, ErrorCode, Result};
+pub use session::Session;
+
+/// The session format version this crate writes.
+pub const CURRENT_SESSION_VERSION: u32 = 3;

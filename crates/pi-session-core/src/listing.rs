@@ -1,0 +1,548 @@
+//! Discovery and listing without loading whole sessions: the bounded header scan, most-recent and
+//! by-id lookups, and per-file summaries (`SessionInfo`) computed in one streaming pass.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::json::{self, Value};
+use crate::paths;
+
+/// At most this many bytes are read to find a header.
+pub const MAX_HEADER_SCAN_BYTES: usize = 1024 * 1024;
+
+/// A session header found by the bounded scan.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub id: String,
+    pub cwd: Option<String>,
+    pub value: Value,
+}
+
+/// Why a header scan did not produce a header.
+#[derive(Debug)]
+pub enum ScanError {
+    /// 1 MiB read without finding a parsed line.
+    Limit,
+    Io(std::io::Error),
+}
+
+fn header_candidate(line: &[u8]) -> Option<Option<Header>> {
+    let v = json::parse(line).ok()?;
+    if !v.is_truthy() {
+        return None;
+    }
+    let is_header = matches!(v.get("type"), Some(Value::String(t)) if t.eq_str("session"));
+    match (is_header, v.get("id")) {
+        (true, Some(Value::String(id))) => {
+            let id = id.to_string_lossy();
+            let cwd = match v.get("cwd") {
+                Some(Value::String(c)) => Some(c.to_string_lossy()),
+                _ => None,
+            };
+            Some(Some(Header { id, cwd, value: v }))
+        }
+        _ => Some(None),
+    }
+}
+
+/// Read a file's header looking at no more than 1 MiB: the first line that parses decides.
+pub fn read_header(path: &Path) -> Result<Option<Header>, ScanError> {
+    let f = File::open(path).map_err(ScanError::Io)?;
+    let mut buf = Vec::with_capacity(64 * 1024);
+    f.take(MAX_HEADER_SCAN_BYTES as u64 + 1).read_to_end(&mut buf).map_err(ScanError::Io)?;
+    let over = buf.len() > MAX_HEADER_SCAN_BYTES;
+    buf.truncate(MAX_HEADER_SCAN_BYTES);
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', &buf) {
+        if let Some(decided) = header_candidate(&buf[start..nl]) {
+            return Ok(decided);
+        }
+        start = nl + 1;
+    }
+    if over {
+        return Err(ScanError::Limit);
+    }
+    Ok(header_candidate(&buf[start..]).flatten())
+}
+
+/// Discovery treats every scan failure as "not a session".
+pub fn read_header_for_discovery(path: &Path) -> Option<Header> {
+    read_header(path).ok().flatten()
+}
+
+fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
+    match &header.cwd {
+        Some(c) if !c.is_empty() => paths::resolve(c) == resolved_cwd,
+        _ => false,
+    }
+}
+
+fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".jsonl") {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// `findMostRecentSession(dir, cwd?)`: newest by mtime whose header is valid (and whose cwd
+/// resolves to `resolved_cwd` when given). Any directory or stat error gives `None`.
+pub fn find_most_recent(dir: &Path, resolved_cwd: Option<&str>) -> Option<PathBuf> {
+    let names = jsonl_names(dir).ok()?;
+    let mut files = Vec::with_capacity(names.len());
+    for n in names {
+        let p = dir.join(&n);
+        let mtime = fs::metadata(&p).ok()?.modified().ok()?;
+        files.push((p, mtime));
+    }
+    files.sort_by(|a, b| b.1.cmp(&a.1));
+    files.into_iter().map(|(p, _)| p).find(|p| match read_header_for_discovery(p) {
+        Some(h) => resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
+        None => false,
+    })
+}
+
+/// `SessionManager.findById`: first `.jsonl` in directory order whose header id equals `id`.
+pub fn find_by_id(dir: &Path, id: &str, resolved_cwd: Option<&str>) -> Option<PathBuf> {
+    let names = jsonl_names(dir).ok()?;
+    names.into_iter().map(|n| dir.join(n)).find(|p| match read_header_for_discovery(p) {
+        Some(h) => h.id == id && resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
+        None => false,
+    })
+}
+
+/// Descending order of file names close to `localeCompare`: case-insensitive first, punctuation
+/// before digits before letters; for generated names this is plain descending byte order.
+pub fn sort_names_desc(names: &mut [String]) {
+    fn class(c: char) -> u8 {
+        if c.is_alphabetic() {
+            2
+        } else if c.is_numeric() {
+            1
+        } else {
+            0
+        }
+    }
+    names.sort_by(|a, b| {
+        let ka = a.chars().map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)));
+        let kb = b.chars().map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)));
+        kb.cmp(ka).then_with(|| {
+            // Lower case sorts before upper case at equal letters (ICU tertiary order).
+            let la = a.chars().map(|c| c.is_uppercase());
+            let lb = b.chars().map(|c| c.is_uppercase());
+            lb.cmp(la)
+        })
+    });
+}
+
+/// `.jsonl` files of one directory, name-descending (the order `list` summarizes them in).
+pub fn list_dir_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut names = jsonl_names(dir)?;
+    sort_names_desc(&mut names);
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+/// Candidates of `listAll()` under the sessions root: every `.jsonl` in every subdirectory (or
+/// symlink), with its mtime (ms) when stat works; newest first, then base name descending.
+pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
+    let Ok(rd) = fs::read_dir(root) else { return Vec::new() };
+    let mut files = Vec::new();
+    for e in rd.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        if !(ft.is_dir() || ft.is_symlink()) {
+            continue;
+        }
+        let dir = root.join(e.file_name());
+        if let Ok(names) = jsonl_names(&dir) {
+            files.extend(names.into_iter().map(|n| dir.join(n)));
+        }
+    }
+    let mut c: Vec<(PathBuf, Option<f64>)> = files.into_iter().map(|p| {
+        let m = fs::metadata(&p).ok().and_then(|m| m.modified().ok()).map(mtime_ms);
+        (p, m)
+    }).collect();
+    c.sort_by(|a, b| {
+        let ma = a.1.unwrap_or(f64::NEG_INFINITY);
+        let mb = b.1.unwrap_or(f64::NEG_INFINITY);
+        mb.total_cmp(&ma).then_with(|| {
+            let mut v = [base(&a.0), base(&b.0)];
+            let (na, nb) = (v[0].clone(), v[1].clone());
+            sort_names_desc(&mut v);
+            if na == nb {
+                std::cmp::Ordering::Equal
+            } else if v[0] == na {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        })
+    });
+    c
+}
+
+fn base(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64() * 1000.0,
+        Err(e) => -(e.duration().as_secs_f64() * 1000.0),
+    }
+}
+
+/// JS `String.prototype.trim` whitespace.
+fn is_js_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+}
+
+/// Trim a canonical (escaped) JS string like `String.prototype.trim`. Escaped control characters
+/// (`\t`, `\n`, `\u000b`, ...) count as whitespace too.
+fn js_trim_escaped(s: &str) -> &str {
+    const ESCAPED_WS: [&str; 5] = ["\\t", "\\n", "\\u000b", "\\f", "\\r"];
+    let mut t = s;
+    loop {
+        let before = t.len();
+        t = t.trim_start_matches(is_js_space);
+        for e in ESCAPED_WS {
+            if let Some(r) = t.strip_prefix(e) {
+                t = r;
+            }
+        }
+        if t.len() == before {
+            break;
+        }
+    }
+    loop {
+        let before = t.len();
+        t = t.trim_end_matches(is_js_space);
+        for e in ESCAPED_WS {
+            // A trailing `\\t` (escaped backslash + t) is not whitespace: count the backslashes.
+            if let Some(r) = t.strip_suffix(e) {
+                let bs = r.bytes().rev().take_while(|&b| b == b'\\').count();
+                if bs % 2 == 0 {
+                    t = r;
+                }
+            }
+        }
+        if t.len() == before {
+            break;
+        }
+    }
+    t
+}
+
+/// `String(value)` as `Array.prototype.join` applies it (null/undefined -> ""), escaped.
+fn js_join_item(v: &Value, out: &mut String, depth: usize) {
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => json::write_number(*n, out),
+        Value::String(s) => out.push_str(s.as_escaped()),
+        Value::Array(items) => {
+            if depth > 64 {
+                return;
+            }
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                js_join_item(it, out, depth + 1);
+            }
+        }
+        Value::Object(_) => out.push_str("[object Object]"),
+    }
+}
+
+/// Lines as Node's `readline` yields them: split on `\n`, `\r\n` and a lone `\r`.
+fn for_each_line(reader: &mut impl BufRead, mut f: impl FnMut(&[u8]) -> bool) -> std::io::Result<()> {
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let mut rest: &[u8] = &line;
+        loop {
+            match memchr::memchr(b'\r', rest) {
+                Some(i) => {
+                    if !f(&rest[..i]) {
+                        return Ok(());
+                    }
+                    rest = &rest[i + 1..];
+                    if rest.is_empty() {
+                        break;
+                    }
+                }
+                None => {
+                    if !f(rest) {
+                        return Ok(());
+                    }
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// One file's `SessionInfo` ingredients as a JSON object the binding finishes (Dates need JS):
+/// `{path, id?, cwd, name?, parentSessionPath?, created?, act?, actPending, mtimeMs, messageCount,
+/// firstMessage, allMessagesText}`. `None` when the reference would skip the file (not a session,
+/// unreadable, or a record its reader would throw on).
+pub fn summarize_file(path: &Path, mtime: Option<f64>) -> Option<String> {
+    let mtime = match mtime {
+        Some(m) => m,
+        None => mtime_ms(fs::metadata(path).ok()?.modified().ok()?),
+    };
+    let file = File::open(path).ok()?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut s = Summary::default();
+    let mut failed = false;
+    let res = for_each_line(&mut reader, |line| match s.feed(line) {
+        Feed::Continue => true,
+        Feed::Stop => false,
+        Feed::Fail => {
+            failed = true;
+            false
+        }
+    });
+    if res.is_err() || failed {
+        return None;
+    }
+    let header = s.header.as_ref()?;
+    let mut out = String::with_capacity(256 + s.all_text.len());
+    out.push_str("{\"path\":");
+    json::write_js_string(&json::JsStr::from_str(&path.to_string_lossy()), &mut out);
+    if let Some(id) = header.get("id") {
+        out.push_str(",\"id\":");
+        json::write_json(id, &mut out);
+    }
+    out.push_str(",\"cwd\":");
+    match header.get("cwd") {
+        Some(Value::String(c)) => json::write_js_string(c, &mut out),
+        _ => out.push_str("\"\""),
+    }
+    if let Some(n) = &s.name {
+        out.push_str(",\"name\":\"");
+        out.push_str(n);
+        out.push('"');
+    }
+    if let Some(p) = header.get("parentSession") {
+        out.push_str(",\"parentSessionPath\":");
+        json::write_json(p, &mut out);
+    }
+    if let Some(t) = header.get("timestamp") {
+        out.push_str(",\"created\":");
+        json::write_json(t, &mut out);
+    }
+    if let Some(a) = s.activity {
+        out.push_str(",\"act\":");
+        json::write_number(a, &mut out);
+    }
+    out.push_str(",\"actPending\":[");
+    for (i, p) in s.pending.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(p);
+    }
+    out.push_str("],\"mtimeMs\":");
+    json::write_number(mtime, &mut out);
+    out.push_str(",\"messageCount\":");
+    out.push_str(&s.message_count.to_string());
+    out.push_str(",\"firstMessage\":\"");
+    out.push_str(s.first_message.as_deref().unwrap_or(""));
+    out.push_str("\",\"allMessagesText\":\"");
+    out.push_str(&s.all_text);
+    out.push_str("\"}");
+    Some(out)
+}
+
+#[derive(Default)]
+struct Summary {
+    header: Option<Value>,
+    name: Option<String>,
+    message_count: u64,
+    activity: Option<f64>,
+    pending: Vec<String>,
+    first_message: Option<String>,
+    all_text: String,
+    any_text: bool,
+}
+
+enum Feed {
+    Continue,
+    Stop,
+    Fail,
+}
+
+impl Summary {
+    fn feed(&mut self, line: &[u8]) -> Feed {
+        let Ok(Some(members)) = json::top_level_members(line) else {
+            // Unparseable, or a scalar: a header must be an object.
+            if self.header.is_none() {
+                if let Ok(v) = json::parse(line) {
+                    if v.is_truthy() {
+                        return Feed::Stop;
+                    }
+                }
+            }
+            return Feed::Continue;
+        };
+        let get = |name: &str| members.iter().rev().find(|(k, _)| k.as_escaped() == name).map(|(_, r)| &line[r.clone()]);
+        let ty = get("type").and_then(|r| json::parse(r).ok());
+        let is = |t: &str| matches!(&ty, Some(Value::String(s)) if s.eq_str(t));
+        if self.header.is_none() {
+            if !is("session") {
+                return Feed::Stop;
+            }
+            match json::parse(line) {
+                Ok(v) => self.header = Some(v),
+                Err(_) => return Feed::Fail,
+            }
+            return Feed::Continue;
+        }
+        if is("session_info") {
+            match get("name").map(json::parse).as_ref() {
+                None | Some(Ok(Value::Null)) => self.name = None,
+                Some(Ok(Value::String(n))) => {
+                    let t = js_trim_escaped(n.as_escaped());
+                    self.name = if t.is_empty() { None } else { Some(t.to_owned()) };
+                }
+                _ => return Feed::Fail,
+            }
+        }
+        if !is("message") {
+            return Feed::Continue;
+        }
+        self.message_count += 1;
+        let Some(msg_raw) = get("message") else { return Feed::Fail };
+        let msg_members = match json::top_level_members(msg_raw) {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                // `message.role` on a scalar is undefined (no throw); on null it throws.
+                return match json::parse(msg_raw) {
+                    Ok(Value::Null) => Feed::Fail,
+                    _ => Feed::Continue,
+                };
+            }
+            Err(_) => return Feed::Fail,
+        };
+        let mget = |name: &str| msg_members.iter().rev().find(|(k, _)| k.as_escaped() == name).map(|(_, r)| &msg_raw[r.clone()]);
+        let role = match mget("role").and_then(|r| json::parse(r).ok()).and_then(Value::into_string) {
+            Some(r) => r,
+            None => return Feed::Continue,
+        };
+        let Some(content_raw) = mget("content") else { return Feed::Continue };
+        let is_user = role.eq_str("user");
+        if !is_user && !role.eq_str("assistant") {
+            return Feed::Continue;
+        }
+        // Activity time: a numeric message timestamp, else the entry's own timestamp.
+        match mget("timestamp").and_then(|r| json::parse(r).ok()) {
+            Some(Value::Number(n)) => self.bump(n),
+            _ => match get("timestamp").map(json::parse) {
+                None => {}
+                Some(Ok(v)) => self.entry_time(&v),
+                Some(Err(_)) => {}
+            },
+        }
+        let Ok(content) = json::parse(content_raw) else { return Feed::Fail };
+        let mut text = String::new();
+        match &content {
+            Value::String(s) => text.push_str(s.as_escaped()),
+            Value::Array(blocks) => {
+                let mut first = true;
+                for b in blocks {
+                    match b {
+                        Value::Null => return Feed::Fail,
+                        Value::Object(o) => {
+                            if matches!(o.get("type"), Some(Value::String(t)) if t.eq_str("text")) {
+                                if !first {
+                                    text.push(' ');
+                                }
+                                first = false;
+                                if let Some(t) = o.get("text") {
+                                    js_join_item(t, &mut text, 0);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => return Feed::Fail,
+        }
+        if text.is_empty() {
+            return Feed::Continue;
+        }
+        if self.any_text {
+            self.all_text.push(' ');
+        }
+        self.any_text = true;
+        self.all_text.push_str(&text);
+        if is_user && self.first_message.is_none() {
+            self.first_message = Some(text);
+        }
+        Feed::Continue
+    }
+
+    fn bump(&mut self, t: f64) {
+        if t.is_nan() {
+            return;
+        }
+        self.activity = Some(self.activity.unwrap_or(0.0).max(t));
+    }
+
+    /// `new Date(entry.timestamp).getTime()`: strict ISO strings and plain values here, anything
+    /// else is left to JavaScript's `Date`.
+    fn entry_time(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => match crate::timefmt::parse_iso_strict(s.as_escaped()) {
+                Some(ms) => self.bump(ms),
+                None => self.pending.push(json::to_json(v)),
+            },
+            Value::Null => self.bump(0.0),
+            Value::Bool(b) => self.bump(f64::from(u8::from(*b))),
+            Value::Number(n) => {
+                if n.abs() <= 8.64e15 {
+                    self.bump(n.trunc() + 0.0);
+                }
+            }
+            _ => self.pending.push(json::to_json(v)),
+        }
+    }
+}
+
+/// Summaries for many files, computed on up to `threads` worker threads; results keep input order.
+pub fn summarize_many(files: &[(PathBuf, Option<f64>)], threads: usize) -> Vec<Option<String>> {
+    let n = files.len();
+    let mut out: Vec<Option<String>> = vec![None; n];
+    if n == 0 {
+        return out;
+    }
+    let threads = threads.clamp(1, n);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(&mut out);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = summarize_file(&files[i].0, files[i].1);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = r;
+            });
+        }
+    });
+    out
+}

@@ -1,0 +1,1056 @@
+// Type declarations for pi-session-native.
+//
+// Hand-written and committed. The shapes mirror the `session-manager` module of
+// @earendil-works/pi-coding-agent 1.6.0 so that this package can replace it; the
+// type test in __test__/types checks that both sides stay assignable to each other.
+//
+// The message types below are declared here rather than imported: the packages that
+// define them upstream (@earendil-works/pi-ai, @earendil-works/pi-agent-core) are not
+// dependencies of this package. They are structurally the same, so values flow freely
+// between this package and code typed against the upstream packages.
+
+// ---------------------------------------------------------------------------
+// JSON values
+// ---------------------------------------------------------------------------
+
+/** Any value that survives a JSON round trip unchanged. */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
+
+/** A JSON object: string keys, JSON values. */
+export type JsonObject = {
+  [key: string]: JsonValue;
+};
+
+// ---------------------------------------------------------------------------
+// Content blocks and usage
+// ---------------------------------------------------------------------------
+
+/** A block of plain text inside a message. */
+export interface TextContent {
+  type: "text";
+  text: string;
+  /** Opaque provider signature for this text block, kept so it can be sent back verbatim. */
+  textSignature?: string;
+}
+
+/** The model's reasoning, as reported by the provider. */
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  /** Opaque provider signature; for redacted thinking it holds the encrypted payload. */
+  thinkingSignature?: string;
+  /** Set when the provider withheld the reasoning text. */
+  redacted?: boolean;
+}
+
+/** An inline image, base64-encoded. */
+export interface ImageContent {
+  type: "image";
+  /** Base64 image bytes. */
+  data: string;
+  /** For example `"image/png"`. */
+  mimeType: string;
+}
+
+/** A tool invocation requested by the model. */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: JsonObject;
+  thoughtSignature?: string;
+  /** Namespace of the tool, for providers that group tools. */
+  namespace?: string;
+  /** Present when the model sent arguments that were not a JSON object; `arguments` is then `{}`. */
+  argumentsError?: string;
+}
+
+/** Token counts and cost of one model call (or of the calls behind a summary). */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Part of `cacheWrite` stored with a one-hour retention, when the provider reports it. */
+  cacheWrite1h?: number;
+  /** Reasoning tokens, already included in `output`; absent when the provider does not break them out. */
+  reasoning?: number;
+  totalTokens: number;
+  cost: {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    /** Billed cost when the provider reports one, otherwise an estimate from the model catalog. */
+    total: number;
+    /** True when `total` came from the provider rather than from the catalog. */
+    totalFromProvider?: boolean;
+  };
+}
+
+/** Why the model stopped producing output. */
+export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
+
+/** Thinking levels a model call can be made with. */
+export type ModelThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+
+/** Provider-side constrained sampling for a tool's arguments. */
+export type ConstrainedSamplingConfig =
+  | {
+      type: "json_schema";
+      strict: "prefer" | "require";
+    }
+  | {
+      type: "grammar";
+      variants: Partial<Record<"openai_lark" | "openai_regex", string>>;
+    };
+
+/** A tool the model may call; `parameters` is a JSON Schema of its arguments. */
+export interface Tool<TParameters extends object = object> {
+  name: string;
+  description: string;
+  parameters: TParameters;
+  constrainedSampling?: false | ConstrainedSamplingConfig;
+}
+
+/** Names a tool that was declared earlier. */
+export interface ToolReference {
+  name: string;
+}
+
+/** An error or notice attached to an assistant message while it was produced. */
+export interface AssistantMessageDiagnostic {
+  type: string;
+  timestamp: number;
+  error?: {
+    name?: string;
+    message: string;
+    stack?: string;
+    code?: string | number;
+  };
+  details?: JsonObject;
+}
+
+/** Handle for a response the provider will finish later (batch or background requests). */
+export interface DeferredHandle {
+  provider: string;
+  modelId: string;
+  api: string;
+  /** Provider token such as a response id. */
+  id: string;
+  expiresAt?: number;
+  pollAfterMs?: number;
+  /** Whatever the provider needs to rebuild the final message. */
+  data?: JsonValue;
+}
+
+/** One call a tool made to another tool while it ran. */
+export interface NestedToolCallRecord {
+  id: string;
+  name: string;
+  /** Left out when too large; `argumentsBytes` then gives the size. */
+  arguments?: JsonObject;
+  argumentsBytes?: number;
+  status: "ok" | "error" | "unfinished";
+  durationMs?: number;
+  error?: string;
+}
+
+/** The calls a tool made to other tools (results are not recorded). */
+export interface NestedToolCalls {
+  calls: NestedToolCallRecord[];
+  /** False when calls were dropped or arguments left out. */
+  complete: boolean;
+}
+
+// ---------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------
+
+/**
+ * System instructions and tool declarations at one point of the conversation.
+ * The first one is the system prompt; later ones add text, replace named `sections`
+ * (`null` removes one) and add or remove tools.
+ */
+export interface SystemMessage {
+  role: "system";
+  content: string | TextContent[];
+  sections?: Record<string, string | null>;
+  toolsAdded?: Tool[];
+  toolsRemoved?: ToolReference[];
+  /** Unix time in milliseconds. */
+  timestamp: number;
+}
+
+/** A message typed by the user. */
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  /** Unix time in milliseconds. */
+  timestamp: number;
+}
+
+/** A model response. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  /** Wire API used for the call, for example `"anthropic-messages"`. */
+  api: string;
+  /** Provider id, for example `"anthropic"`. */
+  provider: string;
+  /** Model id as requested. */
+  model: string;
+  /** Model id as reported back by the provider, when it differs. */
+  responseModel?: string;
+  responseId?: string;
+  providerThinkingLevel?: string;
+  thinkingLevel?: ModelThinkingLevel;
+  diagnostics?: AssistantMessageDiagnostic[];
+  usage: Usage;
+  stopReason: StopReason;
+  deferred?: DeferredHandle;
+  errorMessage?: string;
+  rawStopReason?: string;
+  endTurn?: boolean;
+  /** Unix time in milliseconds when the request started. */
+  timestamp: number;
+  durationMs?: number;
+}
+
+/** The result of running a tool, sent back to the model. */
+export interface ToolResultMessage {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  /** Tool-specific data kept with the result. */
+  details?: JsonValue;
+  /** Usage of the tool's own model calls, if any; not counted in the main context. */
+  usage?: Usage;
+  nestedCalls?: NestedToolCalls;
+  isError: boolean;
+  /** Unix time in milliseconds. */
+  timestamp: number;
+  durationMs?: number;
+}
+
+/** A message a model provider understands directly. */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+/** A shell command the user ran with `!` (or `!!`, which keeps it out of the model context). */
+export interface BashExecutionMessage {
+  role: "bashExecution";
+  command: string;
+  output: string;
+  exitCode: number | undefined;
+  cancelled: boolean;
+  truncated: boolean;
+  /** Where the untruncated output was saved, if it was. */
+  fullOutputPath?: string;
+  /** Unix time in milliseconds. */
+  timestamp: number;
+  /** True for `!!` commands: shown to the user, never sent to the model. */
+  excludeFromContext?: boolean;
+}
+
+/** A message injected by an extension. */
+export interface CustomMessage<T = unknown> {
+  role: "custom";
+  /** Identifies the extension (or kind of message) that produced it. */
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** Whether the UI shows it. */
+  display: boolean;
+  /** Extension data; not sent to the model. */
+  details?: T;
+  /** Unix time in milliseconds. */
+  timestamp: number;
+}
+
+/** Context message standing for a branch the conversation came back from. */
+export interface BranchSummaryMessage {
+  role: "branchSummary";
+  summary: string;
+  fromId: string | null;
+  /** Unix time in milliseconds. */
+  timestamp: number;
+}
+
+/** Context message standing for everything a compaction summarized. */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  summary: string;
+  tokensBefore: number;
+  /** Unix time in milliseconds. */
+  timestamp: number;
+}
+
+/**
+ * The message kinds an agent conversation can hold beyond {@link Message}, keyed by role.
+ * Add your own kinds with declaration merging and they become part of {@link AgentMessage}:
+ *
+ * ```ts
+ * declare module "pi-session-native" {
+ *   interface CustomAgentMessages {
+ *     note: { role: "note"; text: string; timestamp: number };
+ *   }
+ * }
+ * ```
+ */
+export interface CustomAgentMessages {
+  bashExecution: BashExecutionMessage;
+  custom: CustomMessage;
+  branchSummary: BranchSummaryMessage;
+  compactionSummary: CompactionSummaryMessage;
+}
+
+/** Any message a session can store or a context can contain. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+// ---------------------------------------------------------------------------
+// Session file records
+// ---------------------------------------------------------------------------
+
+/** The version written in the header of every new session file. */
+export declare const CURRENT_SESSION_VERSION: 3;
+
+/** First line of a session file. */
+export interface SessionHeader {
+  type: "session";
+  /** File format version; a missing value means version 1. Older files are migrated on load. */
+  version?: number;
+  /** Session id (a UUIDv7 unless one was chosen with {@link NewSessionOptions.id}). */
+  id: string;
+  /** ISO 8601 creation time; the file name is derived from it. */
+  timestamp: string;
+  /** Absolute working directory the session belongs to. */
+  cwd: string;
+  /** Path of the session file this one was forked or branched from. */
+  parentSession?: string;
+}
+
+/** Options for starting a session. */
+export interface NewSessionOptions {
+  /**
+   * Use this id instead of a generated one. It must start and end with an ASCII letter or
+   * digit and contain only letters, digits, `-`, `_` and `.` (see {@link assertValidSessionId}).
+   */
+  id?: string;
+  /** Recorded in the header as the session this one came from. */
+  parentSession?: string;
+}
+
+/** Fields every entry has. Entries form a tree through `parentId`. */
+export interface SessionEntryBase {
+  type: string;
+  /** Unique within the session: 8 hex characters, or a full UUID in the rare case of collisions. */
+  id: string;
+  /** The entry this one follows; `null` for a root. */
+  parentId: string | null;
+  /** ISO 8601 time the entry was appended. */
+  timestamp: string;
+}
+
+/** A conversation message. */
+export interface SessionMessageEntry extends SessionEntryBase {
+  type: "message";
+  message: AgentMessage;
+}
+
+/** The thinking level was changed from here on. */
+export interface ThinkingLevelChangeEntry extends SessionEntryBase {
+  type: "thinking_level_change";
+  thinkingLevel: string;
+}
+
+/** The model was changed from here on. */
+export interface ModelChangeEntry extends SessionEntryBase {
+  type: "model_change";
+  provider: string;
+  modelId: string;
+}
+
+/** Usage that is billed to the session but is not part of the model context. */
+export interface UsageEntry extends SessionEntryBase {
+  type: "usage";
+  /** Free-form category, for example `"cache_warm"`. */
+  kind: string;
+  provider: string;
+  model: string;
+  usage: Usage;
+  /** Short human-readable remark; only written when non-empty. */
+  note?: string;
+}
+
+/**
+ * The conversation before this point was summarized. When building context, the newest
+ * compaction on the path replaces what came before it.
+ */
+export interface CompactionEntry<T = unknown> extends SessionEntryBase {
+  type: "compaction";
+  summary: string;
+  /**
+   * First entry before the compaction that is still sent to the model. Equal to the
+   * compaction's own id when nothing before it is kept.
+   */
+  firstKeptEntryId: string;
+  /** Context size, in tokens, before compacting. */
+  tokensBefore: number;
+  /** Data for the extension or tool that made the summary. */
+  details?: T;
+  /** Cost of producing the summary. */
+  usage?: Usage;
+  /** True when an extension made the summary rather than pi itself. */
+  fromHook?: boolean;
+  /** The system prompt and tool set in force at this point, folded into one message. */
+  systemMessage?: SystemMessage;
+  /**
+   * The messages that follow the summary in the rebuilt context, stored in the entry itself.
+   * When present (any array, even an empty one) the context is rebuilt from this entry alone:
+   * `[systemMessage?, summary, ...retainedTail]` then the entries after it, and entries before
+   * the compaction are not read. Written as the last key of the entry. Readers that do not
+   * know this field still work: they keep using `firstKeptEntryId`.
+   */
+  retainedTail?: AgentMessage[];
+}
+
+/** Summary of a branch that was left when the leaf moved elsewhere. */
+export interface BranchSummaryEntry<T = unknown> extends SessionEntryBase {
+  type: "branch_summary";
+  /** Leaf before the move, or `"root"` when there was none. */
+  fromId: string;
+  summary: string;
+  /** Data for the extension or tool that made the summary; not sent to the model. */
+  details?: T;
+  /** Cost of producing the summary. */
+  usage?: Usage;
+  /** True when an extension made the summary rather than pi itself. */
+  fromHook?: boolean;
+}
+
+/**
+ * Extension state saved in the session. Never part of the model context; an extension finds
+ * its entries again by `customType` when a session is reopened.
+ */
+export interface CustomEntry<T = unknown> extends SessionEntryBase {
+  type: "custom";
+  customType: string;
+  data?: T;
+}
+
+/**
+ * A message from an extension that does take part in the model context (it is sent as a
+ * user message). `display` says whether the UI shows it.
+ */
+export interface CustomMessageEntry<T = unknown> extends SessionEntryBase {
+  type: "custom_message";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** Extension data; not sent to the model. */
+  details?: T;
+  display: boolean;
+}
+
+/** What a context edit may put in place of a message's content. */
+export type ContextEditableContent =
+  | UserMessage["content"]
+  | AssistantMessage["content"]
+  | ToolResultMessage["content"]
+  | CustomMessage["content"];
+
+/**
+ * Changes what an earlier entry on the same branch contributes to the model context, without
+ * touching the entry itself. The latest edit of a target wins.
+ */
+export interface ContextEditEntry extends SessionEntryBase {
+  type: "context_edit";
+  targetId: string;
+  /** `null` drops the target from the context; otherwise its content is replaced. */
+  replacement: {
+    content: ContextEditableContent;
+  } | null;
+}
+
+/** Sets (or, with `undefined` or `""`, clears) the label of an entry. */
+export interface LabelEntry extends SessionEntryBase {
+  type: "label";
+  targetId: string;
+  label: string | undefined;
+}
+
+/** Session metadata; currently the display name. */
+export interface SessionInfoEntry extends SessionEntryBase {
+  type: "session_info";
+  name?: string;
+}
+
+/** Any entry of a session (everything in the file but the header). */
+export type SessionEntry =
+  | SessionMessageEntry
+  | ThinkingLevelChangeEntry
+  | ModelChangeEntry
+  | UsageEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | ContextEditEntry
+  | LabelEntry
+  | SessionInfoEntry;
+
+/** Any record of a session file, header included. */
+export type FileEntry = SessionHeader | SessionEntry;
+
+// ---------------------------------------------------------------------------
+// Derived views
+// ---------------------------------------------------------------------------
+
+/** One node of {@link SessionManager.getTree}. */
+export interface SessionTreeNode {
+  /** The stored entry (the same object every read returns). */
+  entry: SessionEntry;
+  /** Children, oldest first. */
+  children: SessionTreeNode[];
+  /** Current label of the entry, if any. */
+  label?: string;
+  /** When that label was set. */
+  labelTimestamp?: string;
+}
+
+/** What one entry contributes to the model context. */
+export interface ProjectedSessionEntry {
+  /** The stored entry. */
+  sourceEntry: SessionEntry;
+  /** Its messages after context edits; empty for entries that only change settings or were dropped. */
+  messages: AgentMessage[];
+}
+
+/** The model context, with each message traced back to the entry it came from. */
+export interface SessionProjection {
+  entries: ProjectedSessionEntry[];
+  /** All messages of `entries`, in order. */
+  messages: AgentMessage[];
+  /** Last thinking level set on the path; `"off"` if none. */
+  thinkingLevel: string;
+  /** Last model set or used on the path; `null` if none. */
+  model: {
+    provider: string;
+    modelId: string;
+  } | null;
+}
+
+/** The messages to send to the model, and the settings in force at the leaf. */
+export interface SessionContext {
+  messages: AgentMessage[];
+  /** Last thinking level set on the path; `"off"` if none. */
+  thinkingLevel: string;
+  /** Last model set or used on the path; `null` if none. */
+  model: {
+    provider: string;
+    modelId: string;
+  } | null;
+}
+
+/** Summary of one session file, as returned by {@link SessionManager.list}. */
+export interface SessionInfo {
+  /** Path of the session file. */
+  path: string;
+  id: string;
+  /** Working directory from the header; `""` for old sessions without one. */
+  cwd: string;
+  /** Display name from the latest `session_info` entry. */
+  name?: string;
+  /** Header `parentSession`, for forked or branched sessions. */
+  parentSessionPath?: string;
+  created: Date;
+  /** Time of the latest user or assistant message (falls back to the creation time, then the file time). */
+  modified: Date;
+  /** Number of `message` entries on all branches. */
+  messageCount: number;
+  /** Text of the first user message, or `"(no messages)"`. */
+  firstMessage: string;
+  /** Text of all user and assistant messages, joined by spaces (for searching). */
+  allMessagesText: string;
+}
+
+/**
+ * Called by the list functions after each file is read.
+ * @param loaded files done so far
+ * @param total files to read
+ * @param partialSessions when given, the sessions found so far, most recently active first
+ */
+export type SessionListProgress = (loaded: number, total: number, partialSessions?: readonly SessionInfo[]) => void;
+
+/** The read-only part of a {@link SessionManager}. */
+export type ReadonlySessionManager = Pick<
+  SessionManager,
+  | "getCwd"
+  | "getSessionDir"
+  | "getSessionId"
+  | "getSessionFile"
+  | "getLeafId"
+  | "getLeafEntry"
+  | "getEntry"
+  | "getLabel"
+  | "getBranch"
+  | "buildContextEntries"
+  | "buildSessionProjection"
+  | "getHeader"
+  | "getEntries"
+  | "getTree"
+  | "getSessionName"
+>;
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/**
+ * The `code` of errors thrown by this package:
+ *
+ * - `ENTRY_NOT_FOUND`: an entry id is not in the session (`branch`, `branchWithSummary`,
+ *   `appendLabelChange`, `appendContextEdit`, `createBranchedSession`).
+ *   Message: `Entry <id> not found`.
+ * - `NOT_ON_ACTIVE_BRANCH`: `appendContextEdit` target is not on the path from the leaf to the root.
+ * - `NOT_EDITABLE`: `appendContextEdit` target does not contribute editable content
+ *   (only user, assistant and tool-result messages and custom message entries do).
+ * - `INVALID_REPLACEMENT`: `appendContextEdit` replacement is neither `null` nor an object
+ *   whose `content` is a string or an array.
+ * - `INVALID_SESSION_ID`: a chosen session id fails {@link assertValidSessionId}.
+ * - `INVALID_SESSION_FILE`: a non-empty file that is not a pi session was opened; it is left untouched.
+ * - `FORK_SOURCE_INVALID`: `forkFrom` source is missing, empty or not a session.
+ * - `INVALID_ARGUMENT`: an argument has the wrong type or shape.
+ * - `IO_ERROR`: reading or writing the file system failed; the message names the path.
+ * - `SESSION_LOCKED`: the session file is being written by another session manager or process.
+ *
+ * Where the original module throws a message, the same text is used.
+ */
+export type SessionErrorCode =
+  | "ENTRY_NOT_FOUND"
+  | "NOT_ON_ACTIVE_BRANCH"
+  | "NOT_EDITABLE"
+  | "INVALID_REPLACEMENT"
+  | "INVALID_SESSION_ID"
+  | "INVALID_SESSION_FILE"
+  | "FORK_SOURCE_INVALID"
+  | "INVALID_ARGUMENT"
+  | "IO_ERROR"
+  | "SESSION_LOCKED";
+
+/**
+ * Shape of the errors this package throws: a normal `Error` (so `instanceof Error` holds and
+ * `message` reads as usual) with a stable `code`; see {@link SessionErrorCode} for the list.
+ *
+ * ```js
+ * try { manager.branch(id) } catch (err) { if (err.code === "ENTRY_NOT_FOUND") ... }
+ * ```
+ */
+export interface SessionError extends Error {
+  code: string;
+}
+
+// ---------------------------------------------------------------------------
+// Functions
+// ---------------------------------------------------------------------------
+
+/**
+ * Throws (code `INVALID_SESSION_ID`) unless `id` is a usable session id: ASCII letters, digits,
+ * `-`, `_` and `.`, starting and ending with a letter or digit.
+ */
+export declare function assertValidSessionId(id: string): void;
+
+/**
+ * Upgrades parsed records to the current format, in place: gives version 1 entries ids and
+ * parent links, and renames the old `hookMessage` role to `custom`. A list without a header
+ * is treated as version 1.
+ */
+export declare function migrateSessionEntries(entries: FileEntry[]): void;
+
+/**
+ * Parses the text of a session file, one JSON value per line. Blank lines and lines that are
+ * not valid JSON are skipped; nothing else is checked.
+ */
+export declare function parseSessionEntries(content: string): FileEntry[];
+
+/** The last compaction in `entries` (array order), or `null`. */
+export declare function getLatestCompactionEntry(entries: SessionEntry[]): CompactionEntry | null;
+
+/**
+ * The context messages one entry stands for: its message, a summary message for compactions
+ * and branch summaries, a custom message for custom message entries, nothing for the rest.
+ */
+export declare function sessionEntryToContextMessages(entry: SessionEntry): AgentMessage[];
+
+/**
+ * The entries that make up the model context at `leafId`: the path from the root, cut at the
+ * newest compaction (which comes first, followed by the entries it keeps and those after it).
+ * @param leafId where to start; `null` gives `[]`, `undefined` or an unknown id uses the last entry
+ * @param byId index of `entries` by id, if the caller already has one
+ */
+export declare function buildContextEntries(
+  entries: SessionEntry[],
+  leafId?: string | null,
+  byId?: Map<string, SessionEntry>,
+): SessionEntry[];
+
+/**
+ * The messages one entry contributes after applying `edit` (its latest context edit):
+ * a `null` replacement drops them, otherwise their content is replaced.
+ */
+export declare function projectContextEntry(entry: SessionEntry, edit: ContextEditEntry | undefined): AgentMessage[];
+
+/**
+ * The model context at `leafId` with, for every context entry, the messages it contributes.
+ * Arguments as for {@link buildContextEntries}.
+ */
+export declare function buildSessionProjection(
+  entries: SessionEntry[],
+  leafId?: string | null,
+  byId?: Map<string, SessionEntry>,
+): SessionProjection;
+
+/**
+ * The messages to send to the model at `leafId`, with the thinking level and model in force.
+ * Arguments as for {@link buildContextEntries}.
+ */
+export declare function buildSessionContext(
+  entries: SessionEntry[],
+  leafId?: string | null,
+  byId?: Map<string, SessionEntry>,
+): SessionContext;
+
+/**
+ * The directory where sessions for `cwd` are kept by default
+ * (`<agentDir>/sessions/--<cwd with separators turned into dashes>--`), created if missing.
+ * @param agentDir defaults to `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`
+ */
+export declare function getDefaultSessionDir(cwd: string, agentDir?: string): string;
+
+/**
+ * Reads and parses a session file. Returns `[]` when the file is missing or does not start
+ * with a session header. If the last line lacks its newline, one is appended to the file so
+ * later appends start on a fresh line.
+ */
+export declare function loadEntriesFromFile(filePath: string): FileEntry[];
+
+/**
+ * Path of the most recently modified session file in `sessionDir` (optionally only sessions
+ * started in `cwd`), or `null`. Only headers are read.
+ */
+export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null;
+
+// ---------------------------------------------------------------------------
+// SessionManager
+// ---------------------------------------------------------------------------
+
+/**
+ * A conversation session: a tree of entries stored as JSON lines in one file.
+ *
+ * Every entry points at its parent. The leaf is the current position: each append adds a
+ * child of the leaf and moves the leaf to it; {@link SessionManager.branch} moves the leaf back so the next
+ * append starts a new branch. Nothing is ever rewritten in place, with one exception: files
+ * in an older format are upgraded when opened, through a temporary file and a rename, and the
+ * original is kept next to it as a backup. Lines that cannot be parsed, unknown entry types
+ * and unknown fields are kept, also by such an upgrade.
+ *
+ * When a file is written:
+ * - A new session creates its file only once it holds a user or assistant message. Until
+ *   then (model and thinking-level changes, system messages...) everything stays in memory,
+ *   so starting and quitting without chatting leaves no file behind. The file is then written
+ *   whole: header first, then every entry so far.
+ * - After that, each append adds one line to the file. {@link SessionManager.flush} forces anything not yet
+ *   on disk to be written.
+ * - If a write fails, the append is undone in memory (entry removed, leaf restored) and the
+ *   error is thrown.
+ * - Sessions made with {@link SessionManager.inMemory} never touch the disk.
+ *
+ * Reading the same entry twice returns the same object. Treat returned entries as read-only.
+ *
+ * Instances are made with the static factories ({@link SessionManager.create},
+ * {@link SessionManager.open}, {@link SessionManager.continueRecent},
+ * {@link SessionManager.inMemory}, {@link SessionManager.forkFrom}).
+ */
+export declare class SessionManager {
+  private constructor();
+
+  // --- where the session lives --------------------------------------------------------------
+
+  /**
+   * Switches this manager to another session file, loading it if it exists. A missing file
+   * starts a new session that will be written at exactly this path; an empty file gets a fresh
+   * header written at once. Throws `Session file is not a valid pi session: <path>` (code
+   * `INVALID_SESSION_FILE`) for any other file that is not a session, without modifying it.
+   * The manager's working directory is kept.
+   */
+  setSessionFile(sessionFile: string): void;
+
+  /**
+   * Starts a new, empty session in the same directory and returns its file path (`undefined`
+   * for in-memory sessions). Nothing is written yet, and the previous file is left as it is.
+   * Throws (code `INVALID_SESSION_ID`) for an invalid `options.id`, before changing anything.
+   */
+  newSession(options?: NewSessionOptions): string | undefined;
+
+  /** Whether this session is backed by a file (false for {@link SessionManager.inMemory}). */
+  isPersisted(): boolean;
+
+  /** Absolute working directory of the session. */
+  getCwd(): string;
+
+  /** Directory where new session files go, as it was given (`""` for in-memory sessions). */
+  getSessionDir(): string;
+
+  /** Whether {@link SessionManager.getSessionDir} is the default directory for {@link SessionManager.getCwd}. */
+  usesDefaultSessionDir(): boolean;
+
+  /** Id of the session (from its header). */
+  getSessionId(): string;
+
+  /**
+   * Path of the session file, or `undefined` for in-memory sessions. The file may not exist
+   * yet (see the class description).
+   */
+  getSessionFile(): string | undefined;
+
+  /**
+   * Writes one entry that is already in memory to the session file, following the
+   * write rules of the class description. Called by the append methods; not meant to be called directly.
+   */
+  _persist(entry: SessionEntry): void;
+
+  /**
+   * Writes everything appended so far that is not yet on disk, and returns once it is there.
+   * Does nothing for in-memory sessions, and does not create the file of a new session that
+   * has no user or assistant message yet.
+   */
+  flush(): void;
+
+  // --- appending ----------------------------------------------------------------------------
+
+  /**
+   * Appends a message after the leaf and returns the new entry id. Compaction and branch
+   * summaries are not messages to append: use {@link SessionManager.appendCompaction} and
+   * {@link SessionManager.branchWithSummary}. Do not modify the message object after handing it over.
+   */
+  appendMessage(message: Message | CustomMessage | BashExecutionMessage): string;
+
+  /** Records a thinking-level change after the leaf; returns the entry id. */
+  appendThinkingLevelChange(thinkingLevel: string): string;
+
+  /** Records a model change after the leaf; returns the entry id. */
+  appendModelChange(provider: string, modelId: string): string;
+
+  /**
+   * Records usage that is not part of the model context (for example cache warming).
+   * Unlike the other append methods this returns the whole entry, not its id.
+   * @param note written only when non-empty
+   */
+  appendUsage(kind: string, provider: string, model: string, usage: Usage, note?: string): UsageEntry;
+
+  /**
+   * Appends a compaction after the leaf and returns its id. The system prompt and tools in
+   * force are saved in the entry (`systemMessage`) so the compacted context keeps them.
+   * @param firstKeptEntryId first earlier entry the model still sees; `null` keeps none
+   * @param tokensBefore context size before compacting
+   * @param details extension data (not sent to the model)
+   * @param fromHook true when an extension made the summary
+   * @param usage cost of producing the summary
+   * @param retainedTail messages to follow the summary in the rebuilt context; when given, the
+   *   context is rebuilt from this entry alone (see {@link CompactionEntry.retainedTail})
+   */
+  appendCompaction<T = unknown>(
+    summary: string,
+    firstKeptEntryId: string | null,
+    tokensBefore: number,
+    details?: T,
+    fromHook?: boolean,
+    usage?: Usage,
+    retainedTail?: AgentMessage[],
+  ): string;
+
+  /** Appends extension state (not part of the model context); returns the entry id. */
+  appendCustomEntry(customType: string, data?: unknown): string;
+
+  /**
+   * Sets the session's display name; returns the entry id. Line breaks become spaces and the
+   * name is trimmed; an empty name clears it.
+   */
+  appendSessionInfo(name: string): string;
+
+  /** The display name from the latest `session_info` entry (on any branch), or `undefined`. */
+  getSessionName(): string | undefined;
+
+  /**
+   * Appends an extension message that is part of the model context; returns the entry id.
+   * @param customType identifies the extension
+   * @param display whether the UI shows it
+   * @param details extension data (not sent to the model)
+   */
+  appendCustomMessageEntry<T = unknown>(
+    customType: string,
+    content: string | (TextContent | ImageContent)[],
+    display: boolean,
+    details?: T,
+  ): string;
+
+  /**
+   * Changes what an earlier entry on the current branch contributes to the model context;
+   * returns the edit's id. `null` drops the entry from the context; `{ content }` replaces its
+   * content. Throws with code `INVALID_REPLACEMENT`, `ENTRY_NOT_FOUND`, `NOT_ON_ACTIVE_BRANCH`
+   * or `NOT_EDITABLE` (checked in that order).
+   */
+  appendContextEdit(targetId: string, replacement: ContextEditEntry["replacement"]): string;
+
+  // --- reading ------------------------------------------------------------------------------
+
+  /** Id of the current leaf, or `null` before the first entry (or after {@link SessionManager.resetLeaf}). */
+  getLeafId(): string | null;
+
+  /** The current leaf entry, or `undefined`. */
+  getLeafEntry(): SessionEntry | undefined;
+
+  /** The entry with this id, or `undefined`. */
+  getEntry(id: string): SessionEntry | undefined;
+
+  /** Entries whose parent is `parentId`, in the order they were appended. */
+  getChildren(parentId: string): SessionEntry[];
+
+  /** Current label of an entry, or `undefined`. */
+  getLabel(id: string): string | undefined;
+
+  /**
+   * Sets the label of an entry (on any branch), or clears it when `label` is `undefined` or
+   * `""`; returns the label entry's id. Throws `Entry <id> not found` (code `ENTRY_NOT_FOUND`).
+   */
+  appendLabelChange(targetId: string, label: string | undefined): string;
+
+  /**
+   * The entries from the root down to `fromId` (default: the leaf), of every type.
+   * Returns `[]` for an unknown id or when there is no leaf.
+   */
+  getBranch(fromId?: string): SessionEntry[];
+
+  /** The entries that make up the model context at the leaf; see {@link buildContextEntries}. */
+  buildContextEntries(): SessionEntry[];
+
+  /** The model context at the leaf, per contributing entry; see {@link buildSessionProjection}. */
+  buildSessionProjection(): SessionProjection;
+
+  /** The messages to send to the model at the leaf, with thinking level and model. */
+  buildSessionContext(): SessionContext;
+
+  /** The session header, or `null`. */
+  getHeader(): SessionHeader | null;
+
+  /** Number of distinct entries, without building the array {@link SessionManager.getEntries} returns. */
+  getEntryCount(): number;
+
+  /** All entries (not the header) in the order they were appended, as a new array. */
+  getEntries(): SessionEntry[];
+
+  /**
+   * All entries as a tree. Roots are entries without a (known) parent; children are sorted
+   * oldest first.
+   */
+  getTree(): SessionTreeNode[];
+
+  // --- moving the leaf ----------------------------------------------------------------------
+
+  /**
+   * Moves the leaf to an earlier entry; the next append starts a new branch there. Nothing is
+   * written. Throws `Entry <id> not found` (code `ENTRY_NOT_FOUND`).
+   */
+  branch(branchFromId: string): void;
+
+  /** Clears the leaf; the next append starts a new root. Nothing is written. */
+  resetLeaf(): void;
+
+  /**
+   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a summary of
+   * the branch that was left; returns the summary's id. Throws `Entry <id> not found`
+   * (code `ENTRY_NOT_FOUND`).
+   */
+  branchWithSummary(
+    branchFromId: string | null,
+    summary: string,
+    details?: unknown,
+    fromHook?: boolean,
+    usage?: Usage,
+  ): string;
+
+  /**
+   * Replaces this session with a new one that holds only the path from the root to `leafId`
+   * (with the labels of those entries), in a new file in the same directory. The old file is
+   * left as it is. Returns the new path, or `undefined` for in-memory sessions. Throws
+   * `Entry <id> not found` (code `ENTRY_NOT_FOUND`).
+   */
+  createBranchedSession(leafId: string): string | undefined;
+
+  // --- factories ----------------------------------------------------------------------------
+
+  /**
+   * Starts a new session for `cwd`. Nothing is written until the first user or assistant message.
+   * @param sessionDir where the file goes; defaults to {@link getDefaultSessionDir}`(cwd)`
+   */
+  static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+
+  /**
+   * Opens a session file (a missing file starts a new session at that path).
+   * @param sessionDir directory for sessions started from this one; defaults to the file's directory
+   * @param cwdOverride working directory to use instead of the one in the header
+   */
+  static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager;
+
+  /**
+   * Opens the most recently modified session of the directory, or starts a new one if there is none.
+   * @param sessionDir defaults to {@link getDefaultSessionDir}`(cwd)`; a different directory is
+   *   searched for sessions started in `cwd` only
+   */
+  static continueRecent(cwd: string, sessionDir?: string): SessionManager;
+
+  /**
+   * A session that is never written to disk.
+   * @param cwd defaults to `process.cwd()`
+   * @param entries records to start from; if they include a header, that header (and its id) is used
+   */
+  static inMemory(cwd?: string, options?: NewSessionOptions, entries?: FileEntry[]): SessionManager;
+
+  /**
+   * Copies a session (typically from another project) into a new session for `targetCwd`,
+   * written immediately, with `parentSession` pointing at the source. Throws (code
+   * `FORK_SOURCE_INVALID`) when the source is missing, empty or not a session.
+   * @param sessionDir defaults to {@link getDefaultSessionDir}`(targetCwd)`
+   */
+  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+
+  /**
+   * Path of the session with exactly this id, or `undefined`. Only file headers are read.
+   * @param sessionDir defaults to {@link getDefaultSessionDir}`(cwd)`
+   */
+  static findById(cwd: string, id: string, sessionDir?: string): string | undefined;
+
+  /**
+   * Summaries of the sessions in one directory, most recently active first.
+   * @param sessionDir defaults to {@link getDefaultSessionDir}`(cwd)`; a different directory is
+   *   filtered to sessions started in `cwd`
+   * @param signal aborting it rejects the promise with the signal's reason
+   */
+  static list(
+    cwd: string,
+    sessionDir?: string,
+    onProgress?: SessionListProgress,
+    signal?: AbortSignal,
+  ): Promise<SessionInfo[]>;
+
+  /**
+   * Summaries of the sessions of every project (every directory under the sessions root),
+   * most recently active first.
+   * @param signal aborting it rejects the promise with the signal's reason
+   */
+  static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+  /**
+   * Summaries of the sessions in one flat directory, most recently active first.
+   * @param sessionDir directory to read; `""` or `undefined` reads every project instead
+   */
+  static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+}

@@ -1,0 +1,22 @@
+"use strict";
+// pi-session-native: the SessionManager module of @earendil-works/pi-coding-agent, backed by Rust.
+const sm = require("./lib/session-manager.js");
+const ctx = require("./lib/context.js");
+const paths = require("./lib/paths.js");
+
+module.exports = {
+  CURRENT_SESSION_VERSION: sm.CURRENT_SESSION_VERSION,
+  SessionManager: sm.SessionManager,
+  assertValidSessionId: sm.assertValidSessionId,
+  migrateSessionEntries: sm.migrateSessionEntries,
+  parseSessionEntries: sm.parseSessionEntries,
+  getLatestCompactionEntry: ctx.getLatestCompactionEntry,
+  sessionEntryToContextMessages: ctx.sessionEntryToContextMessages,
+  buildContextEntries: ctx.buildContextEntries,
+  projectContextEntry: ctx.projectContextEntry,
+  buildSessionProjection: ctx.buildSessionProjection,
+  buildSessionContext: ctx.buildSessionContext,
+  getDefaultSessionDir: paths.getDefaultSessionDir,
+  loadEntriesFromFile: sm.loadEntriesFromFile,
+  findMostRecentSession: sm.findMostRecentSession,
+};

@@ -1,0 +1,24 @@
+// ES module entry point. It re-exports the CommonJS entry (index.js) instead of loading
+// the addon a second time, so `import` and `require` hand out the very same SessionManager
+// class and functions (instanceof and identity checks hold across both).
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const sessionModule = require("./index.js");
+
+export const {
+  CURRENT_SESSION_VERSION,
+  SessionManager,
+  assertValidSessionId,
+  buildContextEntries,
+  buildSessionContext,
+  buildSessionProjection,
+  findMostRecentSession,
+  getDefaultSessionDir,
+  getLatestCompactionEntry,
+  loadEntriesFromFile,
+  migrateSessionEntries,
+  parseSessionEntries,
+  projectContextEntry,
+  sessionEntryToContextMessages,
+} = sessionModule;

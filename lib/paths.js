@@ -1,0 +1,66 @@
+"use strict";
+// Path rules of the reference: tilde and file:// handling, resolution against process.cwd(), the
+// agent directory and the per-cwd default session directory. Node's own `path` does the work so the
+// results are exactly what the reference computes.
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const { fileURLToPath } = require("node:url");
+
+function normalizePath(input) {
+  const normalized = input;
+  const home = os.homedir();
+  if (normalized === "~") return home;
+  if (normalized.startsWith("~/") || (process.platform === "win32" && normalized.startsWith("~\\"))) {
+    return path.join(home, normalized.slice(2));
+  }
+  if (/^file:\/\//.test(normalized)) return fileURLToPath(normalized);
+  return normalized;
+}
+
+function resolvePath(input, baseDir = process.cwd()) {
+  const normalized = normalizePath(input);
+  return path.isAbsolute(normalized) ? path.resolve(normalized) : path.resolve(normalizePath(baseDir), normalized);
+}
+
+/** Paths compare resolved, and case-insensitively on Windows. */
+function pathsEqual(a, b) {
+  const api = process.platform === "win32" ? path.win32 : path.posix;
+  const ka = api.resolve(a);
+  const kb = api.resolve(b);
+  return api === path.win32 ? ka.toLowerCase() === kb.toLowerCase() : ka === kb;
+}
+
+/** `PI_CODING_AGENT_DIR` (tilde-expanded, not made absolute) or `~/.pi/agent`; read at call time. */
+function getAgentDir() {
+  const env = process.env.PI_CODING_AGENT_DIR;
+  return env ? normalizePath(env) : path.join(os.homedir(), ".pi", "agent");
+}
+
+function getSessionsDir() {
+  return path.join(getAgentDir(), "sessions");
+}
+
+/** `<agentDir>/sessions/--<cwd with / \ : as ->--` (not created). */
+function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
+  const resolvedCwd = resolvePath(cwd);
+  const encoded = `--${resolvedCwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  return path.join(resolvePath(agentDir), "sessions", encoded);
+}
+
+/** The default session directory for a cwd, created when missing. */
+function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+  const dir = getDefaultSessionDirPath(cwd, agentDir);
+  if (!fs.existsSync(dir)) fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+module.exports = {
+  normalizePath,
+  resolvePath,
+  pathsEqual,
+  getAgentDir,
+  getSessionsDir,
+  getDefaultSessionDirPath,
+  getDefaultSessionDir,
+};

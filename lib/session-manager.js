@@ -1,0 +1,703 @@
+"use strict";
+// The SessionManager class: a thin JS shell over the Rust core (`NativeSession`).
+//
+// The core owns the session: records, id index, leaf, labels, persistence and every structural
+// computation (paths, context selection, tree shape). This shell keeps what only JS can:
+//   - entry objects: built here on append (so `JSON.stringify` writes exactly what the reference
+//     writes) or parsed lazily from the core's lines, and cached so the same entry is always the
+//     same object;
+//   - the message objects of contexts, built from those entries.
+// Ids cross to the core as keys: the JSON text of the id (see crates/pi-session-core/src/record.rs).
+const fs = require("node:fs");
+const path = require("node:path");
+const native = require("../native.js");
+const { sessionError, withCode } = require("./errors.js");
+const paths = require("./paths.js");
+const ctx = require("./context.js");
+const listing = require("./listing.js");
+
+const CURRENT_SESSION_VERSION = 3;
+const NONE = 0xffffffff;
+const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const SESSION_ID_MESSAGE =
+  "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
+
+function assertValidSessionId(id) {
+  if (!SESSION_ID_PATTERN.test(id)) throw sessionError("INVALID_SESSION_ID", SESSION_ID_MESSAGE);
+}
+
+/** The core's key for a JS id value, or null when no record can have it (objects, NaN, symbols). */
+function keyOf(value) {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "number":
+      return Number.isFinite(value) ? JSON.stringify(value) : null;
+    case "boolean":
+      return value ? "true" : "false";
+    case "undefined":
+      return "undefined";
+    case "object":
+      return value === null ? "null" : null;
+    default:
+      return null;
+  }
+}
+
+function valueOfKey(key) {
+  return key === "undefined" ? undefined : JSON.parse(key);
+}
+
+const nowIso = () => new Date().toISOString();
+
+/** Marker letting static factories reach the constructor with preloaded state. */
+const PRIVATE = Symbol("SessionManager.private");
+
+class SessionManager {
+  #n;
+  #cwd;
+  #sessionDir;
+  #persist;
+  /** pos -> entry object (sparse until materialized). */
+  #objs = [];
+  /** id value -> pos, filled as ids are looked up or appended. */
+  #posById = new Map();
+  /** All non-header entries in order, once someone asked for them (kept current on append). */
+  #all = null;
+  #leafId = null;
+  #leafPos = -1;
+
+  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
+    this.#cwd = paths.resolvePath(cwd);
+    this.#sessionDir = paths.normalizePath(sessionDir);
+    this.#persist = persist;
+    this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
+    if (sessionFile) {
+      this.#setSessionFile(sessionFile);
+    } else if (preloadedFileEntries?.length) {
+      this.#loadEntries(preloadedFileEntries, newSessionOptions);
+    } else {
+      this.newSession(newSessionOptions);
+    }
+  }
+
+  // ----- entry objects ------------------------------------------------------------------------
+
+  #resetCaches() {
+    this.#objs = [];
+    this.#posById = new Map();
+    this.#all = null;
+  }
+
+  #syncLeaf() {
+    const key = this.#n.leafKey();
+    this.#leafId = key === null ? null : valueOfKey(key);
+    this.#leafPos = this.#n.leafPos();
+  }
+
+  #entry(pos) {
+    let o = this.#objs[pos];
+    if (o === undefined) {
+      o = JSON.parse(this.#n.line(pos));
+      this.#objs[pos] = o;
+    }
+    return o;
+  }
+
+  /** Entry objects for many positions, parsing the missing ones in one JSON.parse. */
+  #entries(positions) {
+    const objs = this.#objs;
+    const out = new Array(positions.length);
+    let missing = null;
+    for (let i = 0; i < positions.length; i++) {
+      const o = objs[positions[i]];
+      if (o === undefined) (missing ??= []).push(i);
+      else out[i] = o;
+    }
+    if (missing !== null) {
+      const want = new Uint32Array(missing.length);
+      for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
+      const parsed = JSON.parse(this.#n.linesJson(want));
+      for (let j = 0; j < missing.length; j++) {
+        const p = want[j];
+        // Two requests for one position in the same call must yield one object.
+        const o = objs[p] ?? parsed[j];
+        objs[p] = o;
+        out[missing[j]] = o;
+      }
+    }
+    return out;
+  }
+
+  #lookup(id) {
+    const cached = this.#posById.get(id);
+    if (cached !== undefined) return cached;
+    const key = keyOf(id);
+    if (key === null) return -1;
+    const pos = this.#n.lookup(key);
+    if (pos >= 0) this.#posById.set(id, pos);
+    return pos;
+  }
+
+  #append(entry) {
+    let line;
+    try {
+      line = JSON.stringify(entry);
+    } catch (err) {
+      throw withCode(err, "INVALID_ARGUMENT");
+    }
+    const pos = this.#n.append(line);
+    this.#objs[pos] = entry;
+    this.#posById.set(entry.id, pos);
+    this.#leafId = entry.id;
+    this.#leafPos = pos;
+    this.#all?.push(entry);
+    return entry;
+  }
+
+  #newId() {
+    return this.#n.nextEntryId();
+  }
+
+  // ----- loading ------------------------------------------------------------------------------
+
+  setSessionFile(sessionFile) {
+    this.#setSessionFile(sessionFile);
+  }
+
+  #setSessionFile(sessionFile) {
+    const resolved = paths.resolvePath(sessionFile);
+    try {
+      this.#n.setSessionFile(resolved);
+    } finally {
+      // A refused file leaves memory untouched; a loaded one replaced it.
+      this.#resetCaches();
+      this.#syncLeaf();
+    }
+    if (this.#n.recordCount() === 1 && this.#n.entryCount() === 0) this.#seedFreshHeader();
+  }
+
+  /** After the core started a session itself (missing or empty file), the header object mirrors
+   * the one the reference builds, with its `parentSession: undefined` key. */
+  #seedFreshHeader() {
+    const pos = this.#n.headerPos();
+    if (pos < 0) return;
+    const h = JSON.parse(this.#n.line(pos));
+    if (!("parentSession" in h)) h.parentSession = undefined;
+    this.#objs[pos] = h;
+  }
+
+  #loadEntries(entries, options) {
+    let lines;
+    try {
+      lines = entries.map((e) => JSON.stringify(e));
+    } catch (err) {
+      throw withCode(err, "INVALID_ARGUMENT");
+    }
+    const hasHeader = entries.some((e) => e?.type === "session");
+    if (hasHeader) {
+      this.#n.loadPreloaded(lines);
+      this.#resetCaches();
+    } else {
+      this.newSession(options);
+      this.#n.pushPreloaded(lines);
+    }
+    // The caller's objects are the entries (as in the reference) when they map 1:1 to records.
+    const offset = hasHeader ? 0 : 1;
+    const alike = this.#n.recordCount() === entries.length + offset && entries.every((e) => e !== null && typeof e === "object");
+    if (alike && !(hasHeader && this.#migrated(entries))) {
+      for (let i = 0; i < entries.length; i++) this.#objs[i + offset] = entries[i];
+    }
+    this.#syncLeaf();
+  }
+
+  #migrated(entries) {
+    const header = entries.find((e) => e?.type === "session");
+    return (header?.version ?? 1) < CURRENT_SESSION_VERSION;
+  }
+
+  newSession(options) {
+    if (options?.id !== undefined) assertValidSessionId(options.id);
+    const parent = options?.parentSession;
+    const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
+    const info = this.#n.newSession(options?.id === undefined ? null : String(options.id), parentJson);
+    this.#resetCaches();
+    this.#objs[0] = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: options?.id ?? info.id,
+      timestamp: info.timestamp,
+      cwd: this.#cwd,
+      parentSession: parent,
+    };
+    this.#leafId = null;
+    this.#leafPos = -1;
+    return this.#n.sessionFile() ?? undefined;
+  }
+
+  // ----- accessors ----------------------------------------------------------------------------
+
+  isPersisted() {
+    return this.#persist;
+  }
+  getCwd() {
+    return this.#cwd;
+  }
+  getSessionDir() {
+    return this.#sessionDir;
+  }
+  usesDefaultSessionDir() {
+    return paths.pathsEqual(this.#sessionDir, paths.getDefaultSessionDirPath(this.#cwd));
+  }
+  getSessionId() {
+    const h = this.getHeader();
+    return h !== null && typeof h.id === "string" ? h.id : this.#n.sessionId();
+  }
+  getSessionFile() {
+    return this.#n.sessionFile() ?? undefined;
+  }
+  getHeader() {
+    const pos = this.#n.headerPos();
+    return pos < 0 ? null : this.#entry(pos);
+  }
+  getEntryCount() {
+    return this.#n.entryCount();
+  }
+  getEntries() {
+    if (this.#all === null) this.#all = this.#entries(this.#n.entryPositions());
+    return this.#all.slice();
+  }
+  getLeafId() {
+    return this.#leafId;
+  }
+  getLeafEntry() {
+    return this.#leafPos >= 0 ? this.#entry(this.#leafPos) : undefined;
+  }
+  getEntry(id) {
+    const pos = this.#lookup(id);
+    return pos >= 0 ? this.#entry(pos) : undefined;
+  }
+  getChildren(parentId) {
+    const key = keyOf(parentId);
+    return key === null ? [] : this.#entries(this.#n.children(key));
+  }
+  getLabel(id) {
+    const key = keyOf(id);
+    if (key === null) return undefined;
+    const pos = this.#n.labelPos(key);
+    return pos >= 0 ? this.#entry(pos).label : undefined;
+  }
+  getSessionName() {
+    const pos = this.#n.sessionNamePos();
+    return pos >= 0 ? this.#entry(pos).name?.trim() || undefined : undefined;
+  }
+  getBranch(fromId) {
+    const start = fromId ?? this.#leafId;
+    if (!start) return [];
+    const key = keyOf(start);
+    return key === null ? [] : this.#entries(this.#n.branchPath(key));
+  }
+
+  // ----- context ------------------------------------------------------------------------------
+
+  buildContextEntries() {
+    return this.#entries(this.#n.contextEntries());
+  }
+
+  /** Messages (and optionally per-entry items) from the core's projection plan. */
+  #project(withEntries) {
+    const plan = this.#n.projectionPlan();
+    const count = plan[2];
+    const want = new Uint32Array(count * 2 + 2);
+    let w = 0;
+    if (plan[0] !== NONE) want[w++] = plan[0];
+    if (plan[1] !== NONE) want[w++] = plan[1];
+    for (let i = 0; i < count; i++) {
+      const at = 3 + i * 3;
+      want[w++] = plan[at];
+      if (plan[at + 1] !== NONE) want[w++] = plan[at + 1];
+    }
+    this.#entries(want.subarray(0, w));
+    const objs = this.#objs;
+    const { thinkingLevel, model } = ctx.settingsFrom(
+      plan[0] === NONE ? undefined : objs[plan[0]],
+      plan[1] === NONE ? undefined : objs[plan[1]],
+    );
+    const messages = [];
+    const entries = withEntries ? new Array(count) : null;
+    for (let i = 0; i < count; i++) {
+      const at = 3 + i * 3;
+      const sourceEntry = objs[plan[at]];
+      const edit = plan[at + 1] === NONE ? undefined : objs[plan[at + 1]];
+      let m;
+      if (plan[at + 2] & 1) m = [];
+      else if (edit === undefined && sourceEntry.type === "message") m = messageOf(sourceEntry);
+      else m = ctx.projectContextEntry(sourceEntry, edit);
+      for (let k = 0; k < m.length; k++) messages.push(m[k]);
+      if (entries !== null) entries[i] = { sourceEntry, messages: m };
+    }
+    return withEntries ? { entries, messages, thinkingLevel, model } : { messages, thinkingLevel, model };
+  }
+
+  buildSessionProjection() {
+    return this.#project(true);
+  }
+
+  buildSessionContext() {
+    return this.#project(false);
+  }
+
+  getTree() {
+    const plan = this.#n.treePlan();
+    let i = 0;
+    const rootCount = plan[i++];
+    const rootAt = i;
+    i += rootCount;
+    const nodeCount = plan[i++];
+    const nodeAt = i;
+    // First pass: which records become nodes (and which label records they show).
+    const want = [];
+    for (let k = 0, j = nodeAt; k < nodeCount; k++) {
+      want.push(plan[j]);
+      if (plan[j + 1] !== NONE) want.push(plan[j + 1]);
+      j += 4 + plan[j + 3];
+    }
+    this.#entries(Uint32Array.from(want));
+    const objs = this.#objs;
+    const nodes = new Map();
+    for (let k = 0, j = nodeAt; k < nodeCount; k++) {
+      const pos = plan[j];
+      const labelEntry = plan[j + 1] === NONE ? undefined : objs[plan[j + 1]];
+      nodes.set(pos, { entry: objs[pos], children: [], label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp });
+      j += 4 + plan[j + 3];
+    }
+    for (let k = 0, j = nodeAt; k < nodeCount; k++) {
+      const node = nodes.get(plan[j]);
+      const sortInJs = plan[j + 2] === 1;
+      const cc = plan[j + 3];
+      const children = node.children;
+      for (let c = 0; c < cc; c++) children.push(nodes.get(plan[j + 4 + c]));
+      if (sortInJs) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+      j += 4 + cc;
+    }
+    const roots = new Array(rootCount);
+    for (let r = 0; r < rootCount; r++) roots[r] = nodes.get(plan[rootAt + r]);
+    return roots;
+  }
+
+  // ----- appends ------------------------------------------------------------------------------
+
+  _persist(entry) {
+    let line;
+    try {
+      line = JSON.stringify(entry);
+    } catch (err) {
+      throw withCode(err, "INVALID_ARGUMENT");
+    }
+    this.#n.persistExternal(line ?? "null");
+  }
+
+  /** Force everything this session has written to stable storage (fsync). Entries not yet
+   * written (a new session without a user or assistant message) stay in memory. */
+  flush() {
+    this.#n.flush();
+  }
+
+  appendMessage(message) {
+    return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel) {
+    return this.#append({ type: "thinking_level_change", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), thinkingLevel }).id;
+  }
+
+  appendModelChange(provider, modelId) {
+    return this.#append({ type: "model_change", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), provider, modelId }).id;
+  }
+
+  appendUsage(kind, provider, model, usage, note) {
+    return this.#append({
+      type: "usage",
+      id: this.#newId(),
+      parentId: this.#leafId,
+      timestamp: nowIso(),
+      kind,
+      provider,
+      model,
+      usage,
+      ...(note ? { note } : {}),
+    });
+  }
+
+  appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage, retainedTail) {
+    const timestamp = nowIso();
+    const systemMessage = ctx.foldSystemMessages(this.#project(false).messages);
+    const id = this.#newId();
+    const entry = {
+      type: "compaction",
+      id,
+      parentId: this.#leafId,
+      timestamp,
+      summary,
+      firstKeptEntryId: firstKeptEntryId ?? id,
+      tokensBefore,
+      details,
+      usage,
+      fromHook,
+      ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
+    };
+    if (Array.isArray(retainedTail)) entry.retainedTail = retainedTail;
+    return this.#append(entry).id;
+  }
+
+  appendCustomEntry(customType, data) {
+    return this.#append({ type: "custom", customType, data, id: this.#newId(), parentId: this.#leafId, timestamp: nowIso() }).id;
+  }
+
+  appendSessionInfo(name) {
+    let sanitized;
+    try {
+      sanitized = name.replace(/[\r\n]+/g, " ").trim();
+    } catch (err) {
+      throw withCode(err, "INVALID_ARGUMENT");
+    }
+    return this.#append({ type: "session_info", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), name: sanitized }).id;
+  }
+
+  appendCustomMessageEntry(customType, content, display, details) {
+    return this.#append({
+      type: "custom_message",
+      customType,
+      content,
+      display,
+      details,
+      id: this.#newId(),
+      parentId: this.#leafId,
+      timestamp: nowIso(),
+    }).id;
+  }
+
+  appendContextEdit(targetId, replacement) {
+    if (
+      replacement !== null &&
+      (typeof replacement !== "object" ||
+        !("content" in replacement) ||
+        (typeof replacement.content !== "string" && !Array.isArray(replacement.content)))
+    ) {
+      throw sessionError("INVALID_REPLACEMENT", "Context edit replacement must be null or contain string/array content");
+    }
+    const pos = this.#lookup(targetId);
+    if (pos < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${targetId} not found`);
+    if (!this.getBranch().some((e) => e.id === targetId)) {
+      throw sessionError("NOT_ON_ACTIVE_BRANCH", `Entry ${targetId} is not on the active branch`);
+    }
+    const target = this.#entry(pos);
+    const role = target.type === "message" ? target.message.role : "custom";
+    const editable = target.type === "custom_message" || (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult"));
+    if (!editable) throw sessionError("NOT_EDITABLE", `Entry ${targetId} does not contribute editable model content`);
+    const normalized =
+      replacement !== null && (role === "assistant" || role === "toolResult") && typeof replacement.content === "string"
+        ? { content: [{ type: "text", text: replacement.content }] }
+        : replacement;
+    return this.#append({
+      type: "context_edit",
+      id: this.#newId(),
+      parentId: this.#leafId,
+      timestamp: nowIso(),
+      targetId,
+      replacement: normalized,
+    }).id;
+  }
+
+  appendLabelChange(targetId, label) {
+    if (this.#lookup(targetId) < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${targetId} not found`);
+    return this.#append({ type: "label", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), targetId, label }).id;
+  }
+
+  // ----- branching ----------------------------------------------------------------------------
+
+  branch(branchFromId) {
+    const pos = this.#lookup(branchFromId);
+    if (pos < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${branchFromId} not found`);
+    this.#n.setLeafKey(keyOf(branchFromId));
+    this.#leafId = branchFromId;
+    this.#leafPos = this.#n.leafPos();
+  }
+
+  resetLeaf() {
+    this.#n.resetLeaf();
+    this.#leafId = null;
+    this.#leafPos = -1;
+  }
+
+  branchWithSummary(branchFromId, summary, details, fromHook, usage) {
+    if (branchFromId !== null && this.#lookup(branchFromId) < 0) {
+      throw sessionError("ENTRY_NOT_FOUND", `Entry ${branchFromId} not found`);
+    }
+    const fromId = this.#leafId ?? "root";
+    // The leaf moves first (so after a failed write it rests on branchFromId, as in the reference).
+    this.#n.setLeafKey(branchFromId === null ? null : keyOf(branchFromId));
+    this.#leafId = branchFromId;
+    this.#leafPos = this.#n.leafPos();
+    return this.#append({
+      type: "branch_summary",
+      id: this.#newId(),
+      parentId: branchFromId,
+      timestamp: nowIso(),
+      fromId,
+      summary,
+      details,
+      usage,
+      fromHook,
+    }).id;
+  }
+
+  createBranchedSession(leafId) {
+    const start = leafId ?? this.#leafId;
+    const key = start ? keyOf(start) : null;
+    const file = this.#n.createBranchedSession(key, `${leafId}`);
+    this.#resetCaches();
+    this.#syncLeaf();
+    const header = this.getHeader();
+    if (header !== null && !this.#persist) header.parentSession = undefined;
+    else if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
+    return file ?? undefined;
+  }
+
+  // ----- factories ----------------------------------------------------------------------------
+
+  static create(cwd, sessionDir, options) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    return new SessionManager(cwd, dir, undefined, true, options);
+  }
+
+  static open(filePath, sessionDir, cwdOverride) {
+    const resolved = paths.resolvePath(filePath);
+    let headerCwd;
+    if (cwdOverride === undefined && fs.existsSync(resolved)) {
+      const scan = native.scanHeader(resolved);
+      if (scan.kind === "header") headerCwd = scan.cwd ?? undefined;
+      else if (scan.kind === "limit") {
+        // The bounded scan is only a shortcut; a full read stays authoritative.
+        const first = JSON.parse(native.loadEntriesJson(resolved))[0];
+        if (first?.type === "session" && typeof first.cwd === "string") headerCwd = first.cwd;
+      }
+    }
+    const cwd = cwdOverride ?? headerCwd ?? process.cwd();
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(resolved, "..");
+    return new SessionManager(cwd, dir, resolved, true);
+  }
+
+  static continueRecent(cwd, sessionDir) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+    const mostRecent = findMostRecentSession(dir, filterCwd ? cwd : undefined);
+    return new SessionManager(cwd, dir, mostRecent ?? undefined, true);
+  }
+
+  static inMemory(cwd = process.cwd(), options, entries) {
+    return new SessionManager(cwd, "", undefined, false, options, entries);
+  }
+
+  static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+    const source = paths.resolvePath(sourcePath);
+    const target = paths.resolvePath(targetCwd);
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDirPath(target);
+    if (options?.id !== undefined && !SESSION_ID_PATTERN.test(options.id)) {
+      // Checked by the core after the source is read and the directory exists, like the reference.
+    }
+    const file = native.forkFile(source, target, dir, options?.id === undefined ? null : String(options.id));
+    return new SessionManager(target, dir, file, true);
+  }
+
+  static findById(cwd, id, sessionDir) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+    if (typeof id !== "string") return undefined;
+    const found = native.findById(dir, id, filterCwd ? paths.resolvePath(cwd) : null);
+    return found === null ? undefined : path.join(dir, path.basename(found));
+  }
+
+  static list(cwd, sessionDir, onProgress, signal) {
+    return listing.list(cwd, sessionDir, onProgress, signal, paths);
+  }
+
+  static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+    return listing.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
+  }
+}
+
+/** A stored message, or its content-null copy (the common path of projection, kept inline). */
+function messageOf(entry) {
+  const message = entry.message;
+  if (message.content != null) return [message];
+  return ctx.sessionEntryToContextMessages(entry);
+}
+
+function findMostRecentSession(sessionDir, cwd) {
+  const dir = paths.normalizePath(sessionDir);
+  const resolvedCwd = cwd ? paths.resolvePath(cwd) : null;
+  const found = native.findMostRecent(dir, resolvedCwd);
+  return found === null ? null : path.join(dir, path.basename(found));
+}
+
+function loadEntriesFromFile(filePath) {
+  return JSON.parse(native.loadEntriesJson(paths.normalizePath(filePath)));
+}
+
+function parseSessionEntries(content) {
+  const entries = [];
+  for (const line of content.trim().split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      entries.push(JSON.parse(line));
+    } catch {
+      // Malformed lines are skipped, as the reference does.
+    }
+  }
+  return entries;
+}
+
+/** Migrate entry objects to the current version in place (v1 ids/parents, v3 role rename). */
+function migrateSessionEntries(entries) {
+  const header = entries.find((e) => e.type === "session");
+  const version = header?.version ?? 1;
+  if (version >= CURRENT_SESSION_VERSION) return;
+  if (version < 2) {
+    let prevId = null;
+    for (const entry of entries) {
+      if (entry.type === "session") {
+        entry.version = 2;
+        continue;
+      }
+      entry.id = native.NativeSession.blank("", "", false).nextEntryId();
+      entry.parentId = prevId;
+      prevId = entry.id;
+      if (entry.type === "compaction" && typeof entry.firstKeptEntryIndex === "number") {
+        const target = entries[entry.firstKeptEntryIndex];
+        if (target && target.type !== "session") entry.firstKeptEntryId = target.id;
+        delete entry.firstKeptEntryIndex;
+      }
+    }
+  }
+  if (version < 3) {
+    for (const entry of entries) {
+      if (entry.type === "session") {
+        entry.version = 3;
+        continue;
+      }
+      if (entry.type === "message" && entry.message && entry.message.role === "hookMessage") entry.message.role = "custom";
+    }
+  }
+}
+
+module.exports = {
+  CURRENT_SESSION_VERSION,
+  SessionManager,
+  assertValidSessionId,
+  findMostRecentSession,
+  loadEntriesFromFile,
+  parseSessionEntries,
+  migrateSessionEntries,
+  PRIVATE,
+};

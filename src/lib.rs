@@ -1,0 +1,373 @@
+//! napi binding: a thin shell over `pi_session_core`. Each method converts its arguments, calls
+//! the core, and converts the result; errors become JS `Error`s whose `code` is stable.
+//!
+//! Ids cross the boundary as *keys* (the JSON text of the id value, see `record.rs`), positions as
+//! `u32` record indices, and bulk results as typed arrays or one JSON text, so that building JS
+//! objects stays on the JS side where `JSON.parse` does it fastest.
+
+#![deny(clippy::all)]
+
+use std::path::{Path, PathBuf};
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use pi_session_core::session::{self, Leaf};
+use pi_session_core::{context, fsio, listing, tree, Session};
+
+const NONE: i64 = -1;
+
+/// The `code` a thrown JS error carries (napi-rs uses the error status as `code`).
+#[derive(Debug, Clone, Copy)]
+pub struct Code(pub &'static str);
+
+impl AsRef<str> for Code {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+
+fn to_napi(e: pi_session_core::Error) -> napi::Error<Code> {
+    napi::Error::new(Code(e.js_code()), e.message)
+}
+
+fn pos_or_none(p: Option<u32>) -> i64 {
+    p.map(i64::from).unwrap_or(NONE)
+}
+
+/// One session's state (the core `Session`).
+#[napi]
+pub struct NativeSession {
+    inner: Session,
+}
+
+#[napi(object)]
+pub struct NewSessionInfo {
+    pub id: String,
+    pub timestamp: String,
+    pub file: Option<String>,
+}
+
+#[napi]
+impl NativeSession {
+    /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
+    #[napi(factory, catch_unwind)]
+    pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Self, Code> {
+        Ok(NativeSession { inner: Session::blank(cwd, session_dir, persist).map_err(to_napi)? })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn new_session(&mut self, custom_id: Option<String>, parent_session_json: Option<String>) -> Result<NewSessionInfo, Code> {
+        let n = self.inner.new_session(custom_id.as_deref(), parent_session_json.as_deref()).map_err(to_napi)?;
+        Ok(NewSessionInfo { id: n.id, timestamp: n.timestamp, file: n.file.map(|f| f.to_string_lossy().into_owned()) })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn set_session_file(&mut self, path: String) -> Result<(), Code> {
+        self.inner.set_session_file(PathBuf::from(path)).map(|_| ()).map_err(to_napi)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn load_preloaded(&mut self, lines: Vec<String>) -> Result<(), Code> {
+        self.inner.load_preloaded(lines).map(|_| ()).map_err(to_napi)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn push_preloaded(&mut self, lines: Vec<String>) {
+        self.inner.push_preloaded(lines)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn next_entry_id(&self) -> String {
+        self.inner.next_entry_id()
+    }
+
+    /// Append an entry's JSON text; returns its record position.
+    #[napi(catch_unwind)]
+    pub fn append(&mut self, line: String) -> Result<u32, Code> {
+        self.inner.append(line.as_bytes()).map_err(to_napi)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn persist_external(&mut self, line: String) -> Result<(), Code> {
+        self.inner.persist_external(line.as_bytes()).map_err(to_napi)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn flush(&self) -> Result<(), Code> {
+        self.inner.flush().map_err(to_napi)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn set_fsync(&mut self, on: bool) {
+        self.inner.set_durability(if on { fsio::Durability::Fsync } else { fsio::Durability::Buffered });
+    }
+
+    #[napi(catch_unwind)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id().to_owned()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn session_file(&self) -> Option<String> {
+        self.inner.session_file().map(|p| p.to_string_lossy().into_owned())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn entry_count(&self) -> u32 {
+        self.inner.entry_count() as u32
+    }
+
+    #[napi(catch_unwind)]
+    pub fn record_count(&self) -> u32 {
+        self.inner.record_count() as u32
+    }
+
+    #[napi(catch_unwind)]
+    pub fn header_pos(&self) -> i64 {
+        pos_or_none(self.inner.header_pos())
+    }
+
+    /// The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record.
+    #[napi(catch_unwind)]
+    pub fn leaf_key(&self) -> Option<String> {
+        match self.inner.leaf() {
+            Leaf::Null => None,
+            Leaf::Id(k) => Some(k.to_string()),
+        }
+    }
+
+    #[napi(catch_unwind)]
+    pub fn leaf_pos(&self) -> i64 {
+        pos_or_none(self.inner.leaf_pos())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn lookup(&self, key: String) -> i64 {
+        pos_or_none(self.inner.lookup(&key))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn label_pos(&self, key: String) -> i64 {
+        pos_or_none(self.inner.label_pos(&key))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn session_name_pos(&self) -> i64 {
+        pos_or_none(self.inner.session_name_pos())
+    }
+
+    /// The JSON text of one record.
+    #[napi(catch_unwind)]
+    pub fn line(&self, pos: u32) -> Result<String, Code> {
+        self.check(pos)?;
+        Ok(String::from_utf8_lossy(self.inner.line(pos)).into_owned())
+    }
+
+    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`.
+    #[napi(catch_unwind)]
+    pub fn lines_json(&self, positions: Uint32Array) -> Result<String, Code> {
+        let mut total = 2;
+        for &p in positions.iter() {
+            self.check(p)?;
+            total += self.inner.line(p).len() + 1;
+        }
+        let mut out = Vec::with_capacity(total);
+        out.push(b'[');
+        for (i, &p) in positions.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(self.inner.line(p));
+        }
+        out.push(b']');
+        Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn entry_positions(&self) -> Uint32Array {
+        Uint32Array::new(self.inner.entry_positions())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn children(&self, key: String) -> Uint32Array {
+        Uint32Array::new(self.inner.children(&key))
+    }
+
+    /// `getBranch`: path to the record of `start_key` (None: empty).
+    #[napi(catch_unwind)]
+    pub fn branch_path(&self, start_key: Option<String>) -> Uint32Array {
+        Uint32Array::new(self.inner.branch_from(start_key.as_deref()))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn context_entries(&self) -> Uint32Array {
+        let path = self.inner.context_path();
+        Uint32Array::new(context::select(&self.inner, &path))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn projection_plan(&self) -> Uint32Array {
+        let path = self.inner.context_path();
+        Uint32Array::new(context::encode(&context::plan(&self.inner, &path)))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn tree_plan(&self) -> Uint32Array {
+        Uint32Array::new(tree::tree_plan(&self.inner))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn branch(&mut self, key: String, display: String) -> Result<(), Code> {
+        self.inner.branch(&key, &display).map_err(to_napi)
+    }
+
+    /// Set the leaf without checks (`null` → null leaf).
+    #[napi(catch_unwind)]
+    pub fn set_leaf_key(&mut self, key: Option<String>) {
+        self.inner.set_leaf(match key {
+            None => Leaf::Null,
+            Some(k) => Leaf::Id(k.into()),
+        });
+    }
+
+    #[napi(catch_unwind)]
+    pub fn reset_leaf(&mut self) {
+        self.inner.reset_leaf();
+    }
+
+    #[napi(catch_unwind)]
+    pub fn create_branched_session(&mut self, start_key: Option<String>, display: String) -> Result<Option<String>, Code> {
+        self.inner
+            .create_branched_session(start_key.as_deref(), &display)
+            .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
+            .map_err(to_napi)
+    }
+}
+
+impl NativeSession {
+    fn check(&self, pos: u32) -> Result<(), Code> {
+        if (pos as usize) < self.inner.record_count() {
+            Ok(())
+        } else {
+            Err(napi::Error::new(Code("INVALID_ARGUMENT"), format!("record {pos} out of range")))
+        }
+    }
+}
+
+/// `forkFrom` file work; returns the new file's path.
+#[napi(catch_unwind)]
+pub fn fork_file(source: String, target_cwd: String, dir: String, custom_id: Option<String>) -> Result<String, Code> {
+    session::fork_file(Path::new(&source), &target_cwd, Path::new(&dir), custom_id.as_deref())
+        .map(|p| p.to_string_lossy().into_owned())
+        .map_err(to_napi)
+}
+
+#[napi(object)]
+pub struct HeaderScan {
+    /// "header", "none" or "limit".
+    pub kind: String,
+    pub cwd: Option<String>,
+}
+
+/// The bounded header scan used by `open` to learn a file's cwd.
+#[napi(catch_unwind)]
+pub fn scan_header(path: String) -> Result<HeaderScan, Code> {
+    match listing::read_header(Path::new(&path)) {
+        Ok(Some(h)) => Ok(HeaderScan { kind: "header".into(), cwd: h.cwd }),
+        Ok(None) => Ok(HeaderScan { kind: "none".into(), cwd: None }),
+        Err(listing::ScanError::Limit) => Ok(HeaderScan { kind: "limit".into(), cwd: None }),
+        Err(listing::ScanError::Io(e)) => Err(to_napi(pi_session_core::Error::io(&e, "read", Path::new(&path)))),
+    }
+}
+
+#[napi(catch_unwind)]
+pub fn find_most_recent(dir: String, resolved_cwd: Option<String>) -> Option<String> {
+    listing::find_most_recent(Path::new(&dir), resolved_cwd.as_deref()).map(|p| p.to_string_lossy().into_owned())
+}
+
+#[napi(catch_unwind)]
+pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Option<String> {
+    listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref()).map(|p| p.to_string_lossy().into_owned())
+}
+
+
+/// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
+#[napi(catch_unwind)]
+pub fn load_entries_json(path: String) -> Result<String, Code> {
+    let loaded = session::load_file(Path::new(&path)).map_err(to_napi)?;
+    let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else { return Ok("[]".into()) };
+    let mut out = Vec::with_capacity(loaded.text.len() + 2);
+    out.push(b'[');
+    for (i, (line, _)) in loaded.records().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(line);
+    }
+    out.push(b']');
+    Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// `.jsonl` names of a directory, in the order `list` reads them (name descending).
+#[napi(catch_unwind)]
+pub fn list_dir_names(dir: String) -> Result<Vec<String>, Code> {
+    listing::list_dir_files(Path::new(&dir))
+        .map(|v| v.into_iter().filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).collect())
+        .map_err(|e| to_napi(pi_session_core::Error::io(&e, "scandir", Path::new(&dir))))
+}
+
+#[napi(object)]
+pub struct Candidate {
+    /// Subdirectory name under the root.
+    pub dir: String,
+    /// File name in that subdirectory.
+    pub file: String,
+    pub mtime_ms: Option<f64>,
+}
+
+/// `listAll()` candidates under a sessions root, newest first.
+#[napi(catch_unwind)]
+pub fn list_all_candidates(root: String) -> Vec<Candidate> {
+    listing::list_all_candidates(Path::new(&root))
+        .into_iter()
+        .map(|(p, m)| {
+            let name = |q: Option<&std::ffi::OsStr>| q.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Candidate { dir: name(p.parent().and_then(|d| d.file_name())), file: name(p.file_name()), mtime_ms: m }
+        })
+        .collect()
+}
+
+pub struct SummarizeTask {
+    files: Vec<(PathBuf, Option<f64>)>,
+}
+
+impl Task for SummarizeTask {
+    type Output = Vec<Option<String>>;
+    type JsValue = Vec<Option<String>>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+        Ok(listing::summarize_many(&self.files, threads))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// Summaries (`SessionInfo` ingredients as JSON text, or null for skipped files), off the JS thread.
+#[napi(catch_unwind)]
+pub fn summarize_files(paths: Vec<String>, mtimes: Option<Vec<Option<f64>>>) -> AsyncTask<SummarizeTask> {
+    let files = paths
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (PathBuf::from(p), mtimes.as_ref().and_then(|m| m.get(i).copied().flatten())))
+        .collect();
+    AsyncTask::new(SummarizeTask { files })
+}
+
+#[napi(catch_unwind)]
+pub fn is_valid_session_id(id: String) -> bool {
+    pi_session_core::ids::is_valid_session_id(&id)
+}
