@@ -66,6 +66,8 @@ class SessionManager {
   #all = null;
   #leafId = null;
   #leafPos = -1;
+  /** The caller's preloaded array, which the reference keeps appending to. */
+  #callerList = null;
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
     this.#cwd = paths.resolvePath(cwd);
@@ -84,6 +86,7 @@ class SessionManager {
   // ----- entry objects ------------------------------------------------------------------------
 
   #resetCaches() {
+    this.#callerList = null;
     this.#objs = [];
     this.#posById = new Map();
     this.#all = null;
@@ -152,6 +155,7 @@ class SessionManager {
     this.#leafId = entry.id;
     this.#leafPos = pos;
     this.#all?.push(entry);
+    this.#callerList?.push(entry);
     return entry;
   }
 
@@ -188,13 +192,15 @@ class SessionManager {
   }
 
   #loadEntries(entries, options) {
+    const hasHeader = entries.some((e) => e?.type === "session");
+    // Old versions are migrated on the caller's own objects, in place, as the reference does.
+    if (hasHeader) migrateSessionEntries(entries);
     let lines;
     try {
       lines = entries.map((e) => JSON.stringify(e));
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
-    const hasHeader = entries.some((e) => e?.type === "session");
     if (hasHeader) {
       this.#n.loadPreloaded(lines);
       this.#resetCaches();
@@ -205,15 +211,12 @@ class SessionManager {
     // The caller's objects are the entries (as in the reference) when they map 1:1 to records.
     const offset = hasHeader ? 0 : 1;
     const alike = this.#n.recordCount() === entries.length + offset && entries.every((e) => e !== null && typeof e === "object");
-    if (alike && !(hasHeader && this.#migrated(entries))) {
+    if (alike) {
       for (let i = 0; i < entries.length; i++) this.#objs[i + offset] = entries[i];
+      // With a header, the caller's array is the session's list: appends land in it too.
+      if (hasHeader) this.#callerList = entries;
     }
     this.#syncLeaf();
-  }
-
-  #migrated(entries) {
-    const header = entries.find((e) => e?.type === "session");
-    return (header?.version ?? 1) < CURRENT_SESSION_VERSION;
   }
 
   newSession(options) {

@@ -44,7 +44,7 @@ export class GenContext {
     this.rng = rng;
     this.data = data;
     this.counter = 0;
-    this.convoBias = rng.chance(0.12) ? 0 : 0.3 + rng.next() * 0.4;
+    this.convoBias = rng.chance(0.12) ? 0 : 0.45 + rng.next() * 0.4;
     this.state = null;
   }
 
@@ -147,7 +147,7 @@ export function genStart(g) {
     [12, () => st("create", "create", [ref("cwd")], { becomesCurrent: true })],
     [6, () => st("create", "create", [ref("cwd"), ref("sessDir"), { id: g.customId() }], { becomesCurrent: true })],
     [8, () => st("continueRecent", "continueRecent", [ref("cwd"), ref("sessDir")], { becomesCurrent: true })],
-    [10, () => st("inMemory", "inMemory", [ref("cwd")], { becomesCurrent: true })],
+    [7, () => st("inMemory", "inMemory", [ref("cwd")], { becomesCurrent: true })],
     [4, () => st("inMemory", "inMemory", [ref("cwd"), { id: g.customId() }], { becomesCurrent: true })],
     [10, () => st("inMemory", "inMemory", [ref("cwd"), undefined, preloadedEntries(g, { header: g.rng.chance(0.6) })], { becomesCurrent: true })],
     [3, () => st("inMemory", "inMemory", [ref("cwd"), { id: g.customId() }, preloadedEntries(g, { header: false })], { becomesCurrent: true })],
@@ -283,7 +283,7 @@ function genForkFrom(g) {
 }
 
 function listDir(g) {
-  return g.dirRef([[35, undefined], [40, ref("sessDir")], [15, ref("otherDir")], [5, ""], [5, ref("defaultDir")]]);
+  return g.dirRef([[25, undefined], [55, ref("sessDir")], [10, ref("otherDir")], [5, ""], [5, ref("defaultDir")]]);
 }
 
 function genSessionIdRef(g) {
@@ -319,9 +319,9 @@ export function genStep(g) {
     [2.5, () => genSetSessionFile(g)],
     [2, () => genForkFrom(g)],
     [1.5, () => st("continueRecent", "continueRecent", trimArgs(g, [g.cwdRef(), listDir(g)], 1), { becomesCurrent: true })],
-    [1.5, () => st("list", "list", trimArgs(g, [g.cwdRef(), listDir(g)], 1), { list: true })],
+    [1.5, () => st("list", "list", trimArgs(g, [g.rng.chance(0.85) ? ref("cwd") : ref("cwd2"), listDir(g)], 1), { list: true })],
     [0.3, () => st("list", "list", [ref("cwd"), ref("sessDir"), undefined, ref("abortedSignal")], { list: true })],
-    [1.2, () => st("listAll", "listAll", g.rng.weighted([[40, []], [30, [ref("sessDir")]], [10, [ref("otherDir")]], [10, [""]], [10, [ref("sessDir"), undefined, ref("abortedSignal")]]]), { list: true })],
+    [1.2, () => st("listAll", "listAll", g.rng.weighted([[35, []], [35, [ref("sessDir")]], [10, [ref("otherDir")]], [10, [""]], [10, [ref("sessDir"), undefined, ref("abortedSignal")]]]), { list: true })],
     [1, () => st("findById", "findById", trimArgs(g, [g.cwdRef(), genSessionIdRef(g), listDir(g)], 2))],
     [1, () => st("inMemory", "inMemory", g.rng.weighted([
       [30, [ref("cwd")]],

@@ -44,7 +44,22 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
             }
         }
     }
-    // Sort every node reachable from the roots (unreachable cycles stay as they are, like the reference).
+    // Entries caught in a parentId cycle hang off no root (the reference drops them). We make the
+    // first such entry of each cycle a root and cut it from its parent, so every entry appears once.
+    let mut reachable = vec![false; nodes.len()];
+    mark_reachable(&roots, &children, &mut reachable);
+    for &p in &entries {
+        let n = node_of[&*s.meta(p).id];
+        if reachable[n] || nodes[n] != p {
+            continue;
+        }
+        if let Some(&parent) = node_of.get(&*s.meta(p).parent) {
+            children[parent].retain(|&c| c != n);
+        }
+        roots.push(n);
+        mark_reachable(&[n], &children, &mut reachable);
+    }
+    // Sort every node's children by timestamp.
     let mut sort_in_js = vec![false; nodes.len()];
     let mut visited = vec![false; nodes.len()];
     let mut stack: Vec<usize> = roots.clone();
@@ -72,6 +87,15 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
         out.extend(children[n].iter().map(|&k| nodes[k]));
     }
     out
+}
+
+fn mark_reachable(from: &[usize], children: &[Vec<usize>], reachable: &mut [bool]) {
+    let mut stack: Vec<usize> = from.to_vec();
+    while let Some(n) = stack.pop() {
+        if !std::mem::replace(&mut reachable[n], true) {
+            stack.extend(children[n].iter().copied());
+        }
+    }
 }
 
 fn key_value(key: &str) -> Option<Value> {

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use super::object::{index_cmp_bytes, is_array_index, ObjectBuilder};
 use super::ser::format_number;
-use super::string::{parse_hex4, Canon, JsStr, Out};
+use super::string::{parse_hex4, Canon, JsStr, Out, Source};
 use super::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ impl std::error::Error for ParseError {}
 /// Numbers parse to f64 exactly as JS (correct rounding; overflow -> +-Infinity, e.g. 1e400).
 /// Nesting depth is limited only by memory.
 pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
-    let mut b = Builder::default();
+    let mut b = Builder::new(Source::checked(bytes));
     parse_document(bytes, &mut b)?;
     Ok(b.result.unwrap_or_default())
 }
@@ -61,7 +61,7 @@ pub fn top_level_members(
     if bytes.get(i) == Some(&b'}') {
         i += 1;
     } else {
-        let mut key = KeyReader::default();
+        let mut key = KeyReader::new(Source::per_run(bytes));
         loop {
             expect(bytes, i, b'"')?;
             i = scan_string(bytes, i + 1, &mut key)?;
@@ -87,7 +87,7 @@ pub fn top_level_members(
 
 /// `JSON.stringify(JSON.parse(bytes))` in one pass, or `None` if the bytes do not parse.
 pub fn normalize(bytes: &[u8]) -> Option<String> {
-    let mut w = Writer::new(String::with_capacity(bytes.len()));
+    let mut w = Writer::new(String::with_capacity(bytes.len()), Source::checked(bytes));
     parse_document(bytes, &mut w).ok()?;
     if !w.fallback {
         return Some(w.out);
@@ -98,11 +98,18 @@ pub fn normalize(bytes: &[u8]) -> Option<String> {
 
 /// Fast check: are these bytes already exactly what `normalize` would return?
 pub fn is_canonical(bytes: &[u8]) -> bool {
-    let mut w = Writer::new(Compare {
+    // Canonical text is always valid UTF-8; knowing the input is lets `Compare` accept string
+    // content by position alone.
+    let src = Source::checked(bytes);
+    if !src.is_utf8() {
+        return false;
+    }
+    let compare = Compare {
         input: bytes,
         pos: 0,
         ok: true,
-    });
+    };
+    let mut w = Writer::new(compare, src);
     parse_document(bytes, &mut w).is_ok() && !w.fallback && w.out.ok && w.out.pos == bytes.len()
 }
 
@@ -121,7 +128,7 @@ trait Handler {
     fn number(&mut self, _raw: &[u8]) {}
     fn str_begin(&mut self, _key: bool) {}
     /// Source bytes between escapes (never contains `"`, `\` or control characters).
-    fn str_raw(&mut self, _run: &[u8]) {}
+    fn str_raw(&mut self, _run: Range<usize>) {}
     /// `c` is the character after the backslash: one of `"\/bfnrt`.
     fn str_escape(&mut self, _c: u8) {}
     fn str_unicode(&mut self, _unit: u16) {}
@@ -348,7 +355,8 @@ fn short_integer(raw: &[u8]) -> Option<f64> {
 
 /// Receives the pieces of one string literal.
 trait StrSink {
-    fn raw(&mut self, run: &[u8]);
+    /// Source bytes between escapes (no quote, backslash or control characters).
+    fn raw(&mut self, run: Range<usize>);
     fn escape(&mut self, c: u8);
     fn unicode(&mut self, unit: u16);
     fn end(&mut self);
@@ -370,7 +378,7 @@ impl<'h, H: Handler> HandlerStr<'h, H> {
 
 impl<H: Handler> StrSink for HandlerStr<'_, H> {
     #[inline]
-    fn raw(&mut self, run: &[u8]) {
+    fn raw(&mut self, run: Range<usize>) {
         self.h.str_raw(run);
     }
     #[inline]
@@ -393,7 +401,7 @@ fn scan_string<S: StrSink>(b: &[u8], mut i: usize, sink: &mut S) -> Result<usize
     loop {
         let stop = find_string_special(b, i);
         if stop > i {
-            sink.raw(&b[i..stop]);
+            sink.raw(i..stop);
         }
         i = stop;
         match b.get(i) {
@@ -506,13 +514,21 @@ fn special_mask(w: u64) -> u64 {
 }
 
 /// Builds the canonical form of one key for `top_level_members`.
-#[derive(Default)]
-struct KeyReader {
+struct KeyReader<'a> {
+    src: Source<'a>,
     buf: String,
     canon: Canon,
 }
 
-impl KeyReader {
+impl<'a> KeyReader<'a> {
+    fn new(src: Source<'a>) -> Self {
+        KeyReader {
+            src,
+            buf: String::new(),
+            canon: Canon::default(),
+        }
+    }
+
     fn take(&mut self) -> JsStr {
         let key = JsStr::from_escaped_unchecked(self.buf.clone());
         self.buf.clear();
@@ -520,9 +536,9 @@ impl KeyReader {
     }
 }
 
-impl StrSink for KeyReader {
-    fn raw(&mut self, run: &[u8]) {
-        self.canon.raw(run, &mut self.buf);
+impl StrSink for KeyReader<'_> {
+    fn raw(&mut self, run: Range<usize>) {
+        self.canon.raw(&self.src, run, &mut self.buf);
     }
     fn escape(&mut self, c: u8) {
         self.canon.simple_escape(c, &mut self.buf);
@@ -536,13 +552,16 @@ impl StrSink for KeyReader {
 }
 
 /// Builds a `Value` tree.
-#[derive(Default)]
-struct Builder {
+struct Builder<'a> {
+    src: Source<'a>,
     stack: Vec<Frame>,
     result: Option<Value>,
     /// Canonical text of the string being read (reused between strings).
     buf: String,
     canon: Canon,
+    /// The string read so far is this one run of source text (not yet copied into `buf`):
+    /// strings without escapes are then copied once, straight into their final allocation.
+    run: Option<Range<usize>>,
 }
 
 enum Frame {
@@ -551,7 +570,18 @@ enum Frame {
     Object(ObjectBuilder, JsStr),
 }
 
-impl Builder {
+impl<'a> Builder<'a> {
+    fn new(src: Source<'a>) -> Self {
+        Builder {
+            src,
+            stack: Vec::new(),
+            result: None,
+            buf: String::new(),
+            canon: Canon::default(),
+            run: None,
+        }
+    }
+
     fn push(&mut self, v: Value) {
         match self.stack.last_mut() {
             Some(Frame::Array(a)) => a.push(v),
@@ -559,9 +589,15 @@ impl Builder {
             None => self.result = Some(v),
         }
     }
+
+    fn flush_run(&mut self) {
+        if let Some(r) = self.run.take() {
+            self.canon.raw(&self.src, r, &mut self.buf);
+        }
+    }
 }
 
-impl Handler for Builder {
+impl Handler for Builder<'_> {
     fn null(&mut self) {
         self.push(Value::Null);
     }
@@ -571,20 +607,34 @@ impl Handler for Builder {
     fn number(&mut self, raw: &[u8]) {
         self.push(Value::Number(number_value(raw)));
     }
-    fn str_raw(&mut self, run: &[u8]) {
-        self.canon.raw(run, &mut self.buf);
+    fn str_raw(&mut self, run: Range<usize>) {
+        if self.buf.is_empty() && self.run.is_none() && self.canon.is_idle() {
+            self.run = Some(run);
+        } else {
+            self.flush_run();
+            self.canon.raw(&self.src, run, &mut self.buf);
+        }
     }
     fn str_escape(&mut self, c: u8) {
+        self.flush_run();
         self.canon.simple_escape(c, &mut self.buf);
     }
     fn str_unicode(&mut self, unit: u16) {
+        self.flush_run();
         self.canon.unicode_escape(unit, &mut self.buf);
     }
     fn str_end(&mut self, key: bool) {
-        self.canon.end(&mut self.buf);
-        // Copy out at exact size and keep the buffer's capacity for the next string.
-        let s = JsStr::from_escaped_unchecked(self.buf.as_str().to_owned());
-        self.buf.clear();
+        let s = match self.run.take() {
+            Some(r) => self.src.run(r).into_owned(),
+            None => {
+                self.canon.end(&mut self.buf);
+                // Copy out at exact size and keep the buffer's capacity for the next string.
+                let s = self.buf.as_str().to_owned();
+                self.buf.clear();
+                s
+            }
+        };
+        let s = JsStr::from_escaped_unchecked(s);
         if key {
             if let Some(Frame::Object(_, k)) = self.stack.last_mut() {
                 *k = s;
@@ -617,7 +667,8 @@ const LINEAR_KEY_SCAN: usize = 32;
 
 /// Writes canonical JSON while parsing. Gives up (`fallback`) when an object would need its keys
 /// reordered or deduplicated, which only a built `Object` can do.
-struct Writer<O: Out + Tracked> {
+struct Writer<'a, O: Out + Tracked> {
+    src: Source<'a>,
     out: O,
     canon: Canon,
     frames: Vec<WFrame>,
@@ -680,18 +731,24 @@ impl Out for Compare<'_> {
     #[inline]
     fn put_str(&mut self, s: &str) {
         let end = self.pos + s.len();
-        if self.ok && self.input.get(self.pos..end) == Some(s.as_bytes()) {
+        // Mostly one to six bytes (punctuation, escapes): an inline loop beats a memcmp call.
+        let same = self
+            .input
+            .get(self.pos..end)
+            .is_some_and(|have| have.iter().zip(s.as_bytes()).all(|(a, b)| a == b));
+        if same {
             self.pos = end;
         } else {
             self.ok = false;
         }
     }
-    fn put_raw_run(&mut self, run: &[u8]) {
-        // A run taken from the input at the current position is canonical iff it is valid UTF-8;
-        // checking the address avoids comparing the run with itself.
-        let here = self.input[self.pos.min(self.input.len())..].as_ptr();
-        if self.ok && std::ptr::eq(here, run.as_ptr()) && std::str::from_utf8(run).is_ok() {
-            self.pos += run.len();
+
+    /// Source text at the current position is canonical as is (given the whole input is
+    /// valid UTF-8, which `is_canonical` checks first).
+    #[inline]
+    fn put_run(&mut self, _src: &Source<'_>, r: Range<usize>) {
+        if r.start == self.pos {
+            self.pos = r.end;
         } else {
             self.ok = false;
         }
@@ -710,9 +767,10 @@ impl Tracked for Compare<'_> {
     }
 }
 
-impl<O: Out + Tracked> Writer<O> {
-    fn new(out: O) -> Self {
+impl<'a, O: Out + Tracked> Writer<'a, O> {
+    fn new(out: O, src: Source<'a>) -> Self {
         Writer {
+            src,
             out,
             canon: Canon::default(),
             frames: Vec::new(),
@@ -782,7 +840,7 @@ fn as_str(b: &[u8]) -> &str {
     std::str::from_utf8(b).unwrap_or_default()
 }
 
-impl<O: Out + Tracked> Handler for Writer<O> {
+impl<O: Out + Tracked> Handler for Writer<'_, O> {
     const CAN_STOP: bool = true;
     fn stopped(&self) -> bool {
         self.fallback || self.out.failed()
@@ -824,8 +882,8 @@ impl<O: Out + Tracked> Handler for Writer<O> {
         self.out.put_str("\"");
         self.key_start = self.out.pos();
     }
-    fn str_raw(&mut self, run: &[u8]) {
-        self.canon.raw(run, &mut self.out);
+    fn str_raw(&mut self, run: Range<usize>) {
+        self.canon.raw(&self.src, run, &mut self.out);
     }
     fn str_escape(&mut self, c: u8) {
         self.canon.simple_escape(c, &mut self.out);

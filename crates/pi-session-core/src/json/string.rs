@@ -4,7 +4,9 @@
 //! escaped form instead of a decoded one makes every JS string representable, makes equality a
 //! byte comparison, and lets the serializer copy strings verbatim.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -244,17 +246,50 @@ pub(crate) fn parse_hex4(h: &[u8]) -> Option<u16> {
     Some(v)
 }
 
+/// The document being parsed, plus the same bytes as text when they are valid UTF-8. Checking
+/// the whole document once is much cheaper than checking each run between escapes.
+#[derive(Clone, Copy)]
+pub(crate) struct Source<'a> {
+    bytes: &'a [u8],
+    text: Option<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    /// Checks UTF-8 validity of the whole document up front.
+    pub(crate) fn checked(bytes: &'a [u8]) -> Self {
+        Source {
+            bytes,
+            text: std::str::from_utf8(bytes).ok(),
+        }
+    }
+
+    /// Checks each run when it is read (for reading only a few short strings, like keys).
+    pub(crate) fn per_run(bytes: &'a [u8]) -> Self {
+        Source { bytes, text: None }
+    }
+
+    pub(crate) fn is_utf8(&self) -> bool {
+        self.text.is_some()
+    }
+
+    /// A run of string content between escapes. Invalid UTF-8 becomes U+FFFD, which is what
+    /// Node's utf8 decoding does before `JSON.parse`; runs end at ASCII delimiters, so decoding
+    /// them separately gives the same result as decoding the whole document.
+    pub(crate) fn run(&self, r: Range<usize>) -> Cow<'a, str> {
+        match self.text {
+            Some(t) => Cow::Borrowed(&t[r]),
+            None => String::from_utf8_lossy(&self.bytes[r]),
+        }
+    }
+}
+
 /// Destination for canonical JSON text. Implemented by `String` (normal output) and by a
 /// comparator that checks the text against the source document instead of storing it.
 pub(crate) trait Out {
     fn put_str(&mut self, s: &str);
-    /// A run of source bytes from inside a string literal, UTF-8 validity unknown. Invalid
-    /// sequences become U+FFFD, which is what Node's utf8 decoding does before `JSON.parse`.
-    fn put_raw_run(&mut self, run: &[u8]) {
-        match std::str::from_utf8(run) {
-            Ok(s) => self.put_str(s),
-            Err(_) => self.put_str(&String::from_utf8_lossy(run)),
-        }
+    /// A run of string content taken verbatim from the source.
+    fn put_run(&mut self, src: &Source<'_>, r: Range<usize>) {
+        self.put_str(&src.run(r));
     }
 }
 
@@ -273,6 +308,11 @@ pub(crate) struct Canon {
 }
 
 impl Canon {
+    /// No escape is waiting for its partner.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.pending_high.is_none()
+    }
+
     #[inline]
     fn flush<O: Out>(&mut self, out: &mut O) {
         if let Some(high) = self.pending_high.take() {
@@ -281,9 +321,9 @@ impl Canon {
     }
 
     #[inline]
-    pub(crate) fn raw<O: Out>(&mut self, run: &[u8], out: &mut O) {
+    pub(crate) fn raw<O: Out>(&mut self, src: &Source<'_>, r: Range<usize>, out: &mut O) {
         self.flush(out);
-        out.put_raw_run(run);
+        out.put_run(src, r);
     }
 
     /// A two-character escape; `c` is the character after the backslash.
