@@ -6,7 +6,11 @@ export declare class NativeSession {
   /** An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`. */
   static blank(cwd: string, sessionDir: string, persist: boolean): NativeSession
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
-  setSessionFile(path: string): void
+  /**
+   * Returns true when the file was loaded, false when a fresh session was started for it (the
+   * file is missing, or was empty and got a header).
+   */
+  setSessionFile(path: string): boolean
   loadPreloaded(lines: Array<string>): void
   pushPreloaded(lines: Array<string>): void
   nextEntryId(): string

@@ -171,14 +171,23 @@ class SessionManager {
 
   #setSessionFile(sessionFile) {
     const resolved = paths.resolvePath(sessionFile);
+    const before = this.#n.sessionId();
+    let loaded;
     try {
-      this.#n.setSessionFile(resolved);
-    } finally {
-      // A refused file leaves memory untouched; a loaded one replaced it.
-      this.#resetCaches();
-      this.#syncLeaf();
+      loaded = this.#n.setSessionFile(resolved);
+    } catch (err) {
+      // A refused file leaves the session as it was (objects included), unless the core had
+      // already started a fresh one (an empty file whose header could not be written).
+      if (this.#n.sessionId() !== before) {
+        this.#resetCaches();
+        this.#syncLeaf();
+        this.#seedFreshHeader();
+      }
+      throw err;
     }
-    if (this.#n.recordCount() === 1 && this.#n.entryCount() === 0) this.#seedFreshHeader();
+    this.#resetCaches();
+    this.#syncLeaf();
+    if (!loaded) this.#seedFreshHeader();
   }
 
   /** After the core started a session itself (missing or empty file), the header object mirrors
@@ -558,8 +567,48 @@ class SessionManager {
   createBranchedSession(leafId) {
     const start = leafId ?? this.#leafId;
     const key = start ? keyOf(start) : null;
+    const path = key === null ? [] : this.#entries(this.#n.branchPath(key));
+    const labelValues = new Map();
+    for (const e of path) if (e.type === "label") labelValues.set(e.id, e);
+    const oldLabels = [];
+    for (const e of path) {
+      if (e.type === "label") continue;
+      const pos = this.#n.labelPos(keyOf(e.id) ?? "null");
+      if (pos >= 0) oldLabels.push(this.#entry(pos));
+    }
     const file = this.#n.createBranchedSession(key, `${leafId}`);
     this.#resetCaches();
+    // The new entries are shallow copies of the old objects (nested values shared), re-chained as
+    // the core wrote them, so in-memory values match what the reference keeps.
+    let pos = 1;
+    let parentId = null;
+    const replacement = new Map();
+    let pending = [];
+    for (const entry of path) {
+      if (entry.type === "label") {
+        pending.push(entry.id);
+        continue;
+      }
+      for (const id of pending) replacement.set(id, entry.id);
+      pending = [];
+      this.#objs[pos++] =
+        entry.type === "compaction"
+          ? {
+              ...entry,
+              parentId,
+              firstKeptEntryId:
+                entry.firstKeptEntryId === entry.id ? entry.id : (replacement.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId),
+            }
+          : { ...entry, parentId };
+      parentId = entry.id;
+    }
+    // Re-created label records carry the original label values.
+    const total = this.#n.recordCount();
+    for (; pos < total; pos++) {
+      const label = this.#entry(pos);
+      const original = oldLabels.find((l) => l.targetId === label.targetId);
+      if (original !== undefined) label.label = original.label;
+    }
     this.#syncLeaf();
     const header = this.getHeader();
     if (header !== null && !this.#persist) header.parentSession = undefined;

@@ -26,7 +26,6 @@ impl AsRef<str> for Code {
     }
 }
 
-
 fn to_napi(e: pi_session_core::Error) -> napi::Error<Code> {
     napi::Error::new(Code(e.js_code()), e.message)
 }
@@ -53,23 +52,44 @@ impl NativeSession {
     /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
     #[napi(factory, catch_unwind)]
     pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Self, Code> {
-        Ok(NativeSession { inner: Session::blank(cwd, session_dir, persist).map_err(to_napi)? })
+        Ok(NativeSession {
+            inner: Session::blank(cwd, session_dir, persist).map_err(to_napi)?,
+        })
     }
 
     #[napi(catch_unwind)]
-    pub fn new_session(&mut self, custom_id: Option<String>, parent_session_json: Option<String>) -> Result<NewSessionInfo, Code> {
-        let n = self.inner.new_session(custom_id.as_deref(), parent_session_json.as_deref()).map_err(to_napi)?;
-        Ok(NewSessionInfo { id: n.id, timestamp: n.timestamp, file: n.file.map(|f| f.to_string_lossy().into_owned()) })
+    pub fn new_session(
+        &mut self,
+        custom_id: Option<String>,
+        parent_session_json: Option<String>,
+    ) -> Result<NewSessionInfo, Code> {
+        let n = self
+            .inner
+            .new_session(custom_id.as_deref(), parent_session_json.as_deref())
+            .map_err(to_napi)?;
+        Ok(NewSessionInfo {
+            id: n.id,
+            timestamp: n.timestamp,
+            file: n.file.map(|f| f.to_string_lossy().into_owned()),
+        })
     }
 
     #[napi(catch_unwind)]
-    pub fn set_session_file(&mut self, path: String) -> Result<(), Code> {
-        self.inner.set_session_file(PathBuf::from(path)).map(|_| ()).map_err(to_napi)
+    /// Returns true when the file was loaded, false when a fresh session was started for it (the
+    /// file is missing, or was empty and got a header).
+    pub fn set_session_file(&mut self, path: String) -> Result<bool, Code> {
+        self.inner
+            .set_session_file(PathBuf::from(path))
+            .map(|r| r.loaded)
+            .map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
     pub fn load_preloaded(&mut self, lines: Vec<String>) -> Result<(), Code> {
-        self.inner.load_preloaded(lines).map(|_| ()).map_err(to_napi)
+        self.inner
+            .load_preloaded(lines)
+            .map(|_| ())
+            .map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
@@ -90,7 +110,9 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn persist_external(&mut self, line: String) -> Result<(), Code> {
-        self.inner.persist_external(line.as_bytes()).map_err(to_napi)
+        self.inner
+            .persist_external(line.as_bytes())
+            .map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
@@ -100,7 +122,11 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn set_fsync(&mut self, on: bool) {
-        self.inner.set_durability(if on { fsio::Durability::Fsync } else { fsio::Durability::Buffered });
+        self.inner.set_durability(if on {
+            fsio::Durability::Fsync
+        } else {
+            fsio::Durability::Buffered
+        });
     }
 
     #[napi(catch_unwind)]
@@ -110,7 +136,9 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn session_file(&self) -> Option<String> {
-        self.inner.session_file().map(|p| p.to_string_lossy().into_owned())
+        self.inner
+            .session_file()
+            .map(|p| p.to_string_lossy().into_owned())
     }
 
     #[napi(catch_unwind)]
@@ -181,7 +209,8 @@ impl NativeSession {
             out.extend_from_slice(self.inner.line(p));
         }
         out.push(b']');
-        Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        Ok(String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 
     #[napi(catch_unwind)]
@@ -237,7 +266,11 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn create_branched_session(&mut self, start_key: Option<String>, display: String) -> Result<Option<String>, Code> {
+    pub fn create_branched_session(
+        &mut self,
+        start_key: Option<String>,
+        display: String,
+    ) -> Result<Option<String>, Code> {
         self.inner
             .create_branched_session(start_key.as_deref(), &display)
             .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
@@ -250,17 +283,30 @@ impl NativeSession {
         if (pos as usize) < self.inner.record_count() {
             Ok(())
         } else {
-            Err(napi::Error::new(Code("INVALID_ARGUMENT"), format!("record {pos} out of range")))
+            Err(napi::Error::new(
+                Code("INVALID_ARGUMENT"),
+                format!("record {pos} out of range"),
+            ))
         }
     }
 }
 
 /// `forkFrom` file work; returns the new file's path.
 #[napi(catch_unwind)]
-pub fn fork_file(source: String, target_cwd: String, dir: String, custom_id: Option<String>) -> Result<String, Code> {
-    session::fork_file(Path::new(&source), &target_cwd, Path::new(&dir), custom_id.as_deref())
-        .map(|p| p.to_string_lossy().into_owned())
-        .map_err(to_napi)
+pub fn fork_file(
+    source: String,
+    target_cwd: String,
+    dir: String,
+    custom_id: Option<String>,
+) -> Result<String, Code> {
+    session::fork_file(
+        Path::new(&source),
+        &target_cwd,
+        Path::new(&dir),
+        custom_id.as_deref(),
+    )
+    .map(|p| p.to_string_lossy().into_owned())
+    .map_err(to_napi)
 }
 
 #[napi(object)]
@@ -274,29 +320,45 @@ pub struct HeaderScan {
 #[napi(catch_unwind)]
 pub fn scan_header(path: String) -> Result<HeaderScan, Code> {
     match listing::read_header(Path::new(&path)) {
-        Ok(Some(h)) => Ok(HeaderScan { kind: "header".into(), cwd: h.cwd }),
-        Ok(None) => Ok(HeaderScan { kind: "none".into(), cwd: None }),
-        Err(listing::ScanError::Limit) => Ok(HeaderScan { kind: "limit".into(), cwd: None }),
-        Err(listing::ScanError::Io(e)) => Err(to_napi(pi_session_core::Error::io(&e, "read", Path::new(&path)))),
+        Ok(Some(h)) => Ok(HeaderScan {
+            kind: "header".into(),
+            cwd: h.cwd,
+        }),
+        Ok(None) => Ok(HeaderScan {
+            kind: "none".into(),
+            cwd: None,
+        }),
+        Err(listing::ScanError::Limit) => Ok(HeaderScan {
+            kind: "limit".into(),
+            cwd: None,
+        }),
+        Err(listing::ScanError::Io(e)) => Err(to_napi(pi_session_core::Error::io(
+            &e,
+            "read",
+            Path::new(&path),
+        ))),
     }
 }
 
 #[napi(catch_unwind)]
 pub fn find_most_recent(dir: String, resolved_cwd: Option<String>) -> Option<String> {
-    listing::find_most_recent(Path::new(&dir), resolved_cwd.as_deref()).map(|p| p.to_string_lossy().into_owned())
+    listing::find_most_recent(Path::new(&dir), resolved_cwd.as_deref())
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 #[napi(catch_unwind)]
 pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Option<String> {
-    listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref()).map(|p| p.to_string_lossy().into_owned())
+    listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref())
+        .map(|p| p.to_string_lossy().into_owned())
 }
-
 
 /// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
 #[napi(catch_unwind)]
 pub fn load_entries_json(path: String) -> Result<String, Code> {
     let loaded = session::load_file(Path::new(&path)).map_err(to_napi)?;
-    let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else { return Ok("[]".into()) };
+    let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else {
+        return Ok("[]".into());
+    };
     let mut out = Vec::with_capacity(loaded.text.len() + 2);
     out.push(b'[');
     for (i, (line, _)) in loaded.records().enumerate() {
@@ -306,14 +368,19 @@ pub fn load_entries_json(path: String) -> Result<String, Code> {
         out.extend_from_slice(line);
     }
     out.push(b']');
-    Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// `.jsonl` names of a directory, in the order `list` reads them (name descending).
 #[napi(catch_unwind)]
 pub fn list_dir_names(dir: String) -> Result<Vec<String>, Code> {
     listing::list_dir_files(Path::new(&dir))
-        .map(|v| v.into_iter().filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).collect())
+        .map(|v| {
+            v.into_iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect()
+        })
         .map_err(|e| to_napi(pi_session_core::Error::io(&e, "scandir", Path::new(&dir))))
 }
 
@@ -332,8 +399,15 @@ pub fn list_all_candidates(root: String) -> Vec<Candidate> {
     listing::list_all_candidates(Path::new(&root))
         .into_iter()
         .map(|(p, m)| {
-            let name = |q: Option<&std::ffi::OsStr>| q.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            Candidate { dir: name(p.parent().and_then(|d| d.file_name())), file: name(p.file_name()), mtime_ms: m }
+            let name = |q: Option<&std::ffi::OsStr>| {
+                q.map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            Candidate {
+                dir: name(p.parent().and_then(|d| d.file_name())),
+                file: name(p.file_name()),
+                mtime_ms: m,
+            }
         })
         .collect()
 }
@@ -347,7 +421,10 @@ impl Task for SummarizeTask {
     type JsValue = Vec<Option<String>>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .min(8);
         Ok(listing::summarize_many(&self.files, threads))
     }
 
@@ -358,11 +435,19 @@ impl Task for SummarizeTask {
 
 /// Summaries (`SessionInfo` ingredients as JSON text, or null for skipped files), off the JS thread.
 #[napi(catch_unwind)]
-pub fn summarize_files(paths: Vec<String>, mtimes: Option<Vec<Option<f64>>>) -> AsyncTask<SummarizeTask> {
+pub fn summarize_files(
+    paths: Vec<String>,
+    mtimes: Option<Vec<Option<f64>>>,
+) -> AsyncTask<SummarizeTask> {
     let files = paths
         .into_iter()
         .enumerate()
-        .map(|(i, p)| (PathBuf::from(p), mtimes.as_ref().and_then(|m| m.get(i).copied().flatten())))
+        .map(|(i, p)| {
+            (
+                PathBuf::from(p),
+                mtimes.as_ref().and_then(|m| m.get(i).copied().flatten()),
+            )
+        })
         .collect();
     AsyncTask::new(SummarizeTask { files })
 }

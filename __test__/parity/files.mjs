@@ -65,10 +65,13 @@ export class MtimeClock {
     this.threshold = Date.now() - 60_000;
   }
 
-  /** Give files written since the last call (mtime in the real-clock range) a unique past mtime. */
-  settle(root, norm) {
+  /**
+   * Give files written since the last call (mtime in the real-clock range) a unique past mtime.
+   * `items` may be a snapshot() result, to avoid walking the tree again.
+   */
+  settle(root, norm, items = walk(root)) {
     const written = [];
-    for (const it of walk(root)) {
+    for (const it of items) {
       if (it.isDir) continue;
       let st;
       try {

@@ -54,6 +54,9 @@ export class Normalizer {
     this.uuids = new Map();
     this.uuidCount = 0;
     this.rootPairs = [];
+    // Long strings with nothing but (possibly) root prefixes in them normalize the same way
+    // forever; caching them keeps repeated large message texts cheap.
+    this.stableCache = new Map();
     this.clockFrom = (options.clockFrom ?? MODULE_LOADED_AT) - (options.clockSlackMs ?? WINDOW_SLACK_MS);
     this.clockSlack = options.clockSlackMs ?? WINDOW_SLACK_MS;
     for (const root of options.roots ?? []) this.addRoot(root);
@@ -61,6 +64,7 @@ export class Normalizer {
 
   /** Replace this directory prefix (and its encoded default-dir form) in every string. */
   addRoot(root, placeholder = "<ROOT>") {
+    this.stableCache?.clear();
     const enc = encodeCwdLikeReference(root);
     this.rootPairs.push([root, placeholder]);
     this.rootPairs.push([enc, `${placeholder.slice(0, -1)}ENC>`]);
@@ -127,6 +131,15 @@ export class Normalizer {
    * With assign=false nothing new is numbered (used to compute stable sort keys).
    */
   string(s, assign = true) {
+    if (s.length >= 48) {
+      const hit = this.stableCache.get(s);
+      if (hit !== undefined) return hit;
+      if (!MAYBE_HEX8_RE.test(s) && !MAYBE_TS_RE.test(s)) {
+        const out = this._common(s, assign);
+        if (this.stableCache.size < 5000) this.stableCache.set(s, out);
+        return out;
+      }
+    }
     s = this._common(s, assign);
     if (HEX8_FULL_RE.test(s)) return assign ? this.id(s) : (this.ids.get(s) ?? "id?");
     return this._knownIds(s);
@@ -191,13 +204,13 @@ export class Normalizer {
         Object.defineProperty(out, "$class", { value: name, enumerable: true, writable: true, configurable: true });
       }
       for (const key of Object.keys(v)) {
-        // defineProperty keeps an own "__proto__" key an own key.
-        Object.defineProperty(out, key, {
-          value: this._value(v[key], stack),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        const nv = this._value(v[key], stack);
+        if (key === "__proto__") {
+          // defineProperty keeps an own "__proto__" key an own key.
+          Object.defineProperty(out, key, { value: nv, enumerable: true, writable: true, configurable: true });
+        } else {
+          out[key] = nv;
+        }
       }
       return out;
     } finally {

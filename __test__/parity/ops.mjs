@@ -295,6 +295,18 @@ function genSessionIdRef(g) {
   ])();
 }
 
+/** Discovery over the final file set, run at the end of every sequence. */
+export function genEpilogue() {
+  return [
+    st("list", "list", [ref("cwd"), ref("sessDir")], { list: true }),
+    st("list", "list", [ref("cwd")], { list: true }),
+    st("listAll", "listAll", [ref("sessDir")], { list: true }),
+    st("listAll", "listAll", [], { list: true }),
+    st("findById", "findById", [ref("cwd"), ref("curSid"), ref("sessDir")]),
+    st("continueRecent", "continueRecent", [ref("cwd"), ref("sessDir")], { becomesCurrent: true }),
+  ];
+}
+
 const VALID_ID_CANDIDATES = ["1", "a", "A.b_c-9", "abc", "ä", "-a", "a-", ".a", "a b", "", "a..b", "a__b", "Z9", "x\n"];
 
 export function genStep(g) {

@@ -12,7 +12,7 @@ import util from "node:util";
 import { DataGen } from "./data.mjs";
 import { MtimeClock, snapshot } from "./files.mjs";
 import { cloneAwkward, encodeCwdLikeReference, keyOrderDiff, Normalizer } from "./normalize.mjs";
-import { GenContext, genStart, genStep, Ref } from "./ops.mjs";
+import { GenContext, genEpilogue, genStart, genStep, Ref } from "./ops.mjs";
 import { Rng } from "./prng.mjs";
 
 const SYNTHETIC_JSONL =
@@ -402,9 +402,11 @@ export async function runSequence({ seed, steps, modA, modB, implName, onStep })
   let ok = false;
   try {
     check("CURRENT_SESSION_VERSION", A.norm.value(modA.CURRENT_SESSION_VERSION), B.norm.value(modB.CURRENT_SESSION_VERSION));
-    for (stepNo = 0; stepNo <= steps; stepNo++) {
+    const epilogue = genEpilogue();
+    const total = steps + 1 + epilogue.length;
+    for (stepNo = 0; stepNo < total; stepNo++) {
       g.state = A.sm ? stateOf(A) : { entries: [], idCount: 0, files: A.files, sidCount: 0 };
-      const op = stepNo === 0 ? genStart(g) : genStep(g);
+      const op = stepNo === 0 ? genStart(g) : stepNo <= steps ? genStep(g) : epilogue[stepNo - steps - 1];
       log.push(`${String(stepNo).padStart(3)}: ${describeOp(op)}`);
 
       const rA = await applyOp(A, op);
@@ -422,10 +424,17 @@ export async function runSequence({ seed, steps, modA, modB, implName, onStep })
       if (!A.sm) throw new Error("harness: the start operation did not produce a manager");
       if (!B.sm) throw new Mismatch("the start operation produced no manager on the implementation");
 
-      A.clock.settle(A.root, A.norm);
-      B.clock.settle(B.root, B.norm);
       harvest(A);
       harvest(B);
+
+      const snapA = snapshot(A.root, A.norm);
+      const snapB = snapshot(B.root, B.norm);
+      compareSnapshots(snapA, snapB);
+      const filesOf = (snap) => snap.filter((it) => !it.isDir && it.rel.endsWith(".jsonl")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      A.files = filesOf(snapA);
+      B.files = filesOf(snapB);
+      A.clock.settle(A.root, A.norm, snapA);
+      B.clock.settle(B.root, B.norm, snapB);
 
       g.state = stateOf(A);
       const p = sweepParams(g);
@@ -437,20 +446,16 @@ export async function runSequence({ seed, steps, modA, modB, implName, onStep })
         if (nameB !== name) throw new Error(`harness: sweep order (${name} vs ${nameB})`);
         check(`after step: ${name}`, normCapture(A, cA), normCapture(B, cB));
       }
-
-      const snapA = snapshot(A.root, A.norm);
-      const snapB = snapshot(B.root, B.norm);
-      compareSnapshots(snapA, snapB);
-      const filesOf = (snap) => snap.filter((it) => !it.isDir && it.rel.endsWith(".jsonl")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      A.files = filesOf(snapA);
-      B.files = filesOf(snapB);
     }
+    // Anything the last sweep wrote (e.g. a repair by loadEntriesFromFile) is still compared.
+    stepNo = "final";
+    compareSnapshots(snapshot(A.root, A.norm), snapshot(B.root, B.norm));
     ok = true;
   } catch (e) {
     const kind = e instanceof Mismatch ? "PARITY MISMATCH" : "HARNESS ERROR";
     const detail = e instanceof Mismatch ? e.message : (e?.stack ?? String(e));
     const msg = [
-      `${kind} (seed=${seed}, step ${stepNo} of ${steps}, implementation=${implName})`,
+      `${kind} (seed=${seed}, step ${stepNo}; ${steps} steps + start + epilogue, implementation=${implName})`,
       `op: ${log[log.length - 1] ?? "(none)"}`,
       detail,
       `replay: PARITY_SEED=${seed} PARITY_RUNS=1 PARITY_STEPS=${steps}${implName === "reference" ? " PARITY_IMPL=reference" : ""} node --test __test__/parity.test.mjs`,

@@ -36,7 +36,10 @@ pub struct Plan {
 
 /// Select context entries from a root-first path (`buildContextEntries`).
 pub fn select(s: &Session, path: &[u32]) -> Vec<u32> {
-    let Some(c) = path.iter().rposition(|&p| s.meta(p).kind == Kind::Compaction) else {
+    let Some(c) = path
+        .iter()
+        .rposition(|&p| s.meta(p).kind == Kind::Compaction)
+    else {
         return path.to_vec();
     };
     let comp = s.meta(path[c]);
@@ -94,7 +97,11 @@ pub fn plan(s: &Session, path: &[u32]) -> Plan {
                     flags |= FLAG_RETAINED_TAIL;
                 }
             }
-            Selected { pos: p, edit: edits.get(&*m.id).copied(), flags }
+            Selected {
+                pos: p,
+                edit: edits.get(&*m.id).copied(),
+                flags,
+            }
         })
         .collect();
     plan

@@ -62,7 +62,14 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Error { code, message: message.into(), errno_name: None, errno: None, syscall: None, path: None }
+        Error {
+            code,
+            message: message.into(),
+            errno_name: None,
+            errno: None,
+            syscall: None,
+            path: None,
+        }
     }
 
     pub fn entry_not_found(id: &str) -> Self {

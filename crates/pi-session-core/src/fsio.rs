@@ -41,7 +41,8 @@ pub fn read_all(path: &Path) -> Result<Option<Vec<u8>>> {
     match File::open(path) {
         Ok(mut f) => {
             let mut buf = Vec::with_capacity(f.metadata().map(|m| m.len() as usize).unwrap_or(0));
-            f.read_to_end(&mut buf).map_err(|e| Error::io(&e, "read", path))?;
+            f.read_to_end(&mut buf)
+                .map_err(|e| Error::io(&e, "read", path))?;
             Ok(Some(buf))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -63,7 +64,11 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
 
 /// Append bytes (complete lines) in a single write.
 pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let mut f = OpenOptions::new().append(true).create(true).open(path).map_err(|e| Error::io(&e, "open", path))?;
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| Error::io(&e, "open", path))?;
     write_whole(&mut f, bytes, path)?;
     if durability == Durability::Fsync {
         f.sync_data().map_err(|e| Error::io(&e, "fsync", path))?;
@@ -73,7 +78,11 @@ pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
 
 /// Create a file that must not exist yet, with all its content.
 pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| Error::io(&e, "open", path))?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(&e, "open", path))?;
     if let Err(e) = write_whole(&mut f, bytes, path) {
         // Nothing of a half-written first flush may stay behind: the name must be reusable.
         drop(f);
@@ -94,10 +103,18 @@ pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// [`replace_atomic`] with a hook run after the temp file is durable and before the rename; tests
 /// use it to simulate a crash at that moment.
-pub fn replace_atomic_with_hook(path: &Path, bytes: &[u8], before_rename: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+pub fn replace_atomic_with_hook(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
     let tmp = temp_path(path);
     let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&e, "open", &tmp))?;
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&e, "open", &tmp))?;
         write_whole(&mut f, bytes, &tmp)?;
         f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
         drop(f);
@@ -117,7 +134,11 @@ pub fn replace_atomic_with_hook(path: &Path, bytes: &[u8], before_rename: impl F
 pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temp_path(path);
     let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&e, "open", &tmp))?;
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&e, "open", &tmp))?;
         write_whole(&mut f, bytes, &tmp)?;
         f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
         drop(f);
@@ -148,9 +169,16 @@ pub fn backup(path: &Path, original: &[u8]) -> Result<PathBuf> {
 }
 
 fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let unique = uuid::Uuid::new_v4().simple().to_string();
-    path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), &unique[..8]))
+    path.with_file_name(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        &unique[..8]
+    ))
 }
 
 fn write_whole(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
@@ -160,7 +188,11 @@ fn write_whole(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
 fn sync_dir(path: &Path) {
     #[cfg(unix)]
     if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         if let Ok(d) = File::open(dir) {
             // Best effort: some filesystems refuse fsync on directories.
             let _ = d.sync_all();

@@ -35,7 +35,10 @@ struct V7State {
     sequence: Option<u64>,
 }
 
-static V7: Mutex<V7State> = Mutex::new(V7State { last_ms: 0, sequence: None });
+static V7: Mutex<V7State> = Mutex::new(V7State {
+    last_ms: 0,
+    sequence: None,
+});
 
 const MAX_SEQUENCE: u64 = (1 << 41) - 1;
 
@@ -90,7 +93,9 @@ mod tests {
     fn entry_ids_are_eight_lower_hex_and_avoid_taken_ones() {
         let id = entry_id(|_| false);
         assert_eq!(id.len(), 8);
-        assert!(id.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        assert!(id
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
         let full = entry_id(|_| true);
         assert_eq!(full.len(), 36);
     }

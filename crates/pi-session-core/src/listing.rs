@@ -50,7 +50,9 @@ fn header_candidate(line: &[u8]) -> Option<Option<Header>> {
 pub fn read_header(path: &Path) -> Result<Option<Header>, ScanError> {
     let f = File::open(path).map_err(ScanError::Io)?;
     let mut buf = Vec::with_capacity(64 * 1024);
-    f.take(MAX_HEADER_SCAN_BYTES as u64 + 1).read_to_end(&mut buf).map_err(ScanError::Io)?;
+    f.take(MAX_HEADER_SCAN_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(ScanError::Io)?;
     let over = buf.len() > MAX_HEADER_SCAN_BYTES;
     buf.truncate(MAX_HEADER_SCAN_BYTES);
     let mut start = 0;
@@ -99,20 +101,26 @@ pub fn find_most_recent(dir: &Path, resolved_cwd: Option<&str>) -> Option<PathBu
         let mtime = fs::metadata(&p).ok()?.modified().ok()?;
         files.push((p, mtime));
     }
-    files.sort_by(|a, b| b.1.cmp(&a.1));
-    files.into_iter().map(|(p, _)| p).find(|p| match read_header_for_discovery(p) {
-        Some(h) => resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
-        None => false,
-    })
+    files.sort_by_key(|f| std::cmp::Reverse(f.1));
+    files
+        .into_iter()
+        .map(|(p, _)| p)
+        .find(|p| match read_header_for_discovery(p) {
+            Some(h) => resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
+            None => false,
+        })
 }
 
 /// `SessionManager.findById`: first `.jsonl` in directory order whose header id equals `id`.
 pub fn find_by_id(dir: &Path, id: &str, resolved_cwd: Option<&str>) -> Option<PathBuf> {
     let names = jsonl_names(dir).ok()?;
-    names.into_iter().map(|n| dir.join(n)).find(|p| match read_header_for_discovery(p) {
-        Some(h) => h.id == id && resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
-        None => false,
-    })
+    names
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| match read_header_for_discovery(p) {
+            Some(h) => h.id == id && resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
+            None => false,
+        })
 }
 
 /// Descending order of file names close to `localeCompare`: case-insensitive first, punctuation
@@ -128,8 +136,12 @@ pub fn sort_names_desc(names: &mut [String]) {
         }
     }
     names.sort_by(|a, b| {
-        let ka = a.chars().map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)));
-        let kb = b.chars().map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)));
+        let ka = a
+            .chars()
+            .map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)));
+        let kb = b
+            .chars()
+            .map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)));
         kb.cmp(ka).then_with(|| {
             // Lower case sorts before upper case at equal letters (ICU tertiary order).
             let la = a.chars().map(|c| c.is_uppercase());
@@ -149,7 +161,9 @@ pub fn list_dir_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// Candidates of `listAll()` under the sessions root: every `.jsonl` in every subdirectory (or
 /// symlink), with its mtime (ms) when stat works; newest first, then base name descending.
 pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
-    let Ok(rd) = fs::read_dir(root) else { return Vec::new() };
+    let Ok(rd) = fs::read_dir(root) else {
+        return Vec::new();
+    };
     let mut files = Vec::new();
     for e in rd.flatten() {
         let Ok(ft) = e.file_type() else { continue };
@@ -161,10 +175,16 @@ pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
             files.extend(names.into_iter().map(|n| dir.join(n)));
         }
     }
-    let mut c: Vec<(PathBuf, Option<f64>)> = files.into_iter().map(|p| {
-        let m = fs::metadata(&p).ok().and_then(|m| m.modified().ok()).map(mtime_ms);
-        (p, m)
-    }).collect();
+    let mut c: Vec<(PathBuf, Option<f64>)> = files
+        .into_iter()
+        .map(|p| {
+            let m = fs::metadata(&p)
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .map(mtime_ms);
+            (p, m)
+        })
+        .collect();
     c.sort_by(|a, b| {
         let ma = a.1.unwrap_or(f64::NEG_INFINITY);
         let mb = b.1.unwrap_or(f64::NEG_INFINITY);
@@ -185,7 +205,9 @@ pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
 }
 
 fn base(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
@@ -197,7 +219,17 @@ pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
 
 /// JS `String.prototype.trim` whitespace.
 fn is_js_space(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
 }
 
 /// Trim a canonical (escaped) JS string like `String.prototype.trim`. Escaped control characters
@@ -259,7 +291,10 @@ fn js_join_item(v: &Value, out: &mut String, depth: usize) {
 }
 
 /// Lines as Node's `readline` yields them: split on `\n`, `\r\n` and a lone `\r`.
-fn for_each_line(reader: &mut impl BufRead, mut f: impl FnMut(&[u8]) -> bool) -> std::io::Result<()> {
+fn for_each_line(
+    reader: &mut impl BufRead,
+    mut f: impl FnMut(&[u8]) -> bool,
+) -> std::io::Result<()> {
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
@@ -397,7 +432,13 @@ impl Summary {
             }
             return Feed::Continue;
         };
-        let get = |name: &str| members.iter().rev().find(|(k, _)| k.as_escaped() == name).map(|(_, r)| &line[r.clone()]);
+        let get = |name: &str| {
+            members
+                .iter()
+                .rev()
+                .find(|(k, _)| k.as_escaped() == name)
+                .map(|(_, r)| &line[r.clone()])
+        };
         let ty = get("type").and_then(|r| json::parse(r).ok());
         let is = |t: &str| matches!(&ty, Some(Value::String(s)) if s.eq_str(t));
         if self.header.is_none() {
@@ -415,7 +456,11 @@ impl Summary {
                 None | Some(Ok(Value::Null)) => self.name = None,
                 Some(Ok(Value::String(n))) => {
                     let t = js_trim_escaped(n.as_escaped());
-                    self.name = if t.is_empty() { None } else { Some(t.to_owned()) };
+                    self.name = if t.is_empty() {
+                        None
+                    } else {
+                        Some(t.to_owned())
+                    };
                 }
                 _ => return Feed::Fail,
             }
@@ -424,7 +469,9 @@ impl Summary {
             return Feed::Continue;
         }
         self.message_count += 1;
-        let Some(msg_raw) = get("message") else { return Feed::Fail };
+        let Some(msg_raw) = get("message") else {
+            return Feed::Fail;
+        };
         let msg_members = match json::top_level_members(msg_raw) {
             Ok(Some(m)) => m,
             Ok(None) => {
@@ -436,12 +483,23 @@ impl Summary {
             }
             Err(_) => return Feed::Fail,
         };
-        let mget = |name: &str| msg_members.iter().rev().find(|(k, _)| k.as_escaped() == name).map(|(_, r)| &msg_raw[r.clone()]);
-        let role = match mget("role").and_then(|r| json::parse(r).ok()).and_then(Value::into_string) {
+        let mget = |name: &str| {
+            msg_members
+                .iter()
+                .rev()
+                .find(|(k, _)| k.as_escaped() == name)
+                .map(|(_, r)| &msg_raw[r.clone()])
+        };
+        let role = match mget("role")
+            .and_then(|r| json::parse(r).ok())
+            .and_then(Value::into_string)
+        {
             Some(r) => r,
             None => return Feed::Continue,
         };
-        let Some(content_raw) = mget("content") else { return Feed::Continue };
+        let Some(content_raw) = mget("content") else {
+            return Feed::Continue;
+        };
         let is_user = role.eq_str("user");
         if !is_user && !role.eq_str("assistant") {
             return Feed::Continue;
@@ -455,7 +513,9 @@ impl Summary {
                 Some(Err(_)) => {}
             },
         }
-        let Ok(content) = json::parse(content_raw) else { return Feed::Fail };
+        let Ok(content) = json::parse(content_raw) else {
+            return Feed::Fail;
+        };
         let mut text = String::new();
         match &content {
             Value::String(s) => text.push_str(s.as_escaped()),

@@ -114,7 +114,10 @@ fn v2_to_v3(values: &mut [Value]) {
             if let Value::Object(o) = v {
                 if let Some(Value::Object(m)) = o.get_mut("message") {
                     if matches!(m.get("role"), Some(Value::String(r)) if r.eq_str("hookMessage")) {
-                        m.insert(JsStr::from_str("role"), Value::String(JsStr::from_str("custom")));
+                        m.insert(
+                            JsStr::from_str("role"),
+                            Value::String(JsStr::from_str("custom")),
+                        );
                     }
                 }
             }
@@ -125,11 +128,17 @@ fn v2_to_v3(values: &mut [Value]) {
 /// Migrate a loaded file if its version is old. `None` when nothing needs migrating.
 pub fn migrate_file(loaded: &LoadedFile) -> Option<Migration> {
     // Only objects can be migrated; the reference would throw on scalar records, we keep them as is.
-    let header = loaded.records().find(|(_, m)| m.kind == Kind::Header).and_then(|(l, _)| json::parse(l).ok());
+    let header = loaded
+        .records()
+        .find(|(_, m)| m.kind == Kind::Header)
+        .and_then(|(l, _)| json::parse(l).ok());
     if version_of(header.as_ref()) >= 3.0 {
         return None;
     }
-    let mut values: Vec<Value> = loaded.records().map(|(l, _)| json::parse(l).unwrap_or(Value::Null)).collect();
+    let mut values: Vec<Value> = loaded
+        .records()
+        .map(|(l, _)| json::parse(l).unwrap_or(Value::Null))
+        .collect();
     if !migrate_values(&mut values) {
         return None;
     }
@@ -151,5 +160,10 @@ pub fn migrate_file(loaded: &LoadedFile) -> Option<Migration> {
         }
         file_bytes.push(b'\n');
     }
-    Some(Migration { text, records, file_bytes, original: loaded.text.clone() })
+    Some(Migration {
+        text,
+        records,
+        file_bytes,
+        original: loaded.text.clone(),
+    })
 }

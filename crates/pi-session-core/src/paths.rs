@@ -87,7 +87,9 @@ pub fn normalize_posix(p: &str) -> String {
 
 /// The process's current directory as Node's `process.cwd()` reports it.
 pub fn process_cwd() -> String {
-    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into())
+    std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/".into())
 }
 
 /// The reference's `resolvePath`: normalize (tilde, file URL), then resolve against the process cwd.
@@ -117,8 +119,19 @@ pub fn sessions_root() -> String {
 /// The directory name for a cwd: one leading separator removed, `/ \ :` turned into `-`, wrapped
 /// in `--…--`.
 pub fn encode_cwd(resolved_cwd: &str) -> String {
-    let trimmed = resolved_cwd.strip_prefix(['/', '\\']).unwrap_or(resolved_cwd);
-    let body: String = trimmed.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
+    let trimmed = resolved_cwd
+        .strip_prefix(['/', '\\'])
+        .unwrap_or(resolved_cwd);
+    let body: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
     format!("--{body}--")
 }
 
@@ -136,7 +149,10 @@ mod tests {
     fn cwd_encoding_matches_the_reference_examples() {
         assert_eq!(encode_cwd("/home/u/proj:x y"), "--home-u-proj-x y--");
         assert_eq!(encode_cwd("/"), "----");
-        assert_eq!(encode_cwd(&normalize_posix("/a\\b:c/d.e/")), "--a-b-c-d.e--");
+        assert_eq!(
+            encode_cwd(&normalize_posix("/a\\b:c/d.e/")),
+            "--a-b-c-d.e--"
+        );
         assert_eq!(encode_cwd(&normalize_posix("/a//b/../c")), "--a-c--");
     }
 

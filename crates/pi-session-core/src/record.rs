@@ -145,7 +145,11 @@ pub fn read_meta(line: &[u8]) -> Option<Meta> {
         Ok(Some(m)) => m,
         Ok(None) => {
             let v = json::parse(line).ok()?;
-            return if v.is_truthy() { Some(Meta::empty(Kind::NonObject)) } else { None };
+            return if v.is_truthy() {
+                Some(Meta::empty(Kind::NonObject))
+            } else {
+                None
+            };
         }
     };
     // JSON.parse keeps the last of duplicate keys, so later members overwrite earlier ones here.
@@ -211,13 +215,15 @@ pub fn read_meta(line: &[u8]) -> Option<Meta> {
             if let Some(r) = first_kept_raw {
                 meta.first_kept = key_of(r);
             }
-            meta.retained_tail = tail_raw.is_some_and(|r| r.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'['));
+            meta.retained_tail = tail_raw
+                .is_some_and(|r| r.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'['));
         }
         Kind::Label => {
             if let Some(r) = target_raw {
                 meta.target = key_of(r);
             }
-            meta.label_truthy = label_raw.is_some_and(|r| json::parse(r).map(|v| v.is_truthy()).unwrap_or(false));
+            meta.label_truthy =
+                label_raw.is_some_and(|r| json::parse(r).map(|v| v.is_truthy()).unwrap_or(false));
         }
         Kind::ContextEdit => {
             if let Some(r) = target_raw {

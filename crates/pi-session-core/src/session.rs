@@ -105,7 +105,9 @@ impl Labels {
         }
     }
     fn get(&self, target: &str) -> Option<u32> {
-        self.at.get(target).and_then(|&i| self.order[i].as_ref().map(|(_, p)| *p))
+        self.at
+            .get(target)
+            .and_then(|&i| self.order[i].as_ref().map(|(_, p)| *p))
     }
     fn iter(&self) -> impl Iterator<Item = (&Key, u32)> {
         self.order.iter().flatten().map(|(k, p)| (k, *p))
@@ -129,6 +131,8 @@ pub struct LoadReport {
     pub backup: Option<PathBuf>,
     /// The file was empty and received a fresh header.
     pub initialized: bool,
+    /// The file's records became the state (false: a fresh session was started for the path).
+    pub loaded: bool,
 }
 
 /// A file's lines as `loadEntriesFromFile` sees them.
@@ -162,7 +166,9 @@ impl LoadedFile {
     }
 
     pub fn records(&self) -> impl Iterator<Item = (&[u8], &Meta)> {
-        self.lines.iter().filter_map(|(s, e, m)| m.as_ref().map(|m| (&self.text[*s..*e], m)))
+        self.lines
+            .iter()
+            .filter_map(|(s, e, m)| m.as_ref().map(|m| (&self.text[*s..*e], m)))
     }
 
     pub fn ends_with_newline(&self) -> bool {
@@ -174,7 +180,9 @@ impl LoadedFile {
 /// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
 /// fresh line (nothing else is changed).
 pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
-    let Some(text) = fsio::read_all(path)? else { return Ok(None) };
+    let Some(text) = fsio::read_all(path)? else {
+        return Ok(None);
+    };
     let mut loaded = LoadedFile::parse(text);
     if loaded.has_valid_header() && !loaded.ends_with_newline() {
         fsio::append(path, b"\n", Durability::Buffered)?;
@@ -274,11 +282,16 @@ impl Session {
     }
     /// Position of the first header record (`getHeader()`).
     pub fn header_pos(&self) -> Option<u32> {
-        self.recs.iter().position(|r| r.meta.kind == Kind::Header).map(|p| p as u32)
+        self.recs
+            .iter()
+            .position(|r| r.meta.kind == Kind::Header)
+            .map(|p| p as u32)
     }
     /// Positions of all non-header records in order (`getEntries()`).
     pub fn entry_positions(&self) -> Vec<u32> {
-        (0..self.recs.len() as u32).filter(|&p| self.recs[p as usize].meta.kind != Kind::Header).collect()
+        (0..self.recs.len() as u32)
+            .filter(|&p| self.recs[p as usize].meta.kind != Kind::Header)
+            .collect()
     }
     /// `byId.get(key)`.
     pub fn lookup(&self, key: &str) -> Option<u32> {
@@ -301,11 +314,19 @@ impl Session {
     }
     /// The latest `session_info` record in file order (`getSessionName()` reads its `name`).
     pub fn session_name_pos(&self) -> Option<u32> {
-        self.recs.iter().rposition(|r| r.meta.kind == Kind::SessionInfo).map(|p| p as u32)
+        self.recs
+            .iter()
+            .rposition(|r| r.meta.kind == Kind::SessionInfo)
+            .map(|p| p as u32)
     }
     /// `getChildren(parentId)`: indexed entries whose `parentId` key equals `parent`, in index order.
     pub fn children(&self, parent: &str) -> Vec<u32> {
-        self.index.slots.iter().copied().filter(|&p| &*self.recs[p as usize].meta.parent == parent).collect()
+        self.index
+            .slots
+            .iter()
+            .copied()
+            .filter(|&p| &*self.recs[p as usize].meta.parent == parent)
+            .collect()
     }
 
     // ----- paths --------------------------------------------------------------------------------
@@ -358,8 +379,17 @@ impl Session {
         let start = match &self.leaf {
             Leaf::Null => return Vec::new(),
             Leaf::Id(k) => {
-                let found = if key_truthy(k) { self.index.get(k) } else { None };
-                found.or_else(|| self.recs.iter().rposition(|r| r.meta.kind != Kind::Header).map(|p| p as u32))
+                let found = if key_truthy(k) {
+                    self.index.get(k)
+                } else {
+                    None
+                };
+                found.or_else(|| {
+                    self.recs
+                        .iter()
+                        .rposition(|r| r.meta.kind != Kind::Header)
+                        .map(|p| p as u32)
+                })
             }
         };
         start.map(|p| self.path_to(p)).unwrap_or_default()
@@ -384,7 +414,11 @@ impl Session {
         if meta.is_conversation_message() {
             self.conversation += 1;
         }
-        self.recs.push(Rec { start, end: self.text.len(), meta });
+        self.recs.push(Rec {
+            start,
+            end: self.text.len(),
+            meta,
+        });
         self.parent_slot.push(NO_SLOT);
         pos
     }
@@ -418,20 +452,33 @@ impl Session {
     fn resolve_parents(&mut self, from: usize) {
         for pos in from..self.recs.len() {
             let parent = &self.recs[pos].meta.parent;
-            self.parent_slot[pos] = if key_truthy(parent) { self.index.slot_of.get(parent).copied().unwrap_or(NO_SLOT) } else { NO_SLOT };
+            self.parent_slot[pos] = if key_truthy(parent) {
+                self.index.slot_of.get(parent).copied().unwrap_or(NO_SLOT)
+            } else {
+                NO_SLOT
+            };
         }
     }
 
     /// `newSession(options)`: `custom_id` is validated first; `parent_session_json` is the JSON of
     /// `options.parentSession` (omitted when undefined). Never touches disk.
-    pub fn new_session(&mut self, custom_id: Option<&str>, parent_session_json: Option<&str>) -> Result<NewSession> {
+    pub fn new_session(
+        &mut self,
+        custom_id: Option<&str>,
+        parent_session_json: Option<&str>,
+    ) -> Result<NewSession> {
         if let Some(id) = custom_id {
             if !ids::is_valid_session_id(id) {
-                return Err(Error::new(ErrorCode::InvalidSessionId, ids::INVALID_SESSION_ID_MESSAGE));
+                return Err(Error::new(
+                    ErrorCode::InvalidSessionId,
+                    ids::INVALID_SESSION_ID_MESSAGE,
+                ));
             }
         }
         let (timestamp, ms) = timefmt::now_iso();
-        let id = custom_id.map(str::to_owned).unwrap_or_else(|| ids::session_uuid_v7(ms));
+        let id = custom_id
+            .map(str::to_owned)
+            .unwrap_or_else(|| ids::session_uuid_v7(ms));
         let line = header_line(&id, &timestamp, &self.cwd, parent_session_json);
         self.reset_state();
         let meta = record::read_meta(line.as_bytes()).expect("header line is valid JSON");
@@ -439,9 +486,17 @@ impl Session {
         self.session_id = id.clone();
         self.flushed = false;
         if self.persist {
-            self.file = Some(Path::new(&self.session_dir).join(format!("{}_{}.jsonl", timefmt::file_timestamp(&timestamp), id)));
+            self.file = Some(Path::new(&self.session_dir).join(format!(
+                "{}_{}.jsonl",
+                timefmt::file_timestamp(&timestamp),
+                id
+            )));
         }
-        Ok(NewSession { id, timestamp, file: self.file.clone() })
+        Ok(NewSession {
+            id,
+            timestamp,
+            file: self.file.clone(),
+        })
     }
 
     /// `setSessionFile(path)` with an already resolved path.
@@ -450,7 +505,11 @@ impl Session {
     }
 
     /// As [`Session::set_session_file`], reusing a file already read by the caller.
-    pub fn set_session_file_with(&mut self, path: PathBuf, preloaded: Option<LoadedFile>) -> Result<LoadReport> {
+    pub fn set_session_file_with(
+        &mut self,
+        path: PathBuf,
+        preloaded: Option<LoadedFile>,
+    ) -> Result<LoadReport> {
         // The reference records the path before reading, so it stays set even when loading throws.
         self.file = Some(path.clone());
         let loaded = match preloaded {
@@ -474,13 +533,19 @@ impl Session {
                 self.file = Some(path);
                 self.rewrite_file()?;
                 self.flushed = true;
-                Ok(LoadReport { initialized: true, ..LoadReport::default() })
+                Ok(LoadReport {
+                    initialized: true,
+                    ..LoadReport::default()
+                })
             }
             Some(loaded) => {
                 self.file = Some(path);
                 let report = self.load_records(loaded)?;
                 self.flushed = true;
-                Ok(report)
+                Ok(LoadReport {
+                    loaded: true,
+                    ..report
+                })
             }
         }
     }
@@ -493,7 +558,12 @@ impl Session {
         let (text, lines) = match &migration {
             Some(m) => (m.text.clone(), m.records.clone()),
             None => {
-                let recs: Vec<(usize, usize)> = loaded.lines.iter().filter(|(_, _, m)| m.is_some()).map(|(s, e, _)| (*s, *e)).collect();
+                let recs: Vec<(usize, usize)> = loaded
+                    .lines
+                    .iter()
+                    .filter(|(_, _, m)| m.is_some())
+                    .map(|(s, e, _)| (*s, *e))
+                    .collect();
                 (loaded.text, recs)
             }
         };
@@ -509,7 +579,10 @@ impl Session {
                 self.push_record(line, meta);
             }
         }
-        self.session_id = self.header_pos().map(|p| header_id_string(self.line(p))).unwrap_or_default();
+        self.session_id = self
+            .header_pos()
+            .map(|p| header_id_string(self.line(p)))
+            .unwrap_or_default();
         self.build_index();
         Ok(report)
     }
@@ -542,7 +615,8 @@ impl Session {
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
-        let meta = record::read_meta(line).ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
+        let meta = record::read_meta(line)
+            .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
         let id = meta.id.clone();
         let is_label = meta.kind == Kind::Label;
         let (target, label_truthy) = (meta.target.clone(), meta.label_truthy);
@@ -578,7 +652,9 @@ impl Session {
         if !self.persist {
             return Ok(());
         }
-        let Some(file) = self.file.clone() else { return Ok(()) };
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
         if !self.flushed {
             if self.conversation == 0 {
                 return Ok(());
@@ -599,7 +675,9 @@ impl Session {
         if !self.persist {
             return Ok(());
         }
-        let Some(file) = self.file.clone() else { return Ok(()) };
+        let Some(file) = self.file.clone() else {
+            return Ok(());
+        };
         if !self.flushed {
             if self.conversation == 0 {
                 return Ok(());
@@ -674,7 +752,11 @@ impl Session {
     /// `createBranchedSession(leafId)`; `start` is the key of `leafId ?? current leaf`, `display`
     /// its text for the error. The new file is written (when it must be) before memory changes, so a
     /// failed write leaves the manager as it was.
-    pub fn create_branched_session(&mut self, start: Option<&str>, display: &str) -> Result<Option<PathBuf>> {
+    pub fn create_branched_session(
+        &mut self,
+        start: Option<&str>,
+        display: &str,
+    ) -> Result<Option<PathBuf>> {
         let path = self.branch_from(start);
         if path.is_empty() {
             return Err(Error::entry_not_found(display));
@@ -686,11 +768,19 @@ impl Session {
             (Some(f), true) => Some(to_js_string_json(&f.to_string_lossy())),
             _ => None,
         };
-        let mut lines = vec![header_line(&new_id, &timestamp, &self.cwd, parent_json.as_deref()).into_bytes()];
+        let mut lines =
+            vec![header_line(&new_id, &timestamp, &self.cwd, parent_json.as_deref()).into_bytes()];
         lines.extend(plan);
         if self.persist {
-            let new_file = Path::new(&self.session_dir).join(format!("{}_{}.jsonl", timefmt::file_timestamp(&timestamp), new_id));
-            let has_conversation = lines.iter().skip(1).any(|l| record::read_meta(l).is_some_and(|m| m.is_conversation_message()));
+            let new_file = Path::new(&self.session_dir).join(format!(
+                "{}_{}.jsonl",
+                timefmt::file_timestamp(&timestamp),
+                new_id
+            ));
+            let has_conversation = lines
+                .iter()
+                .skip(1)
+                .any(|l| record::read_meta(l).is_some_and(|m| m.is_conversation_message()));
             if has_conversation {
                 let mut bytes = Vec::new();
                 for l in &lines {
@@ -721,7 +811,12 @@ fn join_lines(lines: &[String]) -> Vec<u8> {
 
 /// The header line exactly as the reference serializes it: `type, version, id, timestamp, cwd,
 /// parentSession` (the last omitted when undefined).
-pub fn header_line(id: &str, timestamp: &str, cwd: &str, parent_session_json: Option<&str>) -> String {
+pub fn header_line(
+    id: &str,
+    timestamp: &str,
+    cwd: &str,
+    parent_session_json: Option<&str>,
+) -> String {
     let mut s = String::with_capacity(96 + cwd.len());
     s.push_str("{\"type\":\"session\",\"version\":3,\"id\":");
     s.push_str(&to_js_string_json(id));
@@ -755,26 +850,43 @@ fn header_id_string(line: &[u8]) -> String {
 /// `SessionManager.forkFrom` file work: copy every non-header record of `source` (migrated to v3
 /// first, unlike the reference) under a new header into `dir`. The new file appears complete or
 /// not at all (temp file, then an exclusive link), and an existing name fails with `EEXIST`.
-pub fn fork_file(source: &Path, target_cwd: &str, dir: &Path, custom_id: Option<&str>) -> Result<PathBuf> {
+pub fn fork_file(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+) -> Result<PathBuf> {
     let loaded = load_file(source)?;
     let loaded = match loaded {
         Some(l) if l.has_valid_header() => l,
         _ => {
             return Err(Error::new(
                 ErrorCode::ForkSourceInvalid,
-                format!("Cannot fork: source session file is empty or invalid: {}", source.display()),
+                format!(
+                    "Cannot fork: source session file is empty or invalid: {}",
+                    source.display()
+                ),
             ))
         }
     };
     fsio::ensure_dir(dir)?;
     if let Some(id) = custom_id {
         if !ids::is_valid_session_id(id) {
-            return Err(Error::new(ErrorCode::InvalidSessionId, ids::INVALID_SESSION_ID_MESSAGE));
+            return Err(Error::new(
+                ErrorCode::InvalidSessionId,
+                ids::INVALID_SESSION_ID_MESSAGE,
+            ));
         }
     }
     let (timestamp, ms) = timefmt::now_iso();
-    let id = custom_id.map(str::to_owned).unwrap_or_else(|| ids::session_uuid_v7(ms));
-    let file = dir.join(format!("{}_{}.jsonl", timefmt::file_timestamp(&timestamp), id));
+    let id = custom_id
+        .map(str::to_owned)
+        .unwrap_or_else(|| ids::session_uuid_v7(ms));
+    let file = dir.join(format!(
+        "{}_{}.jsonl",
+        timefmt::file_timestamp(&timestamp),
+        id
+    ));
     let parent = to_js_string_json(&source.to_string_lossy());
     let mut out = header_line(&id, &timestamp, target_cwd, Some(&parent)).into_bytes();
     out.push(b'\n');

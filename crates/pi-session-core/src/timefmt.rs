@@ -41,7 +41,14 @@ pub fn parse_iso_strict(s: &str) -> Option<f64> {
     if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
         return None;
     }
-    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let (y, mo, d, h, mi, se) = (
+        num(0..4)?,
+        num(5..7)?,
+        num(8..10)?,
+        num(11..13)?,
+        num(14..16)?,
+        num(17..19)?,
+    );
     let millis = if b.len() == 24 {
         if b[19] != b'.' {
             return None;
@@ -50,18 +57,25 @@ pub fn parse_iso_strict(s: &str) -> Option<f64> {
     } else {
         0
     };
-    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59 {
+    if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59
+    {
         return None;
     }
     let days = days_from_civil(y as i64, mo, d);
-    Some((days * 86_400_000 + (h as i64) * 3_600_000 + (mi as i64) * 60_000 + (se as i64) * 1000 + millis as i64) as f64)
+    Some(
+        (days * 86_400_000
+            + (h as i64) * 3_600_000
+            + (mi as i64) * 60_000
+            + (se as i64) * 1000
+            + millis as i64) as f64,
+    )
 }
 
 fn days_in_month(y: u32, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
         _ => 28,
     }
 }
@@ -94,7 +108,14 @@ mod tests {
     fn strict_parser_refuses_what_it_cannot_vouch_for() {
         assert_eq!(parse_iso_strict("1970-01-01T00:00:00Z"), Some(0.0));
         assert_eq!(parse_iso_strict("2024-02-29T00:00:00.000Z").is_some(), true);
-        for bad in ["2023-02-29T00:00:00.000Z", "2024-01-01", "2024-01-01T00:00:00.000", "garbage", "2024-13-01T00:00:00.000Z", "2024-01-01T24:00:00.000Z"] {
+        for bad in [
+            "2023-02-29T00:00:00.000Z",
+            "2024-01-01",
+            "2024-01-01T00:00:00.000",
+            "garbage",
+            "2024-13-01T00:00:00.000Z",
+            "2024-01-01T24:00:00.000Z",
+        ] {
             assert_eq!(parse_iso_strict(bad), None, "{bad}");
         }
     }

@@ -135,13 +135,19 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> Vec<Vec<u8>> {
             replacement.insert(l, m.id.clone());
         }
         // `{...scalar}` copies nothing.
-        let mut obj = json::parse(s.line(p)).ok().and_then(Value::into_object).unwrap_or_default();
+        let mut obj = json::parse(s.line(p))
+            .ok()
+            .and_then(Value::into_object)
+            .unwrap_or_default();
         assign(&mut obj, "parentId", key_value(&parent_key));
         if m.kind == Kind::Compaction {
             let fk: Key = if m.first_kept == m.id {
                 m.id.clone()
             } else {
-                replacement.get(&m.first_kept).cloned().unwrap_or_else(|| m.first_kept.clone())
+                replacement
+                    .get(&m.first_kept)
+                    .cloned()
+                    .unwrap_or_else(|| m.first_kept.clone())
             };
             assign(&mut obj, "firstKeptEntryId", key_value(&fk));
         }

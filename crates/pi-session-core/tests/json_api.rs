@@ -111,12 +111,34 @@ fn decoding_an_unchecked_escaped_string_is_total() {
 #[test]
 fn object_keys_enumerate_indices_first_then_insertion_order() {
     let mut o = Object::new();
-    for k in ["b", "10", "1", "a", "01", "-1", "4294967294", "4294967295", "1.5", "0"] {
+    for k in [
+        "b",
+        "10",
+        "1",
+        "a",
+        "01",
+        "-1",
+        "4294967294",
+        "4294967295",
+        "1.5",
+        "0",
+    ] {
         o.insert(JsStr::from_str(k), Value::Null);
     }
     assert_eq!(
         keys(&o),
-        ["0", "1", "10", "4294967294", "b", "a", "01", "-1", "4294967295", "1.5"]
+        [
+            "0",
+            "1",
+            "10",
+            "4294967294",
+            "b",
+            "a",
+            "01",
+            "-1",
+            "4294967295",
+            "1.5"
+        ]
     );
     assert_eq!(o.len(), 10);
 }
@@ -149,8 +171,14 @@ fn lookups_take_decoded_keys() {
     assert_eq!(o.get("07"), None);
     assert!(o.contains_key("A"));
     *o.get_mut("A").unwrap() = Value::from("x");
-    assert_eq!(o.get("A").and_then(Value::as_str), Some(&JsStr::from_str("x")));
-    assert_eq!(o.get_js(&JsStr::from_str("a\"b")), Some(&Value::Number(1.0)));
+    assert_eq!(
+        o.get("A").and_then(Value::as_str),
+        Some(&JsStr::from_str("x"))
+    );
+    assert_eq!(
+        o.get_js(&JsStr::from_str("a\"b")),
+        Some(&Value::Number(1.0))
+    );
 }
 
 /// Deterministic xorshift so the model test needs no extra crates.
@@ -181,19 +209,27 @@ fn large_objects_behave_like_a_simple_model_of_js_objects() {
         if rng.next(5) == 0 {
             let got = o.remove(&key).and_then(|v| v.as_f64());
             let pos = model.iter().position(|(k, _)| *k == key);
-            assert_eq!(got, pos.map(|p| model.remove(p).1), "step {step}: delete {key}");
+            assert_eq!(
+                got,
+                pos.map(|p| model.remove(p).1),
+                "step {step}: delete {key}"
+            );
         } else {
             let value = step as f64;
             o.insert(JsStr::from_str(&key), Value::Number(value));
             match model.iter_mut().find(|(k, _)| *k == key) {
                 Some(entry) => entry.1 = value,
                 None => {
-                    let is_index = key == "0" || (!key.starts_with('0') && key.parse::<u32>().is_ok());
+                    let is_index =
+                        key == "0" || (!key.starts_with('0') && key.parse::<u32>().is_ok());
                     let pos = if is_index {
                         let n: u32 = key.parse().unwrap();
                         model
                             .iter()
-                            .position(|(k, _)| k.parse::<u32>().map_or(true, |m| m > n) || k.starts_with('0') && k.len() > 1)
+                            .position(|(k, _)| {
+                                k.parse::<u32>().map_or(true, |m| m > n)
+                                    || k.starts_with('0') && k.len() > 1
+                            })
                             .unwrap_or(model.len())
                     } else {
                         model.len()
@@ -231,7 +267,10 @@ fn parsing_many_descending_index_keys_with_duplicates_is_correct() {
     assert_eq!(o.get("k5"), Some(&Value::from("five")));
     let names: Vec<&str> = keys(&o)[n..n + 2].to_vec();
     assert_eq!(names, [format!("k{}", n - 1), format!("k{}", n - 2)]);
-    assert_eq!(normalize(text.as_bytes()).unwrap(), to_json(&Value::Object(o)));
+    assert_eq!(
+        normalize(text.as_bytes()).unwrap(),
+        to_json(&Value::Object(o))
+    );
 }
 
 #[test]
@@ -257,7 +296,13 @@ fn value_accessors_only_answer_for_their_kind() {
     assert_eq!(Value::Null.as_str(), None);
     let inner = v.get_mut("a").unwrap().take();
     assert!(v.get("a").unwrap().is_null());
-    let arr = inner.into_object().unwrap().remove("b").unwrap().into_array().unwrap();
+    let arr = inner
+        .into_object()
+        .unwrap()
+        .remove("b")
+        .unwrap()
+        .into_array()
+        .unwrap();
     assert_eq!(arr.len(), 2);
     assert_eq!(format!("{:?}", Value::Array(arr)), r#"[1,"s"]"#);
     assert_eq!(
@@ -275,10 +320,25 @@ fn write_json_appends_to_existing_output() {
 
 #[test]
 fn validate_accepts_exactly_what_parse_accepts() {
-    for ok in ["{}", " [1, 2.5e3, \"x\\u00e9\", null, true] ", "\"\\ud800\"", "-0"] {
+    for ok in [
+        "{}",
+        " [1, 2.5e3, \"x\\u00e9\", null, true] ",
+        "\"\\ud800\"",
+        "-0",
+    ] {
         assert!(validate(ok.as_bytes()), "{ok}");
     }
-    for bad in ["", "{", "[1,]", "01", "\"\t\"", "\"\\x\"", "1 2", "\u{feff}1", "[1]]"] {
+    for bad in [
+        "",
+        "{",
+        "[1,]",
+        "01",
+        "\"\t\"",
+        "\"\\x\"",
+        "1 2",
+        "\u{feff}1",
+        "[1]]",
+    ] {
         assert!(!validate(bad.as_bytes()), "{bad}");
     }
     // Invalid UTF-8 inside strings is read as U+FFFD, so it is still valid JSON.
@@ -288,7 +348,8 @@ fn validate_accepts_exactly_what_parse_accepts() {
 
 #[test]
 fn validate_handles_a_fifty_megabyte_string_line() {
-    let body = "Lorem ipsum dolor sit amet, \\\"quoted\\\" / é 😀 \\n".repeat(50 * 1024 * 1024 / 50);
+    let body =
+        "Lorem ipsum dolor sit amet, \\\"quoted\\\" / é 😀 \\n".repeat(50 * 1024 * 1024 / 50);
     let line = format!(r#"{{"type":"message","text":"{body}","n":1}}"#);
     assert!(line.len() >= 50 * 1024 * 1024);
     assert!(validate(line.as_bytes()));
@@ -351,10 +412,20 @@ fn top_level_members_is_none_for_other_documents_and_err_for_invalid_ones() {
         assert_eq!(top_level_members(doc.as_bytes()), Ok(None), "{doc}");
     }
     assert_eq!(top_level_members(b"{}"), Ok(Some(Vec::new())));
-    for bad in ["{", "{\"a\":1,}", "{\"a\":1} x", "{\"a\":[1,}", "[1", "{\"a\":\"\\q\"}", ""] {
+    for bad in [
+        "{",
+        "{\"a\":1,}",
+        "{\"a\":1} x",
+        "{\"a\":[1,}",
+        "[1",
+        "{\"a\":\"\\q\"}",
+        "",
+    ] {
         assert!(top_level_members(bad.as_bytes()).is_err(), "{bad}");
     }
-    let keys = top_level_members(br#"{"\ud800":1,"a\/b":2}"#).unwrap().unwrap();
+    let keys = top_level_members(br#"{"\ud800":1,"a\/b":2}"#)
+        .unwrap()
+        .unwrap();
     assert_eq!(keys[0].0.as_escaped(), "\\ud800");
     assert_eq!(keys[1].0.as_escaped(), "a/b");
 }
@@ -406,7 +477,10 @@ fn is_canonical_accepts_only_json_stringify_output() {
 #[test]
 fn normalize_applies_javascript_object_semantics() {
     let cases: [(&[u8], &str); 4] = [
-        (br#" {"b" : 1, "1": 2, "b": 3, "0": 4} "#, r#"{"0":4,"1":2,"b":3}"#),
+        (
+            br#" {"b" : 1, "1": 2, "b": 3, "0": 4} "#,
+            r#"{"0":4,"1":2,"b":3}"#,
+        ),
         (br#"[1.0, -0, 1E2, "\u0041\/"]"#, r#"[1,0,100,"A/"]"#),
         (b"\"\\uDBFF\\uDFFF\"", "\"\u{10ffff}\""),
         (b"\"\xff\"", "\"\u{fffd}\""),
@@ -433,7 +507,9 @@ fn normalize_applies_javascript_object_semantics() {
 fn string_scanning_finds_special_bytes_at_every_offset() {
     // The string scanner works a word and a block at a time; put each interesting byte at
     // every offset of a few blocks and compare with what JSON.parse must do.
-    let interesting: &[u8] = &[0x00, 0x1f, 0x20, b'"', b'\\', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff];
+    let interesting: &[u8] = &[
+        0x00, 0x1f, 0x20, b'"', b'\\', 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff,
+    ];
     for &c in interesting {
         for at in 0..100 {
             let mut doc = vec![b'"'];

@@ -18,7 +18,11 @@ fn load(file: &str) -> Vec<Case> {
     text.lines()
         .map(|line| {
             let rec = parse(line.as_bytes()).unwrap_or_else(|e| panic!("{path}: {e}: {line}"));
-            let field = |k: &str| rec.get(k).and_then(Value::as_str).map(|s| s.to_string_lossy());
+            let field = |k: &str| {
+                rec.get(k)
+                    .and_then(Value::as_str)
+                    .map(|s| s.to_string_lossy())
+            };
             let input = match (field("input"), field("input_hex")) {
                 (Some(s), _) => s.into_bytes(),
                 (None, Some(h)) => decode_hex(&h),
@@ -52,14 +56,29 @@ fn check(case: &Case) -> Vec<String> {
     let expected = case.output.as_deref();
 
     let parsed = parse(input);
-    expect("parse succeeds iff JSON.parse does", parsed.is_ok() == expected.is_some());
-    expect("validate agrees with JSON.parse", validate(input) == expected.is_some());
-    expect("normalize matches Node", normalize(input).as_deref() == expected);
+    expect(
+        "parse succeeds iff JSON.parse does",
+        parsed.is_ok() == expected.is_some(),
+    );
+    expect(
+        "validate agrees with JSON.parse",
+        validate(input) == expected.is_some(),
+    );
+    expect(
+        "normalize matches Node",
+        normalize(input).as_deref() == expected,
+    );
     if let Ok(value) = &parsed {
-        expect("to_json(parse) matches Node", Some(to_json(value).as_str()) == expected);
+        expect(
+            "to_json(parse) matches Node",
+            Some(to_json(value).as_str()) == expected,
+        );
         let copy = value.clone();
         expect("a clone compares equal", copy == *value || has_nan(value));
-        expect("a clone serializes the same", to_json(&copy) == to_json(value));
+        expect(
+            "a clone serializes the same",
+            to_json(&copy) == to_json(value),
+        );
     }
     expect(
         "is_canonical iff the input is Node's output",
@@ -67,11 +86,17 @@ fn check(case: &Case) -> Vec<String> {
     );
     if let Some(out) = expected {
         expect("Node's output is canonical", is_canonical(out.as_bytes()));
-        expect("normalize is idempotent", normalize(out.as_bytes()).as_deref() == Some(out));
+        expect(
+            "normalize is idempotent",
+            normalize(out.as_bytes()).as_deref() == Some(out),
+        );
     }
 
     match top_level_members(input) {
-        Err(_) => expect("top_level_members fails iff JSON.parse does", expected.is_none()),
+        Err(_) => expect(
+            "top_level_members fails iff JSON.parse does",
+            expected.is_none(),
+        ),
         Ok(None) => expect(
             "top_level_members is None only for valid non-objects",
             matches!(&parsed, Ok(v) if v.as_object().is_none()),
@@ -101,7 +126,11 @@ fn has_nan(v: &Value) -> bool {
 
 fn run(file: &str, expected_count: usize) {
     let cases = load(file);
-    assert!(cases.len() >= expected_count, "{file} has {} cases", cases.len());
+    assert!(
+        cases.len() >= expected_count,
+        "{file} has {} cases",
+        cases.len()
+    );
     let problems: Vec<String> = cases.iter().flat_map(check).collect();
     assert!(
         problems.is_empty(),
@@ -125,7 +154,10 @@ fn twenty_thousand_random_documents_match_node() {
 fn the_fixtures_cover_both_valid_and_invalid_documents() {
     let cases = load("json_cases.jsonl");
     let invalid = cases.iter().filter(|c| c.output.is_none()).count();
-    let bytes = cases.iter().filter(|c| std::str::from_utf8(&c.input).is_err()).count();
+    let bytes = cases
+        .iter()
+        .filter(|c| std::str::from_utf8(&c.input).is_err())
+        .count();
     assert!(invalid >= 50, "only {invalid} invalid documents");
     assert!(bytes >= 10, "only {bytes} documents with invalid UTF-8");
 }

@@ -28,7 +28,11 @@ fn measure(name: &str, bytes: usize, mut f: impl FnMut() -> bool) -> f64 {
     }
     let secs = start.elapsed().as_secs_f64() / f64::from(rounds);
     let gbps = bytes as f64 / secs / 1e9;
-    println!("{name:>20}: {gbps:6.2} GB/s ({:.2} ms per {} MB)", secs * 1e3, bytes >> 20);
+    println!(
+        "{name:>20}: {gbps:6.2} GB/s ({:.2} ms per {} MB)",
+        secs * 1e3,
+        bytes >> 20
+    );
     gbps
 }
 
@@ -51,10 +55,16 @@ fn report_throughput_on_session_like_lines() {
         measure("top_level_members", total, || {
             lines.iter().all(|l| top_level_members(l).is_ok())
         });
-        measure("is_canonical", total, || lines.iter().all(|l| is_canonical(l)));
-        measure("normalize", total, || lines.iter().all(|l| normalize(l).is_some()));
+        measure("is_canonical", total, || {
+            lines.iter().all(|l| is_canonical(l))
+        });
+        measure("normalize", total, || {
+            lines.iter().all(|l| normalize(l).is_some())
+        });
         measure("parse", total, || lines.iter().all(|l| parse(l).is_ok()));
     }
     let plain = format!("\"{}\"", "x".repeat(64 << 20));
-    measure("validate (no escapes)", plain.len(), || validate(plain.as_bytes()));
+    measure("validate (no escapes)", plain.len(), || {
+        validate(plain.as_bytes())
+    });
 }

@@ -184,7 +184,10 @@ impl ObjectBuilder {
         }
         // Stable sort keeps duplicates in source order, so the last of each run is the value
         // JSON.parse keeps.
-        if !indexed.windows(2).all(|w| index_cmp(&w[0].0, &w[1].0).is_lt()) {
+        if !indexed
+            .windows(2)
+            .all(|w| index_cmp(&w[0].0, &w[1].0).is_lt())
+        {
             indexed.sort_by(|a, b| index_cmp(&a.0, &b.0));
             let mut deduped: Vec<(JsStr, Value)> = Vec::with_capacity(indexed.len());
             for (k, v) in indexed {

@@ -48,9 +48,7 @@ pub fn validate(bytes: &[u8]) -> bool {
 /// byte range of the raw value within `bytes`), validating the whole document like `validate`.
 /// `Ok(None)` when the document is valid JSON but not an object. Duplicate keys are reported as
 /// they occur (the last occurrence is what JSON.parse keeps).
-pub fn top_level_members(
-    bytes: &[u8],
-) -> Result<Option<Vec<(JsStr, Range<usize>)>>, ParseError> {
+pub fn top_level_members(bytes: &[u8]) -> Result<Option<Vec<(JsStr, Range<usize>)>>, ParseError> {
     let mut i = skip_ws(bytes, 0);
     if bytes.get(i) != Some(&b'{') {
         parse_document(bytes, &mut NoOp)?;
@@ -469,9 +467,9 @@ fn find_string_special(b: &[u8], mut i: usize) -> usize {
         i += 8;
     }
     while let Some(block) = b.get(i..i + 32) {
-        let hit = block
-            .iter()
-            .fold(false, |acc, &c| acc | (c == b'"') | (c == b'\\') | (c < 0x20));
+        let hit = block.iter().fold(false, |acc, &c| {
+            acc | (c == b'"') | (c == b'\\') | (c < 0x20)
+        });
         if hit {
             // Some word of the block has the special byte; locate it exactly.
             for k in (0..32).step_by(8) {
@@ -820,8 +818,10 @@ impl<'a, O: Out + Tracked> Writer<'a, O> {
                     open.iter().any(|r| self.out.written(r.clone()) == k)
                 }
                 None => {
-                    let mut set: HashSet<Box<[u8]>> =
-                        open.iter().map(|r| self.out.written(r.clone()).into()).collect();
+                    let mut set: HashSet<Box<[u8]>> = open
+                        .iter()
+                        .map(|r| self.out.written(r.clone()).into())
+                        .collect();
                     let duplicate = !set.insert(k.into());
                     f.key_set = Some(set);
                     duplicate
@@ -864,8 +864,7 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
             self.out.put_str(as_str(raw));
         } else {
             let mut buf = ryu_js::Buffer::new();
-            self.out
-                .put_str(format_number(number_value(raw), &mut buf));
+            self.out.put_str(format_number(number_value(raw), &mut buf));
         }
     }
     fn str_begin(&mut self, key: bool) {

@@ -1,0 +1,152 @@
+// Benchmark workloads. run.mjs imports this module once PER IMPLEMENTATION (with a distinct query
+// string), so each implementation gets its own copies of these functions and therefore its own
+// JIT call sites / inline caches: one side's object shapes cannot make the other side's calls
+// polymorphic.
+import fs from "node:fs";
+import path from "node:path";
+
+const now = () => performance.now();
+
+/** ctx: { data, BENCH_CWD, sampleIds } — returns the operation list for one implementation. */
+export function makeOps({ data, BENCH_CWD, sampleIds }) {
+  const userMsg = () => ({
+    role: "user",
+    content: [{ type: "text", text: "Please run the test suite again and fix whatever fails in src/session/store.rs." }],
+    timestamp: Date.now(),
+  });
+  const assistantMsg = () => ({
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: "The user wants the tests rerun. ".repeat(12), thinkingSignature: "c2ln".repeat(16) },
+      { type: "text", text: "Running the test suite now; I will fix failures as they show up. ".repeat(4) },
+      { type: "toolCall", id: "toolu_01BenchCallAbcdefghijklm", name: "bash", arguments: { command: "cargo test -p pi-session-core", timeout: 120 } },
+    ],
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-opus-4-1",
+    usage: {
+      input: 81234,
+      output: 412,
+      cacheRead: 80011,
+      cacheWrite: 1200,
+      totalTokens: 161657,
+      cost: { input: 0.243702, output: 0.00618, cacheRead: 0.024003, cacheWrite: 0, total: 0.273885 },
+    },
+    stopReason: "toolUse",
+    timestamp: Date.now(),
+  });
+  const TOOL_OUTPUT = Array.from(
+    { length: 60 },
+    (_, i) => `test session::store::tests::case_${i} ... ${i % 17 === 0 ? "FAILED" : "ok"} (${(i * 0.37).toFixed(2)}s)`,
+  ).join("\n");
+  const toolResultMsg = () => ({
+    role: "toolResult",
+    toolCallId: "toolu_01BenchCallAbcdefghijklm",
+    toolName: "bash",
+    content: [{ type: "text", text: TOOL_OUTPUT }],
+    isError: false,
+    timestamp: Date.now(),
+  });
+
+  /** Fresh manager on a fresh copy of the 3,000-turn file (for appends). */
+  function openCopy(impl) {
+    const file = path.join(impl.tmp, `append-${impl.copies++}.jsonl`);
+    fs.copyFileSync(data.bigFile, file);
+    return { file, sm: impl.SM.open(file) };
+  }
+  const dropCopy = (st) => fs.rmSync(st.file, { force: true });
+
+  const OPS = [
+    {
+      key: "open",
+      label: "open (3,000-turn file)",
+      run: (impl) => impl.SM.open(impl.bigCopy),
+    },
+    { key: "buildSessionContext", label: "buildSessionContext", setup: (impl) => impl.readonly(), run: (_, sm) => sm.buildSessionContext() },
+    {
+      key: "getBranch+getEntries",
+      label: "getBranch + getEntries",
+      setup: (impl) => impl.readonly(),
+      run: (_, sm) => {
+        sm.getBranch();
+        return sm.getEntries();
+      },
+    },
+    { key: "getTree", label: "getTree", setup: (impl) => impl.readonly(), run: (_, sm) => sm.getTree() },
+    { key: "getLeafEntry", label: "getLeafEntry", setup: (impl) => impl.readonly(), run: (_, sm) => sm.getLeafEntry() },
+    {
+      key: "getEntry",
+      label: "getEntry",
+      setup: (impl) => ({ sm: impl.readonly(), i: 0 }),
+      run: (_, st) => st.sm.getEntry(sampleIds[st.i++ & 1023]),
+    },
+    {
+      key: "appendMessage",
+      label: "appendMessage (persisted)",
+      setup: (impl) => openCopy(impl),
+      run: (_, st) => st.sm.appendMessage(userMsg()),
+      teardown: dropCopy,
+    },
+    {
+      key: "agentTurn",
+      label: "agent turn (3 appends + context)",
+      setup: (impl) => openCopy(impl),
+      run: (_, st) => {
+        st.sm.appendMessage(userMsg());
+        st.sm.appendMessage(assistantMsg());
+        st.sm.appendMessage(toolResultMsg());
+        return st.sm.buildSessionContext();
+      },
+      teardown: dropCopy,
+    },
+    {
+      key: "list",
+      label: `list(cwd, dir) ${data.manyFiles} sessions`,
+      async: true,
+      run: (impl) => impl.SM.list(BENCH_CWD, data.manyDir),
+    },
+    {
+      key: "listAll",
+      label: `listAll(dir) ${data.manyFiles} sessions`,
+      async: true,
+      run: (impl) => impl.SM.listAll(data.manyDir),
+    },
+    {
+      key: "forkFrom",
+      label: "forkFrom (3,000-turn file)",
+      setup: (impl) => {
+        const dir = path.join(impl.tmp, "forks");
+        fs.mkdirSync(dir, { recursive: true });
+        return dir;
+      },
+      run: (impl, dir) => impl.SM.forkFrom(impl.bigCopy, `${BENCH_CWD}-fork`, dir),
+      afterSample: (_, dir) => {
+        for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f), { force: true });
+      },
+    },
+  ];
+  for (const op of OPS) op.batch = compileBatch(op.run, op.async);
+  return OPS;
+}
+
+// Each operation gets its own batch loop, compiled separately (new Function => its own feedback
+// vector), so the loop's call site stays monomorphic and nanosecond-scale operations are not
+// dominated by megamorphic-call overhead.
+function compileBatch(run, isAsync) {
+  const body = isAsync
+    ? "return async function batch(impl, state, k) { for (let i = 0; i < k; i++) await run(impl, state); };"
+    : "return function batch(impl, state, k) { for (let i = 0; i < k; i++) run(impl, state); };";
+  return new Function("run", body)(run);
+}
+
+/** Runs k calls of one operation; returns elapsed ms. */
+export async function runBatch(op, impl, state, k) {
+  if (op.async) {
+    const start = now();
+    await op.batch(impl, state, k);
+    return now() - start;
+  }
+  const start = now();
+  op.batch(impl, state, k);
+  return now() - start;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// `npm test`: everything CI checks, in order, stopping at the first failure.
+//   1. cargo test -p pi-session-core      the Rust core on its own (no Node involved)
+//   2. node scripts/typecheck.js          the hand-written index.d.ts against the reference's types
+//   3. node --test __test__/*.test.mjs    behaviour, parity and packaging tests of the addon
+// The addon must be built (npm install / npm ci does it; or `npm run build`).
+"use strict";
+
+const { spawnSync } = require("node:child_process");
+const fs = require("node:fs");
+const path = require("node:path");
+
+const root = path.resolve(__dirname, "..");
+
+function run(label, cmd, args, extraEnv = {}) {
+  console.log(`\n=== ${label}: ${cmd} ${args.join(" ")}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...extraEnv } });
+  if (r.error || r.status !== 0) {
+    console.error(`\n${label} FAILED (${r.error ? r.error.message : `exit code ${r.status}`})`);
+    process.exit(r.status || 1);
+  }
+}
+
+const hasNodeBinary = fs.readdirSync(root).some((f) => f.endsWith(".node"));
+if (!hasNodeBinary && !process.env.PI_SESSION_NATIVE_PATH) {
+  run("build", "npx", ["napi", "build", "--platform", "--release", "--no-js", "--dts", "native.d.ts"]);
+}
+
+run("rust core", "cargo", ["test", "-p", "pi-session-core", "--release"]);
+run("types", process.execPath, ["scripts/typecheck.js"]);
+const testFiles = fs
+  .readdirSync(path.join(root, "__test__"))
+  .filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.js"))
+  .sort()
+  .map((f) => path.join("__test__", f));
+run("node tests", process.execPath, ["--test", "--test-concurrency=2", ...testFiles]);
