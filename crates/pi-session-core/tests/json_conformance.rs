@@ -161,3 +161,52 @@ fn the_fixtures_cover_both_valid_and_invalid_documents() {
     assert!(invalid >= 50, "only {invalid} invalid documents");
     assert!(bytes >= 10, "only {bytes} documents with invalid UTF-8");
 }
+
+#[test]
+fn mutated_documents_get_the_same_verdict_from_every_entry_point() {
+    // Byte-level mutations of the random documents (mostly invalid, some still valid) must never
+    // panic, and all entry points must agree with `parse` + `to_json`.
+    let interesting = b"\"\\{}[],:0123456789-+.eE \t\n\rtrufalsn\x00\x1f\x7f\x80\xc3\xa9\xff/u";
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut problems = Vec::new();
+    let mut still_valid = 0;
+    for case in load("json_props.jsonl").iter().take(4000) {
+        let mut doc = case.input.clone();
+        for _ in 0..1 + next(3) {
+            let at = next(doc.len() + 1);
+            match next(3) {
+                0 if at < doc.len() => {
+                    doc.remove(at);
+                }
+                1 if at < doc.len() => doc[at] = interesting[next(interesting.len())],
+                _ => doc.insert(at, interesting[next(interesting.len())]),
+            }
+        }
+        let expected = parse(&doc).ok().map(|v| to_json(&v));
+        let ok = expected.is_some();
+        still_valid += usize::from(ok);
+        if validate(&doc) != ok
+            || top_level_members(&doc).is_ok() != ok
+            || normalize(&doc) != expected
+            || is_canonical(&doc) != (expected.as_deref().map(str::as_bytes) == Some(&doc[..]))
+        {
+            problems.push(String::from_utf8_lossy(&doc).into_owned());
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "inconsistent verdicts:\n{}",
+        problems.join("\n")
+    );
+    println!("{still_valid} of 4000 mutated documents still parse");
+    assert!(
+        still_valid > 200,
+        "only {still_valid} mutated documents still parse"
+    );
+}

@@ -25,7 +25,7 @@ fn nested_arrays(depth: usize) -> String {
 
 fn nested_objects(depth: usize) -> String {
     let mut s = r#"{"a":"#.repeat(depth);
-    s.push_str("1");
+    s.push('1');
     s.push_str(&"}".repeat(depth));
     s
 }

@@ -10,7 +10,7 @@ mod ser;
 mod string;
 
 pub use object::Object;
-pub use parse::{is_canonical, normalize, parse, top_level_members, validate, ParseError};
+pub use parse::{is_canonical, normalize, parse, top_level_members, validate, Members, ParseError};
 pub use ser::{to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;
 
@@ -18,19 +18,15 @@ pub use string::JsStr;
 ///
 /// `Value` implements `Drop` (to free deep nesting without recursion), so its payloads cannot be
 /// moved out by pattern matching; use [`Value::take`] or the `into_*` helpers instead.
+#[derive(Default)]
 pub enum Value {
+    #[default]
     Null,
     Bool(bool),
     Number(f64),
     String(JsStr),
     Array(Vec<Value>),
     Object(Object),
-}
-
-impl Default for Value {
-    fn default() -> Self {
-        Value::Null
-    }
 }
 
 impl Value {

@@ -44,11 +44,14 @@ pub fn validate(bytes: &[u8]) -> bool {
     parse_document(bytes, &mut NoOp).is_ok()
 }
 
+/// Top-level object members: canonical key and the byte range of the raw value.
+pub type Members = Vec<(JsStr, Range<usize>)>;
+
 /// For a line whose top-level value is an object: the members in source order as (canonical key,
 /// byte range of the raw value within `bytes`), validating the whole document like `validate`.
 /// `Ok(None)` when the document is valid JSON but not an object. Duplicate keys are reported as
 /// they occur (the last occurrence is what JSON.parse keeps).
-pub fn top_level_members(bytes: &[u8]) -> Result<Option<Vec<(JsStr, Range<usize>)>>, ParseError> {
+pub fn top_level_members(bytes: &[u8]) -> Result<Option<Members>, ParseError> {
     let mut i = skip_ws(bytes, 0);
     if bytes.get(i) != Some(&b'{') {
         parse_document(bytes, &mut NoOp)?;
@@ -125,7 +128,7 @@ trait Handler {
     /// `raw` is a grammatically valid JSON number.
     fn number(&mut self, _raw: &[u8]) {}
     fn str_begin(&mut self, _key: bool) {}
-    /// Source bytes between escapes (never contains `"`, `\` or control characters).
+    /// Byte range of string content between escapes (no `"`, `\` or control characters).
     fn str_raw(&mut self, _run: Range<usize>) {}
     /// `c` is the character after the backslash: one of `"\/bfnrt`.
     fn str_escape(&mut self, _c: u8) {}
