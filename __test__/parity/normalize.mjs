@@ -15,6 +15,12 @@
 // structure (which entry points at which) is still compared. Use one Normalizer per
 // implementation and feed both the same sequence of values.
 //
+// Usage from another test:
+//   const norm = new Normalizer().addRoot(tmpDir);
+//   assert.deepStrictEqual(norm.value(sm.getTree()), expected);   // returned values
+//   const text = norm.text(fs.readFileSync(file, "utf8"));          // file bytes
+//   norm.string(sm.getSessionFile());                               // a path / message
+//
 // "Real clock" means inside a window around the time this module was loaded, so that fixed
 // timestamps carried by test data (e.g. 2001-01-01T00:00:00.000Z or 978307200000) are kept as is.
 

@@ -330,7 +330,7 @@ function describeArg(v) {
     if (v.kind === "path") return `<${v.arg.base}>/${v.arg.rel}`;
     return `<${v.kind}>`;
   }
-  return util.inspect(v, { depth: 3, breakLength: Infinity, maxStringLength: 60, maxArrayLength: 6 });
+  return util.inspect(v, { depth: 3, breakLength: Infinity, compact: true, maxStringLength: 60, maxArrayLength: 6 });
 }
 
 export function describeOp(op) {
