@@ -16,6 +16,11 @@ export declare class NativeSession {
   nextEntryId(): string
   /** Append an entry's JSON text; returns its record position. */
   append(line: string): number
+  /**
+   * Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
+   * with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
+   */
+  appendUtf8(bytes: Uint8Array, len: number): number
   persistExternal(line: string): void
   flush(): void
   setFsync(on: boolean): void

@@ -10,6 +10,7 @@
 // Ids cross to the core as keys: the JSON text of the id (see crates/pi-session-core/src/record.rs).
 const fs = require("node:fs");
 const path = require("node:path");
+const { randomUUID } = require("node:crypto");
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
 const paths = require("./paths.js");
@@ -50,6 +51,19 @@ function valueOfKey(key) {
 
 const nowIso = () => new Date().toISOString();
 
+// Entry text crosses to the core as UTF-8 in a reused buffer: TextEncoder.encodeInto is several
+// times cheaper than passing a JS string through N-API.
+const encoder = new TextEncoder();
+let scratch = new Uint8Array(1 << 16);
+function encode(line) {
+  let { read, written } = encoder.encodeInto(line, scratch);
+  if (read < line.length) {
+    scratch = new Uint8Array(Math.max(scratch.length * 2, Buffer.byteLength(line) + 16));
+    ({ written } = encoder.encodeInto(line, scratch));
+  }
+  return written;
+}
+
 /** Marker letting static factories reach the constructor with preloaded state. */
 const PRIVATE = Symbol("SessionManager.private");
 
@@ -87,7 +101,9 @@ class SessionManager {
 
   #resetCaches() {
     this.#callerList = null;
-    this.#objs = [];
+    // Sized up front: assigning far past the end of an empty array would make V8 switch it to
+    // slow dictionary elements.
+    this.#objs = new Array(this.#n.recordCount());
     this.#posById = new Map();
     this.#all = null;
   }
@@ -142,14 +158,27 @@ class SessionManager {
     return pos;
   }
 
-  #append(entry) {
+  #append(entry, retarget) {
     let line;
     try {
       line = JSON.stringify(entry);
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
-    const pos = this.#n.append(line);
+    let pos;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        pos = this.#n.appendUtf8(scratch, encode(line));
+        break;
+      } catch (err) {
+        if (err.code !== "ID_TAKEN") throw err;
+        // The random id is already in the session: pick another (a full UUID after 100 tries).
+        const id = attempt >= 100 ? randomUUID() : randomUUID().slice(0, 8);
+        entry.id = id;
+        retarget?.(id);
+        line = JSON.stringify(entry);
+      }
+    }
     this.#objs[pos] = entry;
     this.#posById.set(entry.id, pos);
     this.#leafId = entry.id;
@@ -159,8 +188,9 @@ class SessionManager {
     return entry;
   }
 
+  /** A fresh 8-hex entry id; the core refuses one already in use and #append picks another. */
   #newId() {
-    return this.#n.nextEntryId();
+    return randomUUID().slice(0, 8);
   }
 
   // ----- loading ------------------------------------------------------------------------------
@@ -367,33 +397,33 @@ class SessionManager {
     i += rootCount;
     const nodeCount = plan[i++];
     const nodeAt = i;
-    // First pass: which records become nodes (and which label records they show).
-    const want = [];
+    // First pass: which records become nodes (and which label records they show), parsed at once.
+    const want = new Uint32Array(nodeCount * 2);
+    let w = 0;
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
-      want.push(plan[j]);
-      if (plan[j + 1] !== NONE) want.push(plan[j + 1]);
+      want[w++] = plan[j];
+      if (plan[j + 1] !== NONE) want[w++] = plan[j + 1];
       j += 4 + plan[j + 3];
     }
-    this.#entries(Uint32Array.from(want));
+    this.#entries(want.subarray(0, w));
     const objs = this.#objs;
-    const nodes = new Map();
+    const nodeAtPos = new Array(this.#n.recordCount());
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
-      const pos = plan[j];
       const labelEntry = plan[j + 1] === NONE ? undefined : objs[plan[j + 1]];
-      nodes.set(pos, { entry: objs[pos], children: [], label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp });
+      nodeAtPos[plan[j]] = { entry: objs[plan[j]], children: [], label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp };
       j += 4 + plan[j + 3];
     }
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
-      const node = nodes.get(plan[j]);
-      const sortInJs = plan[j + 2] === 1;
       const cc = plan[j + 3];
-      const children = node.children;
-      for (let c = 0; c < cc; c++) children.push(nodes.get(plan[j + 4 + c]));
-      if (sortInJs) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+      if (cc > 0) {
+        const children = nodeAtPos[plan[j]].children;
+        for (let c = 0; c < cc; c++) children.push(nodeAtPos[plan[j + 4 + c]]);
+        if (plan[j + 2] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+      }
       j += 4 + cc;
     }
     const roots = new Array(rootCount);
-    for (let r = 0; r < rootCount; r++) roots[r] = nodes.get(plan[rootAt + r]);
+    for (let r = 0; r < rootCount; r++) roots[r] = nodeAtPos[plan[rootAt + r]];
     return roots;
   }
 
@@ -459,7 +489,10 @@ class SessionManager {
       ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
     };
     if (Array.isArray(retainedTail)) entry.retainedTail = retainedTail;
-    return this.#append(entry).id;
+    const selfKept = firstKeptEntryId == null;
+    return this.#append(entry, (newId) => {
+      if (selfKept) entry.firstKeptEntryId = newId;
+    }).id;
   }
 
   appendCustomEntry(customType, data) {
@@ -722,7 +755,7 @@ function migrateSessionEntries(entries) {
         entry.version = 2;
         continue;
       }
-      entry.id = native.NativeSession.blank("", "", false).nextEntryId();
+      entry.id = randomUUID().slice(0, 8);
       entry.parentId = prevId;
       prevId = entry.id;
       if (entry.type === "compaction" && typeof entry.firstKeptEntryIndex === "number") {

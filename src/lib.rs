@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::session::{self, Leaf};
+use pi_session_core::session;
 use pi_session_core::{context, fsio, listing, tree, Session};
 
 const NONE: i64 = -1;
@@ -28,6 +28,23 @@ impl AsRef<str> for Code {
 
 fn to_napi(e: pi_session_core::Error) -> napi::Error<Code> {
     napi::Error::new(Code(e.js_code()), e.message)
+}
+
+/// JS spells the key of an absent id `"undefined"`; the core uses the empty key.
+fn core_key(k: &str) -> &str {
+    if k == "undefined" {
+        pi_session_core::record::UNDEFINED
+    } else {
+        k
+    }
+}
+
+fn js_key(k: &str) -> String {
+    if k == pi_session_core::record::UNDEFINED {
+        "undefined".to_owned()
+    } else {
+        k.to_owned()
+    }
 }
 
 fn pos_or_none(p: Option<u32>) -> i64 {
@@ -108,6 +125,16 @@ impl NativeSession {
         self.inner.append(line.as_bytes()).map_err(to_napi)
     }
 
+    /// Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
+    /// with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
+    #[napi(catch_unwind)]
+    pub fn append_utf8(&mut self, bytes: &[u8], len: u32) -> Result<u32, Code> {
+        let line = bytes
+            .get(..len as usize)
+            .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
+        self.inner.append(line).map_err(to_napi)
+    }
+
     #[napi(catch_unwind)]
     pub fn persist_external(&mut self, line: String) -> Result<(), Code> {
         self.inner
@@ -159,10 +186,7 @@ impl NativeSession {
     /// The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record.
     #[napi(catch_unwind)]
     pub fn leaf_key(&self) -> Option<String> {
-        match self.inner.leaf() {
-            Leaf::Null => None,
-            Leaf::Id(k) => Some(k.to_string()),
-        }
+        self.inner.leaf_key().map(js_key)
     }
 
     #[napi(catch_unwind)]
@@ -172,12 +196,12 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn lookup(&self, key: String) -> i64 {
-        pos_or_none(self.inner.lookup(&key))
+        pos_or_none(self.inner.lookup(core_key(&key)))
     }
 
     #[napi(catch_unwind)]
     pub fn label_pos(&self, key: String) -> i64 {
-        pos_or_none(self.inner.label_pos(&key))
+        pos_or_none(self.inner.label_pos(core_key(&key)))
     }
 
     #[napi(catch_unwind)]
@@ -220,13 +244,13 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn children(&self, key: String) -> Uint32Array {
-        Uint32Array::new(self.inner.children(&key))
+        Uint32Array::new(self.inner.children(core_key(&key)))
     }
 
     /// `getBranch`: path to the record of `start_key` (None: empty).
     #[napi(catch_unwind)]
     pub fn branch_path(&self, start_key: Option<String>) -> Uint32Array {
-        Uint32Array::new(self.inner.branch_from(start_key.as_deref()))
+        Uint32Array::new(self.inner.branch_from(start_key.as_deref().map(core_key)))
     }
 
     #[napi(catch_unwind)]
@@ -248,16 +272,13 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn branch(&mut self, key: String, display: String) -> Result<(), Code> {
-        self.inner.branch(&key, &display).map_err(to_napi)
+        self.inner.branch(core_key(&key), &display).map_err(to_napi)
     }
 
     /// Set the leaf without checks (`null` → null leaf).
     #[napi(catch_unwind)]
     pub fn set_leaf_key(&mut self, key: Option<String>) {
-        self.inner.set_leaf(match key {
-            None => Leaf::Null,
-            Some(k) => Leaf::Id(k.into()),
-        });
+        self.inner.set_leaf_key(key.as_deref().map(core_key));
     }
 
     #[napi(catch_unwind)]
@@ -272,7 +293,7 @@ impl NativeSession {
         display: String,
     ) -> Result<Option<String>, Code> {
         self.inner
-            .create_branched_session(start_key.as_deref(), &display)
+            .create_branched_session(start_key.as_deref().map(core_key), &display)
             .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
             .map_err(to_napi)
     }

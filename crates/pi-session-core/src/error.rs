@@ -25,6 +25,8 @@ pub enum ErrorCode {
     InvalidArgument,
     /// Another process holds the exclusive lock on the session file.
     SessionLocked,
+    /// An appended entry reuses an id already in the session (the binding retries with a new id).
+    IdTaken,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
 }
@@ -41,6 +43,7 @@ impl ErrorCode {
             ErrorCode::ForkSourceInvalid => "FORK_SOURCE_INVALID",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::SessionLocked => "SESSION_LOCKED",
+            ErrorCode::IdTaken => "ID_TAKEN",
             ErrorCode::Io => "IO_ERROR",
         }
     }

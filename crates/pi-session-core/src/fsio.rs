@@ -76,6 +76,61 @@ pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
     Ok(())
 }
 
+/// An append descriptor kept open between appends (opening the file per append costs more than
+/// the write). Before each use it checks the file still has a name: if it was deleted or replaced,
+/// the path is opened again, so the next line recreates the file as the reference's
+/// `appendFileSync` would.
+#[derive(Debug, Default)]
+pub struct Appender {
+    open: Option<(PathBuf, File)>,
+}
+
+impl Appender {
+    pub fn append(&mut self, path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+        let reusable = match &self.open {
+            Some((p, f)) if p == path => still_linked(f),
+            _ => false,
+        };
+        if !reusable {
+            self.open = None;
+            let f = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map_err(|e| Error::io(&e, "open", path))?;
+            self.open = Some((path.to_path_buf(), f));
+        }
+        let (_, f) = self.open.as_mut().expect("opened above");
+        let result = write_whole(f, bytes, path).and_then(|()| {
+            if durability == Durability::Fsync {
+                f.sync_data().map_err(|e| Error::io(&e, "fsync", path))
+            } else {
+                Ok(())
+            }
+        });
+        if result.is_err() {
+            self.open = None;
+        }
+        result
+    }
+
+    /// Forget the descriptor (the session moved to another file).
+    pub fn close(&mut self) {
+        self.open = None;
+    }
+}
+
+#[cfg(unix)]
+fn still_linked(f: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    f.metadata().map(|m| m.nlink() > 0).unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn still_linked(_f: &File) -> bool {
+    false
+}
+
 /// Create a file that must not exist yet, with all its content.
 pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
     let mut f = OpenOptions::new()

@@ -9,6 +9,7 @@
 pub mod context;
 pub mod error;
 pub mod fsio;
+pub mod fxhash;
 pub mod ids;
 pub mod json;
 pub mod listing;

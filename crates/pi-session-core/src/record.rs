@@ -6,11 +6,12 @@
 //! exactly when their keys are byte-equal, which lets the index reproduce the reference's Map
 //! semantics even for hand-edited files with numeric or missing ids.
 
-use crate::json::{self, JsStr, Value};
+use crate::json::{self, JsStr};
 use crate::timefmt;
 
-/// The key of an absent property (`undefined` in JS). Not valid JSON, so it never collides.
-pub const UNDEFINED: &str = "undefined";
+/// The key of an absent property (`undefined` in JS). No JSON text is empty, so it never collides,
+/// and an empty `Box<str>` costs no allocation.
+pub const UNDEFINED: &str = "";
 
 pub type Key = Box<str>;
 
@@ -113,10 +114,70 @@ pub fn string_key(s: &str) -> Key {
 }
 
 fn key_of(raw: &[u8]) -> Key {
+    // Fast path: plain ASCII strings and literals are already in canonical form.
+    if let [b'"', body @ .., b'"'] = raw {
+        if body
+            .iter()
+            .all(|&c| (0x20..0x7f).contains(&c) && c != b'\\' && c != b'"')
+        {
+            // SAFETY-free: printable ASCII is valid UTF-8.
+            return String::from_utf8_lossy(raw).into();
+        }
+    }
+    if matches!(raw, b"null" | b"true" | b"false") {
+        return String::from_utf8_lossy(raw).into();
+    }
     match json::parse(raw) {
         Ok(v) => json::to_json(&v).into(),
         Err(_) => UNDEFINED.into(),
     }
+}
+
+/// The role of a message object: a fast look at a leading `"role"` key, else a member scan.
+fn role_of(message: &[u8]) -> Option<Role> {
+    const PREFIX: &[u8] = b"{\"role\":\"";
+    if let Some(rest) = message.strip_prefix(PREFIX) {
+        if let Some(end) = rest.iter().position(|&c| c == b'"' || c == b'\\') {
+            if rest[end] == b'"' {
+                return Some(role_from_key(&key_of(
+                    &message[PREFIX.len() - 1..PREFIX.len() + end + 1],
+                )));
+            }
+        }
+    }
+    let mut role = None;
+    let is_object = json::visit_top_level_members(message, |k, r| {
+        if k == "role" {
+            role = Some(r);
+        }
+    })
+    .ok()?;
+    if !is_object {
+        return None;
+    }
+    Some(match role {
+        Some(r) => role_from_key(&key_of(&message[r])),
+        None => Role::Missing,
+    })
+}
+
+fn role_from_key(k: &str) -> Role {
+    match k {
+        "\"user\"" => Role::User,
+        "\"assistant\"" => Role::Assistant,
+        "\"toolResult\"" => Role::ToolResult,
+        "\"system\"" => Role::System,
+        s if s.starts_with('"') => Role::Other(s.into()),
+        _ => Role::Missing,
+    }
+}
+
+/// The kind from the raw `type` value: plain spellings are matched without allocating.
+fn kind_of_raw(raw: &[u8]) -> Kind {
+    if raw.contains(&b'\\') || raw.first() != Some(&b'"') {
+        return kind_of(&key_of(raw));
+    }
+    std::str::from_utf8(raw).map(kind_of).unwrap_or(Kind::Other)
 }
 
 fn kind_of(type_key: &str) -> Kind {
@@ -140,99 +201,105 @@ fn kind_of(type_key: &str) -> Kind {
 /// Read a line the way `loadEntriesFromFile` does: `None` for lines JSON.parse rejects and for
 /// parsed falsy values (`null`, `false`, `0`, `""`), which the reference skips.
 pub fn read_meta(line: &[u8]) -> Option<Meta> {
-    let members = match json::top_level_members(line) {
-        Err(_) => return None,
-        Ok(Some(m)) => m,
-        Ok(None) => {
-            let v = json::parse(line).ok()?;
-            return if v.is_truthy() {
-                Some(Meta::empty(Kind::NonObject))
-            } else {
-                None
-            };
-        }
-    };
-    // JSON.parse keeps the last of duplicate keys, so later members overwrite earlier ones here.
-    let mut type_raw = None;
-    let mut id_raw = None;
-    let mut parent_raw = None;
-    let mut ts_raw = None;
-    let mut message_raw = None;
-    let mut first_kept_raw = None;
-    let mut tail_raw = None;
-    let mut target_raw = None;
-    let mut label_raw = None;
-    for (key, range) in &members {
-        let slot = match key.as_escaped() {
-            "type" => &mut type_raw,
-            "id" => &mut id_raw,
-            "parentId" => &mut parent_raw,
-            "timestamp" => &mut ts_raw,
-            "message" => &mut message_raw,
-            "firstKeptEntryId" => &mut first_kept_raw,
-            "retainedTail" => &mut tail_raw,
-            "targetId" => &mut target_raw,
-            "label" => &mut label_raw,
-            _ => continue,
+    let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
+    let is_object = json::visit_top_level_members(line, |key, range| {
+        note_member(&mut raw, key.as_bytes(), range)
+    })
+    .ok()?;
+    if !is_object {
+        let v = json::parse(line).ok()?;
+        return if v.is_truthy() {
+            Some(Meta::empty(Kind::NonObject))
+        } else {
+            None
         };
-        *slot = Some(&line[range.clone()]);
     }
-    let kind = type_raw.map(|r| kind_of(&key_of(r))).unwrap_or(Kind::Other);
+    Some(meta_from(line, &raw))
+}
+
+/// [`read_meta`] for a line known to be valid, compact JSON of an object (our own
+/// `JSON.stringify` output): skips validation.
+pub fn read_meta_trusted(line: &[u8]) -> Option<Meta> {
+    let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
+    if !json::visit_members_trusted(line, |key, range| note_member(&mut raw, key, range)) {
+        return read_meta(line);
+    }
+    Some(meta_from(line, &raw))
+}
+
+/// Remember where the members we read are. JSON.parse keeps the last of duplicate keys, so later
+/// members overwrite earlier ones.
+fn note_member(
+    raw: &mut [Option<std::ops::Range<usize>>; 9],
+    key: &[u8],
+    range: std::ops::Range<usize>,
+) {
+    let slot = match key {
+        b"type" => 0,
+        b"id" => 1,
+        b"parentId" => 2,
+        b"timestamp" => 3,
+        b"message" => 4,
+        b"firstKeptEntryId" => 5,
+        b"retainedTail" => 6,
+        b"targetId" => 7,
+        b"label" => 8,
+        _ => return,
+    };
+    raw[slot] = Some(range);
+}
+
+fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 9]) -> Meta {
+    let get = |i: usize| raw[i].clone().map(|r| &line[r]);
+    let kind = get(0).map(kind_of_raw).unwrap_or(Kind::Other);
     let mut meta = Meta::empty(kind);
-    if let Some(r) = id_raw {
+    if let Some(r) = get(1) {
         meta.id = key_of(r);
         meta.header_id_is_string = meta.id.starts_with('"');
     }
-    if let Some(r) = parent_raw {
+    if let Some(r) = get(2) {
         meta.parent = key_of(r);
     }
-    if let Some(r) = ts_raw {
-        if let Some(s) = json::parse(r).ok().and_then(Value::into_string) {
-            meta.ts_ms = timefmt::parse_iso_strict(s.as_escaped()).unwrap_or(f64::NAN);
-        }
+    if let Some(r) = get(3) {
+        meta.ts_ms = match r {
+            [b'"', body @ .., b'"'] => std::str::from_utf8(body)
+                .ok()
+                .and_then(timefmt::parse_iso_strict)
+                .unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
     }
     match kind {
         Kind::Message => {
-            if let Some(r) = message_raw {
-                if let Ok(Some(inner)) = json::top_level_members(r) {
-                    meta.message_is_object = true;
-                    let role = inner.iter().rev().find(|(k, _)| k.as_escaped() == "role");
-                    meta.role = match role.map(|(_, rr)| key_of(&r[rr.clone()])) {
-                        Some(k) => match &*k {
-                            "\"user\"" => Role::User,
-                            "\"assistant\"" => Role::Assistant,
-                            "\"toolResult\"" => Role::ToolResult,
-                            "\"system\"" => Role::System,
-                            s if s.starts_with('"') => Role::Other(k),
-                            _ => Role::Missing,
-                        },
-                        None => Role::Missing,
-                    };
-                }
+            if let Some(role) = get(4).and_then(role_of) {
+                meta.message_is_object = true;
+                meta.role = role;
             }
         }
         Kind::Compaction => {
-            if let Some(r) = first_kept_raw {
+            if let Some(r) = get(5) {
                 meta.first_kept = key_of(r);
             }
-            meta.retained_tail = tail_raw
-                .is_some_and(|r| r.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'['));
+            meta.retained_tail = get(6).is_some_and(|r| r.first() == Some(&b'['));
         }
         Kind::Label => {
-            if let Some(r) = target_raw {
+            if let Some(r) = get(7) {
                 meta.target = key_of(r);
             }
-            meta.label_truthy =
-                label_raw.is_some_and(|r| json::parse(r).map(|v| v.is_truthy()).unwrap_or(false));
+            meta.label_truthy = get(8).is_some_and(|r| match r {
+                b"\"\"" | b"null" | b"false" => false,
+                [b'"', ..] | b"true" | [b'{', ..] | [b'[', ..] => true,
+                _ => json::parse(r).map(|v| v.is_truthy()).unwrap_or(false),
+            });
         }
         Kind::ContextEdit => {
-            if let Some(r) = target_raw {
+            if let Some(r) = get(7) {
                 meta.target = key_of(r);
             }
         }
         _ => {}
     }
-    Some(meta)
+    meta
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! leaf, and the persistence rules of the reference (lazy first write, append per entry, rollback on
 //! a failed write, full rewrites).
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -21,13 +21,15 @@ pub struct Rec {
     pub meta: Meta,
 }
 
-/// The leaf pointer. The reference stores an id and resolves it through the index when used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The leaf pointer. The reference stores an id and resolves it through the index when used; an
+/// id only ever becomes the leaf once it is in the index, so we keep its index slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Leaf {
     /// Before the first entry (`resetLeaf()`, new session).
     Null,
-    /// An id key (possibly [`UNDEFINED`] for id-less records, as the reference allows).
-    Id(Key),
+    /// The index slot of the leaf id (possibly the [`crate::record::UNDEFINED`] key of id-less
+    /// records, as the reference allows).
+    Slot(u32),
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -36,7 +38,7 @@ const NO_SLOT: u32 = u32::MAX;
 /// record with the same id replaces the value but not the position.
 #[derive(Debug, Default, Clone)]
 struct Index {
-    slot_of: HashMap<Key, u32>,
+    slot_of: FxHashMap<Key, u32>,
     /// slot -> record position.
     slots: Vec<u32>,
 }
@@ -49,16 +51,17 @@ impl Index {
     fn get(&self, key: &str) -> Option<u32> {
         self.slot_of.get(key).map(|&s| self.slots[s as usize])
     }
-    /// Returns what to undo: `None` if the key was new, else the previous position.
-    fn set(&mut self, key: &Key, pos: u32) -> Option<u32> {
+    /// Returns the key's slot and what to undo: `None` if the key was new, else the previous position.
+    fn set(&mut self, key: &Key, pos: u32) -> (u32, Option<u32>) {
         if let Some(&slot) = self.slot_of.get(key) {
             let prev = self.slots[slot as usize];
             self.slots[slot as usize] = pos;
-            Some(prev)
+            (slot, Some(prev))
         } else {
-            self.slot_of.insert(key.clone(), self.slots.len() as u32);
+            let slot = self.slots.len() as u32;
+            self.slot_of.insert(key.clone(), slot);
             self.slots.push(pos);
-            None
+            (slot, None)
         }
     }
     fn undo(&mut self, key: &str, prev: Option<u32>) {
@@ -83,7 +86,7 @@ impl Index {
 #[derive(Debug, Default, Clone)]
 struct Labels {
     order: Vec<Option<(Key, u32)>>,
-    at: HashMap<Key, usize>,
+    at: FxHashMap<Key, usize>,
 }
 
 impl Labels {
@@ -192,7 +195,7 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
 }
 
 /// The session store state behind one `SessionManager`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Session {
     cwd: String,
     session_dir: String,
@@ -204,11 +207,14 @@ pub struct Session {
     recs: Vec<Rec>,
     /// Per record: the index slot of its parent id, resolved once (NO_SLOT: look it up by key).
     parent_slot: Vec<u32>,
+    /// Per record: the index slot of its own id (NO_SLOT for headers).
+    rec_slot: Vec<u32>,
     index: Index,
     labels: Labels,
     leaf: Leaf,
     conversation: usize,
     durability: Durability,
+    appender: fsio::Appender,
 }
 
 impl Session {
@@ -228,11 +234,13 @@ impl Session {
             text: Vec::new(),
             recs: Vec::new(),
             parent_slot: Vec::new(),
+            rec_slot: Vec::new(),
             index: Index::default(),
             labels: Labels::default(),
             leaf: Leaf::Null,
             conversation: 0,
             durability: Durability::from_env(),
+            appender: fsio::Appender::default(),
         })
     }
 
@@ -262,8 +270,15 @@ impl Session {
     pub fn set_durability(&mut self, d: Durability) {
         self.durability = d;
     }
-    pub fn leaf(&self) -> &Leaf {
-        &self.leaf
+    pub fn leaf(&self) -> Leaf {
+        self.leaf
+    }
+    /// The leaf id as a key (`None` for a null leaf).
+    pub fn leaf_key(&self) -> Option<&str> {
+        match self.leaf {
+            Leaf::Null => None,
+            Leaf::Slot(slot) => Some(&self.recs[self.index.slots[slot as usize] as usize].meta.id),
+        }
     }
     pub fn record_count(&self) -> usize {
         self.recs.len()
@@ -299,8 +314,15 @@ impl Session {
     }
     /// The record the leaf points at (`getLeafEntry()`): `None` for a null or falsy leaf id.
     pub fn leaf_pos(&self) -> Option<u32> {
-        match &self.leaf {
-            Leaf::Id(k) if key_truthy(k) => self.index.get(k),
+        match self.leaf {
+            Leaf::Slot(slot) => {
+                let pos = self.index.slots[slot as usize];
+                if key_truthy(&self.recs[pos as usize].meta.id) {
+                    Some(pos)
+                } else {
+                    None
+                }
+            }
             _ => None,
         }
     }
@@ -327,6 +349,27 @@ impl Session {
             .copied()
             .filter(|&p| &*self.recs[p as usize].meta.parent == parent)
             .collect()
+    }
+
+    /// Number of index slots (distinct ids).
+    pub fn slot_count(&self) -> usize {
+        self.index.len()
+    }
+    /// The record currently holding an index slot.
+    pub fn slot_pos(&self, slot: u32) -> u32 {
+        self.index.slots[slot as usize]
+    }
+    /// The index slot of a record's own id (`None` for headers).
+    pub fn record_slot(&self, pos: u32) -> Option<u32> {
+        Some(self.rec_slot[pos as usize]).filter(|&s| s != NO_SLOT)
+    }
+    /// The slot of any key, including falsy ones (JS `Map.get` semantics).
+    pub fn slot_of_key(&self, key: &str) -> Option<u32> {
+        self.index.slot_of.get(key).copied()
+    }
+    /// The cached parent slot of a record, if its parent id is truthy and was known.
+    pub fn cached_parent_slot(&self, pos: u32) -> Option<u32> {
+        Some(self.parent_slot[pos as usize]).filter(|&s| s != NO_SLOT)
     }
 
     // ----- paths --------------------------------------------------------------------------------
@@ -376,11 +419,12 @@ impl Session {
     /// The path the context functions use for the current leaf: a null leaf gives nothing; an
     /// unknown or falsy id falls back to the last non-header record.
     pub fn context_path(&self) -> Vec<u32> {
-        let start = match &self.leaf {
+        let start = match self.leaf {
             Leaf::Null => return Vec::new(),
-            Leaf::Id(k) => {
-                let found = if key_truthy(k) {
-                    self.index.get(k)
+            Leaf::Slot(slot) => {
+                let pos = self.index.slots[slot as usize];
+                let found = if key_truthy(&self.recs[pos as usize].meta.id) {
+                    Some(pos)
                 } else {
                     None
                 };
@@ -401,6 +445,7 @@ impl Session {
         self.text.clear();
         self.recs.clear();
         self.parent_slot.clear();
+        self.rec_slot.clear();
         self.index.clear();
         self.labels.clear();
         self.leaf = Leaf::Null;
@@ -420,6 +465,7 @@ impl Session {
             meta,
         });
         self.parent_slot.push(NO_SLOT);
+        self.rec_slot.push(NO_SLOT);
         pos
     }
 
@@ -434,8 +480,9 @@ impl Session {
                 continue;
             }
             let id = meta.id.clone();
-            self.index.set(&id, pos);
-            self.leaf = Leaf::Id(id);
+            let slot = self.index.set(&id, pos).0;
+            self.rec_slot[pos as usize] = slot;
+            self.leaf = Leaf::Slot(slot);
             if meta.kind == Kind::Label {
                 let target = meta.target.clone();
                 if meta.label_truthy {
@@ -555,17 +602,20 @@ impl Session {
     fn load_records(&mut self, loaded: LoadedFile) -> Result<LoadReport> {
         let mut report = LoadReport::default();
         let migration = migrate::migrate_file(&loaded);
-        let (text, lines) = match &migration {
-            Some(m) => (m.text.clone(), m.records.clone()),
-            None => {
-                let recs: Vec<(usize, usize)> = loaded
+        // Records keep pointing into the file's bytes (no copy); a migration brings its own text.
+        let (text, lines): (Vec<u8>, Vec<(usize, usize, Option<Meta>)>) = match &migration {
+            Some(m) => (
+                m.text.clone(),
+                m.records.iter().map(|&(s, e)| (s, e, None)).collect(),
+            ),
+            None => (
+                loaded.text,
+                loaded
                     .lines
-                    .iter()
+                    .into_iter()
                     .filter(|(_, _, m)| m.is_some())
-                    .map(|(s, e, _)| (*s, *e))
-                    .collect();
-                (loaded.text, recs)
-            }
+                    .collect(),
+            ),
         };
         if let (Some(m), true, Some(file)) = (&migration, self.persist, self.file.clone()) {
             report.backup = Some(fsio::backup(&file, &m.original)?);
@@ -573,11 +623,22 @@ impl Session {
             report.migrated = true;
         }
         self.reset_state();
-        for (s, e) in lines {
-            let line = &text[s..e];
-            if let Some(meta) = record::read_meta(line) {
-                self.push_record(line, meta);
+        self.text = text;
+        self.recs.reserve(lines.len());
+        for (s, e, meta) in lines {
+            let Some(meta) = meta.or_else(|| record::read_meta(&self.text[s..e])) else {
+                continue;
+            };
+            if meta.is_conversation_message() {
+                self.conversation += 1;
             }
+            self.recs.push(Rec {
+                start: s,
+                end: e,
+                meta,
+            });
+            self.parent_slot.push(NO_SLOT);
+            self.rec_slot.push(NO_SLOT);
         }
         self.session_id = self
             .header_pos()
@@ -611,22 +672,32 @@ impl Session {
         ids::entry_id(|id| self.index.slot_of.contains_key(&*record::string_key(id)))
     }
 
-    /// Append one entry line (JSON text without newline) as the new leaf, persisting it per the
+    /// Append one entry line (compact JSON text of an object, as `JSON.stringify` writes it, without
+    /// newline) as the new leaf, persisting it per the
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
-        let meta = record::read_meta(line)
+        let meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
+        // New entries must not shadow an existing id (callers pick a fresh one and retry).
+        if self.index.slot_of.contains_key(&meta.id) {
+            return Err(Error::new(
+                ErrorCode::IdTaken,
+                format!("Entry id {} is already in use", meta.id),
+            ));
+        }
         let id = meta.id.clone();
         let is_label = meta.kind == Kind::Label;
         let (target, label_truthy) = (meta.target.clone(), meta.label_truthy);
         let text_len = self.text.len();
         let pos = self.push_record(line, meta);
-        let prev_index = self.index.set(&id, pos);
-        let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Id(id.clone()));
+        let (slot, prev_index) = self.index.set(&id, pos);
+        self.rec_slot[pos as usize] = slot;
+        let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
         if let Err(e) = self.persist_record(pos) {
             let rec = self.recs.pop().expect("just pushed");
             self.parent_slot.pop();
+            self.rec_slot.pop();
             if rec.meta.is_conversation_message() {
                 self.conversation -= 1;
             }
@@ -666,7 +737,7 @@ impl Session {
             let mut bytes = Vec::with_capacity(self.line(pos).len() + 1);
             bytes.extend_from_slice(self.line(pos));
             bytes.push(b'\n');
-            fsio::append(&file, &bytes, self.durability)
+            self.appender.append(&file, &bytes, self.durability)
         }
     }
 
@@ -688,7 +759,7 @@ impl Session {
         } else {
             let mut bytes = line.to_vec();
             bytes.push(b'\n');
-            fsio::append(&file, &bytes, self.durability)
+            self.appender.append(&file, &bytes, self.durability)
         }
     }
 
@@ -725,13 +796,17 @@ impl Session {
         if self.index.get(key).is_none() {
             return Err(Error::entry_not_found(display_id));
         }
-        self.leaf = Leaf::Id(key.into());
+        self.leaf = Leaf::Slot(self.index.slot_of[key]);
         Ok(())
     }
 
-    /// Set the leaf without checks (used by `branchWithSummary` before its append).
-    pub fn set_leaf(&mut self, leaf: Leaf) {
-        self.leaf = leaf;
+    /// Set the leaf to an id key, or to null (used by `branchWithSummary` before its append).
+    /// An id that is not in the index leaves a null leaf (callers check existence first).
+    pub fn set_leaf_key(&mut self, key: Option<&str>) {
+        self.leaf = match key.and_then(|k| self.index.slot_of.get(k)) {
+            Some(&slot) => Leaf::Slot(slot),
+            None => Leaf::Null,
+        };
     }
 
     pub fn reset_leaf(&mut self) {

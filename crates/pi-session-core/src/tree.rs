@@ -17,83 +17,109 @@ pub const NONE: u32 = u32::MAX;
 /// strict ISO timestamp; otherwise `sortInJs` is 1 and the binding sorts with `Date` parsing.
 pub fn tree_plan(s: &Session) -> Vec<u32> {
     let entries = s.entry_positions();
-    // nodeMap: id key -> node index, in first-insertion order, value = last record with the id.
-    let mut node_of: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
-    let mut nodes: Vec<u32> = Vec::with_capacity(entries.len());
-    for &p in &entries {
-        let id: &str = &s.meta(p).id;
-        match node_of.get(id) {
-            Some(&n) => nodes[n] = p,
-            None => {
-                node_of.insert(id, nodes.len());
-                nodes.push(p);
-            }
-        }
-    }
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    // A node per index slot (the reference's nodeMap keyed by id): its entry is the slot's record.
+    let n = s.slot_count();
+    let node_slot = |p: u32| s.record_slot(p).expect("entries are indexed") as usize;
+    let mut parent_of: Vec<Option<usize>> = vec![None; entries.len()];
     let mut roots: Vec<usize> = Vec::new();
-    for &p in &entries {
+    let mut child_count = vec![0u32; n];
+    for (i, &p) in entries.iter().enumerate() {
         let m = s.meta(p);
-        let node = node_of[&*m.id];
         if &*m.parent == "null" || m.parent == m.id {
-            roots.push(node);
-        } else {
-            match node_of.get(&*m.parent) {
-                Some(&parent) => children[parent].push(node),
-                None => roots.push(node),
-            }
+            continue;
+        }
+        let parent = s.cached_parent_slot(p).or_else(|| s.slot_of_key(&m.parent));
+        if let Some(ps) = parent {
+            parent_of[i] = Some(ps as usize);
+            child_count[ps as usize] += 1;
         }
     }
+    // Children lists laid out back to back (insertion order kept), offsets per node.
+    let mut offset = vec![0usize; n + 1];
+    for k in 0..n {
+        offset[k + 1] = offset[k] + child_count[k] as usize;
+    }
+    let mut fill = offset.clone();
+    let mut flat = vec![0usize; offset[n]];
+    for (i, &p) in entries.iter().enumerate() {
+        match parent_of[i] {
+            Some(ps) => {
+                flat[fill[ps]] = node_slot(p);
+                fill[ps] += 1;
+            }
+            None => roots.push(node_slot(p)),
+        }
+    }
+    let mut cut = vec![false; flat.len()];
     // Entries caught in a parentId cycle hang off no root (the reference drops them). We make the
     // first such entry of each cycle a root and cut it from its parent, so every entry appears once.
-    let mut reachable = vec![false; nodes.len()];
-    mark_reachable(&roots, &children, &mut reachable);
-    for &p in &entries {
-        let n = node_of[&*s.meta(p).id];
-        if reachable[n] || nodes[n] != p {
+    let mut reachable = vec![false; n];
+    mark_reachable(&roots, &offset, &flat, &cut, &mut reachable);
+    for (i, &p) in entries.iter().enumerate() {
+        let node = node_slot(p);
+        if reachable[node] || s.slot_pos(node as u32) != p {
             continue;
         }
-        if let Some(&parent) = node_of.get(&*s.meta(p).parent) {
-            children[parent].retain(|&c| c != n);
+        if let Some(ps) = parent_of[i] {
+            for k in offset[ps]..offset[ps + 1] {
+                if flat[k] == node {
+                    cut[k] = true;
+                }
+            }
         }
-        roots.push(n);
-        mark_reachable(&[n], &children, &mut reachable);
+        roots.push(node);
+        mark_reachable(&[node], &offset, &flat, &cut, &mut reachable);
     }
-    // Sort every node's children by timestamp.
-    let mut sort_in_js = vec![false; nodes.len()];
-    let mut visited = vec![false; nodes.len()];
-    let mut stack: Vec<usize> = roots.clone();
-    while let Some(n) = stack.pop() {
-        if std::mem::replace(&mut visited[n], true) {
-            continue;
+    // Labels by node.
+    let mut label_of = vec![NONE; n];
+    for (target, pos) in s.labels() {
+        if let Some(slot) = s.slot_of_key(target) {
+            label_of[slot as usize] = pos;
         }
-        let kids = &mut children[n];
-        if kids.iter().all(|&k| !s.meta(nodes[k]).ts_ms.is_nan()) {
-            kids.sort_by(|&a, &b| s.meta(nodes[a]).ts_ms.total_cmp(&s.meta(nodes[b]).ts_ms));
-        } else {
-            sort_in_js[n] = true;
-        }
-        stack.extend(kids.iter().copied());
     }
-    let mut out = Vec::with_capacity(2 + roots.len() + nodes.len() * 4 + entries.len());
+    let ts = |node: usize| s.meta(s.slot_pos(node as u32)).ts_ms;
+    let mut out = Vec::with_capacity(2 + roots.len() + n * 4 + flat.len());
     out.push(roots.len() as u32);
-    out.extend(roots.iter().map(|&n| nodes[n]));
-    out.push(nodes.len() as u32);
-    for (n, &pos) in nodes.iter().enumerate() {
-        out.push(pos);
-        out.push(s.label_pos(&s.meta(pos).id).unwrap_or(NONE));
-        out.push(u32::from(sort_in_js[n]));
-        out.push(children[n].len() as u32);
-        out.extend(children[n].iter().map(|&k| nodes[k]));
+    out.extend(roots.iter().map(|&r| s.slot_pos(r as u32)));
+    out.push(n as u32);
+    let mut kids: Vec<usize> = Vec::new();
+    for node in 0..n {
+        kids.clear();
+        kids.extend(
+            (offset[node]..offset[node + 1])
+                .filter(|&k| !cut[k])
+                .map(|k| flat[k]),
+        );
+        let sort_in_js = if kids.iter().all(|&k| !ts(k).is_nan()) {
+            kids.sort_by(|&a, &b| ts(a).total_cmp(&ts(b)));
+            0
+        } else {
+            1
+        };
+        out.push(s.slot_pos(node as u32));
+        out.push(label_of[node]);
+        out.push(sort_in_js);
+        out.push(kids.len() as u32);
+        out.extend(kids.iter().map(|&k| s.slot_pos(k as u32)));
     }
     out
 }
 
-fn mark_reachable(from: &[usize], children: &[Vec<usize>], reachable: &mut [bool]) {
+fn mark_reachable(
+    from: &[usize],
+    offset: &[usize],
+    flat: &[usize],
+    cut: &[bool],
+    reachable: &mut [bool],
+) {
     let mut stack: Vec<usize> = from.to_vec();
-    while let Some(n) = stack.pop() {
-        if !std::mem::replace(&mut reachable[n], true) {
-            stack.extend(children[n].iter().copied());
+    while let Some(node) = stack.pop() {
+        if !std::mem::replace(&mut reachable[node], true) {
+            stack.extend(
+                (offset[node]..offset[node + 1])
+                    .filter(|&k| !cut[k])
+                    .map(|k| flat[k]),
+            );
         }
     }
 }

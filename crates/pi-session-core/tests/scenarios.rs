@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pi_session_core::record::string_key;
-use pi_session_core::session::{self, Leaf};
+use pi_session_core::session;
 use pi_session_core::{context, fsio, tree, Error, ErrorCode, Session};
 
 type R = Result<(), Error>;
@@ -47,10 +47,7 @@ fn open(dir: &Path, file: &Path) -> Result<Session, Error> {
 
 fn append_message(s: &mut Session, role: &str, text: &str) -> Result<String, Error> {
     let id = s.next_entry_id();
-    let parent = match s.leaf() {
-        Leaf::Null => "null".to_string(),
-        Leaf::Id(k) => k.to_string(),
-    };
+    let parent = s.leaf_key().unwrap_or("null").to_string();
     let line = format!(
         r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2024-01-02T00:00:00.000Z","message":{{"role":"{role}","content":"{text}"}}}}"#
     );
@@ -100,7 +97,7 @@ fn a_failed_first_write_rolls_back_memory_exactly() -> R {
     let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
     let file = s.new_session(None, None)?.file.unwrap();
     fs::write(&file, "taken").unwrap();
-    let before = (s.entry_count(), s.leaf().clone(), s.record_count());
+    let before = (s.entry_count(), s.leaf(), s.record_count());
     let err = append_message(&mut s, "user", "x").unwrap_err();
     assert_eq!(err.errno_name, Some("EEXIST"));
     assert_eq!(

@@ -8,11 +8,16 @@ mod object;
 mod parse;
 mod ser;
 mod string;
+mod trusted;
 
 pub use object::Object;
-pub use parse::{is_canonical, normalize, parse, top_level_members, validate, Members, ParseError};
+pub use parse::{
+    is_canonical, normalize, parse, top_level_members, validate, visit_top_level_members, Members,
+    ParseError,
+};
 pub use ser::{to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;
+pub use trusted::visit_members_trusted;
 
 /// A JSON value as JavaScript sees it.
 ///

@@ -86,6 +86,47 @@ pub fn top_level_members(bytes: &[u8]) -> Result<Option<Members>, ParseError> {
     Ok(Some(members))
 }
 
+/// Like [`top_level_members`] without allocating per member: `visit` gets each canonical key
+/// (borrowed) and the raw value's byte range, in source order. Returns `Ok(false)` when the
+/// document is valid JSON but not an object; the whole document is validated either way.
+pub fn visit_top_level_members(
+    bytes: &[u8],
+    mut visit: impl FnMut(&str, Range<usize>),
+) -> Result<bool, ParseError> {
+    let mut i = skip_ws(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        parse_document(bytes, &mut NoOp)?;
+        return Ok(false);
+    }
+    i = skip_ws(bytes, i + 1);
+    if bytes.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        let mut key = KeyReader::new(Source::per_run(bytes));
+        loop {
+            expect(bytes, i, b'"')?;
+            i = scan_string(bytes, i + 1, &mut key)?;
+            i = skip_ws(bytes, i);
+            expect(bytes, i, b':')?;
+            let start = skip_ws(bytes, i + 1);
+            i = parse_value(bytes, start, &mut NoOp)?;
+            visit(&key.buf, start..i);
+            key.buf.clear();
+            i = skip_ws(bytes, i);
+            match bytes.get(i) {
+                Some(b',') => i = skip_ws(bytes, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return Err(unexpected(bytes, i)),
+            }
+        }
+    }
+    expect_end(bytes, i)?;
+    Ok(true)
+}
+
 /// `JSON.stringify(JSON.parse(bytes))` in one pass, or `None` if the bytes do not parse.
 pub fn normalize(bytes: &[u8]) -> Option<String> {
     let mut w = Writer::new(String::with_capacity(bytes.len()), Source::checked(bytes));
