@@ -138,11 +138,14 @@ pub struct LoadReport {
     pub loaded: bool,
 }
 
+/// A physical line: byte range in the text, and its meta when it is a record.
+pub type Line = (usize, usize, Option<Meta>);
+
 /// A file's lines as `loadEntriesFromFile` sees them.
 pub struct LoadedFile {
     pub text: Vec<u8>,
-    /// Every physical line (split on `\n`), with its meta when it is a record.
-    pub lines: Vec<(usize, usize, Option<Meta>)>,
+    /// Every physical line (split on `\n`).
+    pub lines: Vec<Line>,
 }
 
 impl LoadedFile {
@@ -603,7 +606,7 @@ impl Session {
         let mut report = LoadReport::default();
         let migration = migrate::migrate_file(&loaded);
         // Records keep pointing into the file's bytes (no copy); a migration brings its own text.
-        let (text, lines): (Vec<u8>, Vec<(usize, usize, Option<Meta>)>) = match &migration {
+        let (text, lines): (Vec<u8>, Vec<Line>) = match &migration {
             Some(m) => (
                 m.text.clone(),
                 m.records.iter().map(|&(s, e)| (s, e, None)).collect(),
