@@ -10,7 +10,7 @@
 // Ids cross to the core as keys: the JSON text of the id (see crates/pi-session-core/src/record.rs).
 const fs = require("node:fs");
 const path = require("node:path");
-const { randomUUID } = require("node:crypto");
+const { randomUUID, randomFillSync } = require("node:crypto");
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
 const paths = require("./paths.js");
@@ -49,7 +49,33 @@ function valueOfKey(key) {
   return key === "undefined" ? undefined : JSON.parse(key);
 }
 
-const nowIso = () => new Date().toISOString();
+// Clock text for entry timestamps: formatting a Date costs more than an append's bookkeeping, and
+// several entries are often stamped within the same millisecond.
+let isoMs = -1;
+let isoText = "";
+function nowIso() {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
+// Entry ids: 8 hex chars of fresh randomness (as the reference's `randomUUID().slice(0, 8)`), drawn
+// from a pooled buffer refilled from the CSPRNG.
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const idPool = new Uint8Array(4096);
+let idPoolAt = idPool.length;
+function randomEntryId() {
+  if (idPoolAt + 4 > idPool.length) {
+    randomFillSync(idPool);
+    idPoolAt = 0;
+  }
+  const p = idPoolAt;
+  idPoolAt += 4;
+  return HEX[idPool[p]] + HEX[idPool[p + 1]] + HEX[idPool[p + 2]] + HEX[idPool[p + 3]];
+}
 
 // Entry text crosses to the core as UTF-8 in a reused buffer: TextEncoder.encodeInto is several
 // times cheaper than passing a JS string through N-API.
@@ -173,7 +199,7 @@ class SessionManager {
       } catch (err) {
         if (err.code !== "ID_TAKEN") throw err;
         // The random id is already in the session: pick another (a full UUID after 100 tries).
-        const id = attempt >= 100 ? randomUUID() : randomUUID().slice(0, 8);
+        const id = attempt >= 100 ? randomUUID() : randomEntryId();
         entry.id = id;
         retarget?.(id);
         line = JSON.stringify(entry);
@@ -190,7 +216,7 @@ class SessionManager {
 
   /** A fresh 8-hex entry id; the core refuses one already in use and #append picks another. */
   #newId() {
-    return randomUUID().slice(0, 8);
+    return randomEntryId();
   }
 
   // ----- loading ------------------------------------------------------------------------------
@@ -755,7 +781,7 @@ function migrateSessionEntries(entries) {
         entry.version = 2;
         continue;
       }
-      entry.id = randomUUID().slice(0, 8);
+      entry.id = randomEntryId();
       entry.parentId = prevId;
       prevId = entry.id;
       if (entry.type === "compaction" && typeof entry.firstKeptEntryIndex === "number") {
