@@ -51,11 +51,25 @@ fn pos_or_none(p: Option<u32>) -> i64 {
     p.map(i64::from).unwrap_or(NONE)
 }
 
-/// One session's state (the core `Session`).
-#[napi]
+/// One session's state (the core `Session`). The bytes it holds are reported to V8 as external
+/// memory, so the garbage collector weighs them when deciding to collect dropped managers.
+#[napi(custom_finalize)]
 pub struct NativeSession {
     inner: Session,
+    reported: i64,
 }
+
+impl ObjectFinalize for NativeSession {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        if self.reported != 0 {
+            env.adjust_external_memory(-self.reported)?;
+        }
+        Ok(())
+    }
+}
+
+/// Report changes of a session's size to V8 in steps of at least this many bytes.
+const ACCOUNT_STEP: i64 = 1 << 20;
 
 #[napi(object)]
 pub struct NewSessionInfo {
@@ -71,12 +85,14 @@ impl NativeSession {
     pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Self, Code> {
         Ok(NativeSession {
             inner: Session::blank(cwd, session_dir, persist).map_err(to_napi)?,
+            reported: 0,
         })
     }
 
     #[napi(catch_unwind)]
     pub fn new_session(
         &mut self,
+        env: Env,
         custom_id: Option<String>,
         parent_session_json: Option<String>,
     ) -> Result<NewSessionInfo, Code> {
@@ -84,6 +100,7 @@ impl NativeSession {
             .inner
             .new_session(custom_id.as_deref(), parent_session_json.as_deref())
             .map_err(to_napi)?;
+        self.account(&env);
         Ok(NewSessionInfo {
             id: n.id,
             timestamp: n.timestamp,
@@ -94,45 +111,35 @@ impl NativeSession {
     #[napi(catch_unwind)]
     /// Returns true when the file was loaded, false when a fresh session was started for it (the
     /// file is missing, or was empty and got a header).
-    pub fn set_session_file(&mut self, path: String) -> Result<bool, Code> {
-        self.inner
-            .set_session_file(PathBuf::from(path))
-            .map(|r| r.loaded)
-            .map_err(to_napi)
+    pub fn set_session_file(&mut self, env: Env, path: String) -> Result<bool, Code> {
+        let result = self.inner.set_session_file(PathBuf::from(path));
+        self.account(&env);
+        result.map(|r| r.loaded).map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
-    pub fn load_preloaded(&mut self, lines: Vec<String>) -> Result<(), Code> {
-        self.inner
-            .load_preloaded(lines)
-            .map(|_| ())
-            .map_err(to_napi)
+    pub fn load_preloaded(&mut self, env: Env, lines: Vec<String>) -> Result<(), Code> {
+        let result = self.inner.load_preloaded(lines);
+        self.account(&env);
+        result.map(|_| ()).map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
-    pub fn push_preloaded(&mut self, lines: Vec<String>) {
-        self.inner.push_preloaded(lines)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn next_entry_id(&self) -> String {
-        self.inner.next_entry_id()
-    }
-
-    /// Append an entry's JSON text; returns its record position.
-    #[napi(catch_unwind)]
-    pub fn append(&mut self, line: String) -> Result<u32, Code> {
-        self.inner.append(line.as_bytes()).map_err(to_napi)
+    pub fn push_preloaded(&mut self, env: Env, lines: Vec<String>) {
+        self.inner.push_preloaded(lines);
+        self.account(&env);
     }
 
     /// Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
     /// with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
     #[napi(catch_unwind)]
-    pub fn append_utf8(&mut self, bytes: &[u8], len: u32) -> Result<u32, Code> {
+    pub fn append_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32, Code> {
         let line = bytes
             .get(..len as usize)
             .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
-        self.inner.append(line).map_err(to_napi)
+        let pos = self.inner.append(line).map_err(to_napi)?;
+        self.account(&env);
+        Ok(pos)
     }
 
     #[napi(catch_unwind)]
@@ -289,17 +296,30 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn create_branched_session(
         &mut self,
+        env: Env,
         start_key: Option<String>,
         display: String,
     ) -> Result<Option<String>, Code> {
-        self.inner
-            .create_branched_session(start_key.as_deref().map(core_key), &display)
+        let result = self
+            .inner
+            .create_branched_session(start_key.as_deref().map(core_key), &display);
+        self.account(&env);
+        result
             .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
             .map_err(to_napi)
     }
 }
 
 impl NativeSession {
+    /// Tell V8 how much memory this session now holds (only when it changed by a step).
+    fn account(&mut self, env: &Env) {
+        let now = self.inner.memory_bytes() as i64;
+        let delta = now - self.reported;
+        if delta.abs() >= ACCOUNT_STEP && env.adjust_external_memory(delta).is_ok() {
+            self.reported = now;
+        }
+    }
+
     fn check(&self, pos: u32) -> Result<(), Code> {
         if (pos as usize) < self.inner.record_count() {
             Ok(())

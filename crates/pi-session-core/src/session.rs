@@ -9,6 +9,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::fsio::{self, Durability};
 use crate::ids;
 use crate::json;
+use crate::lock;
 use crate::migrate;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
 use crate::timefmt;
@@ -218,6 +219,8 @@ pub struct Session {
     conversation: usize,
     durability: Durability,
     appender: fsio::Appender,
+    /// Exclusive mode and the lease it holds (see [`crate::lock`]).
+    guard: lock::WriterGuard,
 }
 
 impl Session {
@@ -244,6 +247,7 @@ impl Session {
             conversation: 0,
             durability: Durability::from_env(),
             appender: fsio::Appender::default(),
+            guard: lock::WriterGuard::from_env(),
         })
     }
 
@@ -285,6 +289,13 @@ impl Session {
     }
     pub fn record_count(&self) -> usize {
         self.recs.len()
+    }
+    /// Approximate heap bytes held (lines, records, index), for telling a garbage-collected host
+    /// how much memory a session keeps alive.
+    pub fn memory_bytes(&self) -> usize {
+        self.text.capacity()
+            + self.recs.capacity() * (std::mem::size_of::<Rec>() + 8)
+            + self.index.len() * 48
     }
     pub fn meta(&self, pos: u32) -> &Meta {
         &self.recs[pos as usize].meta
@@ -542,6 +553,7 @@ impl Session {
                 id
             )));
         }
+        self.guard.follow(self.file.as_deref());
         Ok(NewSession {
             id,
             timestamp,
@@ -560,8 +572,12 @@ impl Session {
         path: PathBuf,
         preloaded: Option<LoadedFile>,
     ) -> Result<LoadReport> {
+        if self.persist {
+            self.guard.before_open(&path)?;
+        }
         // The reference records the path before reading, so it stays set even when loading throws.
         self.file = Some(path.clone());
+        self.guard.follow(Some(&path));
         let loaded = match preloaded {
             Some(l) => Some(l),
             None => load_file(&path)?,
@@ -621,6 +637,7 @@ impl Session {
             ),
         };
         if let (Some(m), true, Some(file)) = (&migration, self.persist, self.file.clone()) {
+            self.guard.before_write(&file)?;
             report.backup = Some(fsio::backup(&file, &m.original)?);
             fsio::replace_atomic(&file, &m.file_bytes)?;
             report.migrated = true;
@@ -733,6 +750,7 @@ impl Session {
             if self.conversation == 0 {
                 return Ok(());
             }
+            self.guard.before_write(&file)?;
             fsio::create_new(&file, &self.all_lines(), self.durability)?;
             self.flushed = true;
             Ok(())
@@ -740,6 +758,7 @@ impl Session {
             let mut bytes = Vec::with_capacity(self.line(pos).len() + 1);
             bytes.extend_from_slice(self.line(pos));
             bytes.push(b'\n');
+            self.guard.before_write(&file)?;
             self.appender.append(&file, &bytes, self.durability)
         }
     }
@@ -756,12 +775,14 @@ impl Session {
             if self.conversation == 0 {
                 return Ok(());
             }
+            self.guard.before_write(&file)?;
             fsio::create_new(&file, &self.all_lines(), self.durability)?;
             self.flushed = true;
             Ok(())
         } else {
             let mut bytes = line.to_vec();
             bytes.push(b'\n');
+            self.guard.before_write(&file)?;
             self.appender.append(&file, &bytes, self.durability)
         }
     }
@@ -776,14 +797,32 @@ impl Session {
     }
 
     /// Full rewrite of the session file with every in-memory record (atomic replace).
-    fn rewrite_file(&self) -> Result<()> {
+    fn rewrite_file(&mut self) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
-        match &self.file {
-            Some(f) => fsio::replace_atomic(f, &self.all_lines()),
+        match self.file.clone() {
+            Some(f) => {
+                self.guard.before_write(&f)?;
+                fsio::replace_atomic(&f, &self.all_lines())
+            }
             None => Ok(()),
         }
+    }
+
+    /// Exclusive mode (see [`crate::lock`]). On: the lease of the session file is taken at once if
+    /// the file exists, else before the first write (`SESSION_LOCKED` if another process holds it;
+    /// the mode stays on). Off: the lease is released.
+    pub fn set_exclusive(&mut self, on: bool) -> Result<()> {
+        let existing = self
+            .file
+            .as_deref()
+            .filter(|f| self.persist && fsio::exists(f));
+        self.guard.set_exclusive(on, existing)
+    }
+
+    pub fn is_exclusive(&self) -> bool {
+        self.guard.is_exclusive()
     }
 
     /// Force everything written so far to stable storage (no-op before the first write).
@@ -865,10 +904,15 @@ impl Session {
                     bytes.extend_from_slice(l);
                     bytes.push(b'\n');
                 }
-                fsio::replace_atomic(&new_file, &bytes)?;
+                self.guard.before_write(&new_file)?;
+                if let Err(e) = fsio::replace_atomic(&new_file, &bytes) {
+                    self.guard.follow(self.file.as_deref());
+                    return Err(e);
+                }
             }
             self.replace_records(lines, new_id);
             self.file = Some(new_file.clone());
+            self.guard.follow(self.file.as_deref());
             self.flushed = has_conversation;
             Ok(Some(new_file))
         } else {
