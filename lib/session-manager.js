@@ -102,6 +102,8 @@ class SessionManager {
   #objs = [];
   /** id value -> pos, filled as ids are looked up or appended. */
   #posById = new Map();
+  /** id value -> entry object, for the hottest lookup (getEntry). */
+  #entryById = new Map();
   /** All non-header entries in order, once someone asked for them (kept current on append). */
   #all = null;
   #leafId = null;
@@ -131,6 +133,7 @@ class SessionManager {
     // slow dictionary elements.
     this.#objs = new Array(this.#n.recordCount());
     this.#posById = new Map();
+    this.#entryById = new Map();
     this.#all = null;
   }
 
@@ -207,6 +210,7 @@ class SessionManager {
     }
     this.#objs[pos] = entry;
     this.#posById.set(entry.id, pos);
+    this.#entryById.set(entry.id, entry);
     this.#leafId = entry.id;
     this.#leafPos = pos;
     this.#all?.push(entry);
@@ -342,8 +346,13 @@ class SessionManager {
     return this.#leafPos >= 0 ? this.#entry(this.#leafPos) : undefined;
   }
   getEntry(id) {
+    const hit = this.#entryById.get(id);
+    if (hit !== undefined) return hit;
     const pos = this.#lookup(id);
-    return pos >= 0 ? this.#entry(pos) : undefined;
+    if (pos < 0) return undefined;
+    const entry = this.#entry(pos);
+    this.#entryById.set(id, entry);
+    return entry;
   }
   getChildren(parentId) {
     const key = keyOf(parentId);
