@@ -825,6 +825,26 @@ export declare class SessionManager {
    */
   flush(): void;
 
+  /**
+   * Exclusive mode for this manager (also turned on for every manager by `PI_SESSION_EXCLUSIVE=1`).
+   * On: the manager holds the session file's lease, `<file>.lock` (pid, hostname, start time),
+   * taken at once if the file exists, else before the first write, and again whenever it moves
+   * to another file. While another live process holds the lease, this call, opening that file and
+   * writing to it throw an `Error` with code `SESSION_LOCKED` whose message names the holder's pid
+   * (the mode stays on). A lease whose process is gone (same host) is taken over. Off: the lease
+   * is released. Managers not in exclusive mode take no lease and may share a file, but refuse to
+   * write to a file whose lease a live process holds. Throws `INVALID_ARGUMENT` for a non-boolean.
+   */
+  setExclusive(on: boolean): void;
+
+  /**
+   * When on, every write of this manager (each append, the first write of a new session) is
+   * fsynced before the call returns, so it survives a power loss (as `PI_SESSION_FSYNC=1` does for
+   * every manager). Off (the default): a process crash loses nothing, a power loss may lose the
+   * last appends. Throws `INVALID_ARGUMENT` for a non-boolean.
+   */
+  setFsync(on: boolean): void;
+
   // --- appending ----------------------------------------------------------------------------
 
   /**

@@ -529,8 +529,9 @@ test("forkFrom refuses to overwrite an existing file with the same name", (t) =>
   const src = sourceSession(dir);
   const out = path.join(dir, "out");
   fs.mkdirSync(out);
-  const start = Date.now();
-  for (let ms = start - 50; ms < start + 4000; ms++) {
+  // Occupy every file name the fork could pick: one per millisecond from now until well after
+  // the loop ends (the window follows the clock, so a slow machine cannot outrun it).
+  for (let ms = Date.now() - 50; ms < Date.now() + 1500; ms++) {
     fs.writeFileSync(path.join(out, `${new Date(ms).toISOString().replace(/[:.]/g, "-")}_fork-x.jsonl`), "keep");
   }
   throwsFsError(() => SessionManager.forkFrom(src, "/target", out, { id: "fork-x" }), "EEXIST");

@@ -5,7 +5,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const native = require("../native.js");
-const { normalizePath, resolvePath, pathsEqual, getSessionsDir } = require("./paths.js");
+const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = require("./paths.js");
 
 /** Files summarized per native call: small enough for steady progress, large enough to amortize. */
 const CHUNK = 16;
@@ -45,16 +45,43 @@ function sortInfos(sessions) {
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
+/**
+ * The listing cache (`<agentDir>/session-list-cache.jsonl`): summaries of unchanged files are
+ * reused between runs. Set PI_SESSION_LIST_CACHE=0 to read every file every time.
+ */
+function openCache() {
+  if (process.env.PI_SESSION_LIST_CACHE === "0") return null;
+  try {
+    return native.ListCacheHandle.open(path.join(getAgentDir(), "session-list-cache.jsonl"));
+  } catch {
+    return null;
+  }
+}
+
 /** Summarize `files` ({path, mtimeMs?}) in order, calling onLoaded(info|null, index) per file. */
 async function summarizeAll(files, onLoaded, signal) {
   const results = new Array(files.length);
+  const cache = files.length > 0 ? openCache() : null;
+  try {
+    await summarizeChunks(files, results, cache, onLoaded, signal);
+  } finally {
+    cache?.save();
+  }
+  return results;
+}
+
+async function summarizeChunks(files, results, cache, onLoaded, signal) {
   for (let i = 0; i < files.length; i += CHUNK) {
     signal?.throwIfAborted();
     const chunk = files.slice(i, i + CHUNK);
-    const raw = await native.summarizeFiles(
-      chunk.map((f) => f.path),
-      chunk.map((f) => f.mtimeMs ?? null),
-    );
+    const paths = chunk.map((f) => f.path);
+    const raw =
+      cache !== null
+        ? await native.summarizeFilesCached(cache, paths)
+        : await native.summarizeFiles(
+            paths,
+            chunk.map((f) => f.mtimeMs ?? null),
+          );
     for (let j = 0; j < raw.length; j++) {
       signal?.throwIfAborted();
       const info = raw[j] === null ? null : finishInfo(raw[j]);
@@ -63,7 +90,6 @@ async function summarizeAll(files, onLoaded, signal) {
     }
   }
   signal?.throwIfAborted();
-  return results;
 }
 
 async function listSessionsFromDir(dir, onProgress, signal) {

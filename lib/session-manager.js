@@ -16,9 +16,13 @@ const { sessionError, withCode } = require("./errors.js");
 const paths = require("./paths.js");
 const ctx = require("./context.js");
 const listing = require("./listing.js");
+const { releaseLocksAtExit } = require("./locks.js");
+const { guardErrors } = require("./guard.js");
 
 const CURRENT_SESSION_VERSION = 3;
 const NONE = 0xffffffff;
+/** Upper bound of the JSON text fetched from the core in one call when materializing entries. */
+const BATCH_BYTES = 64 * 1024 * 1024;
 const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 const SESSION_ID_MESSAGE =
   "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
@@ -165,13 +169,17 @@ class SessionManager {
     if (missing !== null) {
       const want = new Uint32Array(missing.length);
       for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
-      const parsed = JSON.parse(this.#n.linesJson(want));
-      for (let j = 0; j < missing.length; j++) {
-        const p = want[j];
-        // Two requests for one position in the same call must yield one object.
-        const o = objs[p] ?? parsed[j];
-        objs[p] = o;
-        out[missing[j]] = o;
+      // In batches of at most ~64 MB of JSON text: a JS string cannot hold a huge session at once.
+      for (let done = 0; done < want.length; ) {
+        const parsed = JSON.parse(this.#n.linesJson(want.subarray(done), BATCH_BYTES));
+        for (let j = 0; j < parsed.length; j++) {
+          const p = want[done + j];
+          // Two requests for one position in the same call must yield one object.
+          const o = objs[p] ?? parsed[j];
+          objs[p] = o;
+          out[missing[done + j]] = o;
+        }
+        done += parsed.length;
       }
     }
     return out;
@@ -197,7 +205,9 @@ class SessionManager {
     let pos;
     for (let attempt = 1; ; attempt++) {
       try {
-        pos = this.#n.appendUtf8(scratch, encode(line));
+        // encode() may replace `scratch` with a larger buffer: it must run before `scratch` is read.
+        const length = encode(line);
+        pos = this.#n.appendUtf8(scratch, length);
         break;
       } catch (err) {
         if (err.code !== "ID_TAKEN") throw err;
@@ -266,7 +276,9 @@ class SessionManager {
     if (hasHeader) migrateSessionEntries(entries);
     let lines;
     try {
-      lines = entries.map((e) => JSON.stringify(e));
+      // Any array-like (a typed array too) gives an Array of JSON texts; a value JSON cannot
+      // write (a function, a symbol) becomes "null", a record the core skips.
+      lines = Array.prototype.map.call(entries, (e) => JSON.stringify(e) ?? "null");
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
@@ -297,7 +309,9 @@ class SessionManager {
     this.#objs[0] = {
       type: "session",
       version: CURRENT_SESSION_VERSION,
-      id: options?.id ?? info.id,
+      // The id as written: a non-string id that passes the pattern (5, ["a"]) is written as its
+      // string (the reference writes the value itself and then refuses to open its own file).
+      id: options?.id === undefined ? info.id : String(options.id),
       timestamp: info.timestamp,
       cwd: this.#cwd,
       parentSession: parent,
@@ -478,6 +492,20 @@ class SessionManager {
    * written (a new session without a user or assistant message) stay in memory. */
   flush() {
     this.#n.flush();
+  }
+
+  /** Exclusive mode: hold the session file's lease (`<file>.lock`) so that no other process writes
+   * to it; throws `SESSION_LOCKED` (naming the holder's pid) while another process holds it. */
+  setExclusive(on) {
+    if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setExclusive(on) expects a boolean", TypeError);
+    if (on) releaseLocksAtExit();
+    this.#n.setExclusive(on);
+  }
+
+  /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). */
+  setFsync(on) {
+    if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setFsync(on) expects a boolean", TypeError);
+    this.#n.setFsync(on);
   }
 
   appendMessage(message) {
@@ -810,6 +838,9 @@ function migrateSessionEntries(entries) {
     }
   }
 }
+
+// Errors raised by JavaScript itself on bad input get a `code` too (see guard.js).
+guardErrors(SessionManager);
 
 module.exports = {
   CURRENT_SESSION_VERSION,

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // `npm test`: everything CI checks, in order, stopping at the first failure.
 //   1. cargo test -p pi-session-core      the Rust core on its own (no Node involved)
+//      cargo test -p pi-sessions-cli      the pi-sessions CLI over the core
+//      (both skipped, with a note, where there is no cargo: e.g. a prebuilt-binary test job)
 //   2. node scripts/typecheck.js          the hand-written index.d.ts against the reference's types
-//   3. node --test __test__/*.test.mjs    behaviour, parity and packaging tests of the addon
+//   3. node scripts/test-node-versions.js the same JS tests under Node 22 and 24 (fetched into .cache/)
+//   4. node --test __test__/*.test.mjs    behaviour, parity, packaging and agent tests of the addon
 // The addon must be built (npm install / npm ci does it; or `npm run build`).
 "use strict";
 
@@ -26,11 +29,18 @@ if (!hasNodeBinary && !process.env.PI_SESSION_NATIVE_PATH) {
   run("build", "npx", ["napi", "build", "--platform", "--release", "--no-js", "--dts", "native.d.ts"]);
 }
 
-run("rust core", "cargo", ["test", "-p", "pi-session-core", "--release"]);
+const cargo = spawnSync("cargo", ["--version"], { stdio: "ignore" });
+if (cargo.error || cargo.status !== 0) {
+  console.log("\n=== rust tests skipped: no cargo on PATH (the addon under test is prebuilt)");
+} else {
+  run("rust core", "cargo", ["test", "-p", "pi-session-core", "--release"]);
+  run("cli", "cargo", ["test", "-p", "pi-sessions-cli", "--release"]);
+}
 run("types", process.execPath, ["scripts/typecheck.js"]);
 const testFiles = fs
   .readdirSync(path.join(root, "__test__"))
   .filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.js"))
   .sort()
   .map((f) => path.join("__test__", f));
+run("node 22/24", process.execPath, ["scripts/test-node-versions.js"]);
 run("node tests", process.execPath, ["--test", "--test-concurrency=2", ...testFiles]);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::session;
-use pi_session_core::{context, fsio, listing, tree, Session};
+use pi_session_core::{context, fsio, list_cache, listing, tree, Session};
 
 const NONE: i64 = -1;
 
@@ -163,6 +163,12 @@ impl NativeSession {
         });
     }
 
+    /// Exclusive mode: take (or release) the ownership lease of the session file.
+    #[napi(catch_unwind)]
+    pub fn set_exclusive(&mut self, on: bool) -> Result<(), Code> {
+        self.inner.set_exclusive(on).map_err(to_napi)
+    }
+
     #[napi(catch_unwind)]
     pub fn session_id(&self) -> String {
         self.inner.session_id().to_owned()
@@ -220,24 +226,31 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn line(&self, pos: u32) -> Result<String, Code> {
         self.check(pos)?;
-        Ok(String::from_utf8_lossy(self.inner.line(pos)).into_owned())
+        let line = self.inner.line(pos).map_err(to_napi)?;
+        Ok(String::from_utf8_lossy(&line).into_owned())
     }
 
-    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`.
+    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`. Stops after the
+    /// line that reaches `max_bytes` (JS strings have a size limit), so the array may cover only a
+    /// prefix of `positions`; the caller asks again for the rest.
     #[napi(catch_unwind)]
-    pub fn lines_json(&self, positions: Uint32Array) -> Result<String, Code> {
-        let mut total = 2;
-        for &p in positions.iter() {
-            self.check(p)?;
-            total += self.inner.line(p).len() + 1;
-        }
-        let mut out = Vec::with_capacity(total);
+    pub fn lines_json(
+        &self,
+        positions: Uint32Array,
+        max_bytes: Option<u32>,
+    ) -> Result<String, Code> {
+        let budget = max_bytes.unwrap_or(u32::MAX) as usize;
+        let mut out = Vec::with_capacity(2 + positions.len() * 64);
         out.push(b'[');
         for (i, &p) in positions.iter().enumerate() {
+            self.check(p)?;
             if i > 0 {
+                if out.len() >= budget {
+                    break;
+                }
                 out.push(b',');
             }
-            out.extend_from_slice(self.inner.line(p));
+            out.extend_from_slice(&self.inner.line(p).map_err(to_napi)?);
         }
         out.push(b']');
         Ok(String::from_utf8(out)
@@ -474,6 +487,77 @@ impl Task for SummarizeTask {
     }
 }
 
+/// A listing cache shared by the chunks of one `list`/`listAll` call.
+#[napi]
+pub struct ListCacheHandle {
+    inner: std::sync::Arc<std::sync::Mutex<list_cache::ListCache>>,
+}
+
+#[napi]
+impl ListCacheHandle {
+    /// Load (or start) the cache kept in `file`.
+    #[napi(factory, catch_unwind)]
+    pub fn open(file: String) -> Self {
+        ListCacheHandle {
+            inner: std::sync::Arc::new(std::sync::Mutex::new(list_cache::ListCache::load(
+                PathBuf::from(file),
+            ))),
+        }
+    }
+
+    /// Write it back if anything changed (errors are ignored: the cache is disposable).
+    #[napi(catch_unwind)]
+    pub fn save(&self) -> bool {
+        self.inner
+            .lock()
+            .map(|mut c| c.save().is_ok())
+            .unwrap_or(false)
+    }
+}
+
+pub struct SummarizeCachedTask {
+    cache: std::sync::Arc<std::sync::Mutex<list_cache::ListCache>>,
+    files: Vec<(PathBuf, Option<f64>)>,
+}
+
+impl Task for SummarizeCachedTask {
+    type Output = Vec<Option<String>>;
+    type JsValue = Vec<Option<String>>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .min(8);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(list_cache::summarize_many_cached(
+            &mut cache,
+            &self.files,
+            threads,
+        ))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// As `summarizeFiles`, answering unchanged files from the listing cache.
+#[napi(catch_unwind)]
+pub fn summarize_files_cached(
+    cache: &ListCacheHandle,
+    paths: Vec<String>,
+) -> AsyncTask<SummarizeCachedTask> {
+    let files = paths
+        .into_iter()
+        .map(|p| (PathBuf::from(p), None))
+        .collect();
+    AsyncTask::new(SummarizeCachedTask {
+        cache: cache.inner.clone(),
+        files,
+    })
+}
+
 /// Summaries (`SessionInfo` ingredients as JSON text, or null for skipped files), off the JS thread.
 #[napi(catch_unwind)]
 pub fn summarize_files(
@@ -493,7 +577,29 @@ pub fn summarize_files(
     AsyncTask::new(SummarizeTask { files })
 }
 
+/// Remove the lease files this process holds (called when the process exits).
+#[napi(catch_unwind)]
+pub fn release_all_locks() {
+    pi_session_core::lock::release_all();
+}
+
 #[napi(catch_unwind)]
 pub fn is_valid_session_id(id: String) -> bool {
     pi_session_core::ids::is_valid_session_id(&id)
+}
+
+/// The `pi-sessions` command line (`bin/pi-sessions.js`): runs one command with the real terminal,
+/// environment (`NO_COLOR`, `PI_CODING_AGENT_DIR`, `COLUMNS`) and stdio; returns the exit code.
+#[napi(catch_unwind)]
+pub fn run_cli(args: Vec<String>) -> i32 {
+    use std::io::Write;
+    let env = pi_sessions_cli::CliEnv::from_process();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let code = pi_sessions_cli::run(&args, &env, &mut out, &mut err);
+    let _ = out.flush();
+    let _ = err.flush();
+    code
 }

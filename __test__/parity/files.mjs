@@ -13,6 +13,10 @@ import path from "node:path";
 
 const MTIME_BASE_MS = 1_000_000_000_000; // 2001-09-09, well before any real write
 
+// Our listing cache (README "Listing cache") lives in the agent dir and has no counterpart in the
+// reference; it is the one file the comparison leaves out.
+const OWN_CACHE_FILE = "session-list-cache.jsonl";
+
 /** All files and directories under root: [{ rel, abs, isDir }], raw order by rel. */
 export function walk(root) {
   const out = [];
@@ -24,6 +28,7 @@ export function walk(root) {
       return;
     }
     for (const d of names) {
+      if (d.name === OWN_CACHE_FILE) continue;
       const abs = path.join(dir, d.name);
       const rel = path.relative(root, abs);
       if (d.isDirectory()) {

@@ -169,6 +169,8 @@ const isDefault: boolean = sm.usesDefaultSessionDir();
 const sessionId: string = sm.getSessionId();
 const sessionFile: string | undefined = sm.getSessionFile();
 sm.flush();
+sm.setExclusive(true);
+sm.setFsync(false);
 
 const idUser: string = sm.appendMessage(refUser);
 sm.appendMessage(refAssistant);
@@ -254,6 +256,8 @@ sm.appendCustomMessageEntry("my-extension", "text");
 sm.appendLabelChange(idUser);
 // @ts-expect-error flush takes no argument
 sm.flush(true);
+// @ts-expect-error exclusive mode is switched with a boolean
+sm.setExclusive("yes");
 // @ts-expect-error the leaf id may be null
 sm.getLeafId().length;
 // @ts-expect-error the entry may be undefined
@@ -270,7 +274,7 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-const fromReference: Omit<SessionManager, "flush"> = any<Ref.SessionManager>();
+const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync"> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:
 // nothing declared elsewhere is assignable to it without a cast.
@@ -278,8 +282,8 @@ const fromReference: Omit<SessionManager, "flush"> = any<Ref.SessionManager>();
 const refManagerNoCast: Ref.SessionManager = sm;
 const refManager: Ref.SessionManager = sm as unknown as Ref.SessionManager;
 
-// Same method names: the reference's public members plus `flush`, nothing else.
-ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, "flush">>(true);
+// Same method names: the reference's public members plus `flush`, `setExclusive`, `setFsync`, nothing else.
+ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, "flush" | "setExclusive" | "setFsync">>(true);
 ok<Mutual<Exclude<keyof Ref.SessionManager, keyof SessionManager>, never>>(true);
 
 // Same parameters for every instance method; appendCompaction has one more, optional, at the end.

@@ -27,6 +27,8 @@ pub enum ErrorCode {
     SessionLocked,
     /// An appended entry reuses an id already in the session (the binding retries with a new id).
     IdTaken,
+    /// A big session's file was changed in place after it was opened (its lines are read lazily).
+    FileChanged,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
 }
@@ -44,6 +46,7 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::SessionLocked => "SESSION_LOCKED",
             ErrorCode::IdTaken => "ID_TAKEN",
+            ErrorCode::FileChanged => "SESSION_FILE_CHANGED",
             ErrorCode::Io => "IO_ERROR",
         }
     }
@@ -124,6 +127,13 @@ fn errno_info(err: &io::Error) -> (&'static str, &'static str) {
                 libc_consts::EMFILE => Some(("EMFILE", "too many open files")),
                 libc_consts::EBADF => Some(("EBADF", "bad file descriptor")),
                 libc_consts::EIO => Some(("EIO", "i/o error")),
+                // Platform-dependent numbers, from libc.
+                libc::ENAMETOOLONG => Some(("ENAMETOOLONG", "name too long")),
+                libc::ELOOP => Some(("ELOOP", "too many symbolic links encountered")),
+                libc::EINVAL => Some(("EINVAL", "invalid argument")),
+                libc::EXDEV => Some(("EXDEV", "cross-device link not permitted")),
+                libc::EFBIG => Some(("EFBIG", "file too large")),
+                libc::EDQUOT => Some(("EDQUOT", "disk quota exceeded")),
                 _ => None,
             };
             if let Some(k) = known {
@@ -135,6 +145,8 @@ fn errno_info(err: &io::Error) -> (&'static str, &'static str) {
         io::ErrorKind::NotFound => ("ENOENT", "no such file or directory"),
         io::ErrorKind::AlreadyExists => ("EEXIST", "file already exists"),
         io::ErrorKind::PermissionDenied => ("EACCES", "permission denied"),
+        // Raised by Rust itself, e.g. for a path holding a NUL byte.
+        io::ErrorKind::InvalidInput => ("EINVAL", "invalid argument"),
         _ => ("EIO", "i/o error"),
     }
 }

@@ -15,6 +15,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::fault::{self, Point};
 
 /// How hard a write tries to reach stable storage before returning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -153,7 +154,7 @@ pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<(
 
 /// Replace (or create) a file atomically: temp file, fsync, rename, fsync of the directory.
 pub fn replace_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace_atomic_with_hook(path, bytes, |_| Ok(()))
+    replace_atomic_with_hook(path, bytes, |_| fault::hit(Point::BeforeRename, path))
 }
 
 /// [`replace_atomic`] with a hook run after the temp file is durable and before the rename; tests
@@ -175,6 +176,7 @@ pub fn replace_atomic_with_hook(
         drop(f);
         before_rename(&tmp)?;
         fs::rename(&tmp, path).map_err(|e| Error::io(&e, "rename", path))?;
+        fault::hit(Point::AfterRename, path)?;
         sync_dir(path);
         Ok(())
     })();
@@ -197,6 +199,7 @@ pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         write_whole(&mut f, bytes, &tmp)?;
         f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
         drop(f);
+        fault::hit(Point::BeforeLink, path)?;
         fs::hard_link(&tmp, path).map_err(|e| Error::io(&e, "open", path))?;
         sync_dir(path);
         Ok(())

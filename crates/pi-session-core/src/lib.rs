@@ -8,14 +8,19 @@
 
 pub mod context;
 pub mod error;
+pub mod fault;
 pub mod fsio;
 pub mod fxhash;
 pub mod ids;
+pub mod inspect;
 pub mod json;
+pub mod list_cache;
 pub mod listing;
+pub mod lock;
 pub mod migrate;
 pub mod paths;
 pub mod record;
+pub mod scan;
 pub mod session;
 pub mod timefmt;
 pub mod tree;

@@ -97,8 +97,10 @@ fn v1_to_v2(values: &mut [Value]) {
                 }
                 o.remove("firstKeptEntryIndex");
             }
+            // Only a record that keeps its id can be a parent: scalar and array records (the
+            // reference throws on scalars) must not leave the next entry pointing at nothing.
+            prev = id;
         }
-        prev = id;
     }
 }
 

@@ -19,7 +19,34 @@ use crate::timefmt;
 pub struct Rec {
     start: usize,
     end: usize,
+    /// The line lives in the session file at `start..end` (big files are not held in memory),
+    /// rather than in `Session::text`.
+    in_file: bool,
+    /// For file-backed lines: a fingerprint of the bytes, checked on every read so a file changed
+    /// behind our back is reported instead of misread.
+    check: u32,
     pub meta: Meta,
+}
+
+/// Files at least this big are read in a streaming pass and their lines left on disk until asked
+/// for (`PI_SESSION_LAZY_BYTES` overrides it, e.g. for tests).
+const LAZY_FILE_BYTES: u64 = 64 << 20;
+
+fn lazy_threshold() -> u64 {
+    std::env::var("PI_SESSION_LAZY_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(LAZY_FILE_BYTES)
+}
+
+/// Length and up to 16 bytes at each end, folded: cheap, and any rewrite in place changes it.
+fn fingerprint(line: &[u8]) -> u32 {
+    use std::hash::Hasher;
+    let mut h = crate::fxhash::FxHasher::default();
+    h.write_usize(line.len());
+    h.write(&line[..line.len().min(16)]);
+    h.write(&line[line.len().saturating_sub(16)..]);
+    h.finish() as u32
 }
 
 /// The leaf pointer. The reference stores an id and resolves it through the index when used; an
@@ -219,6 +246,9 @@ pub struct Session {
     conversation: usize,
     durability: Durability,
     appender: fsio::Appender,
+    /// The file that file-backed records are read from (kept open: the bytes stay reachable even
+    /// if the path is replaced).
+    reader: Option<(PathBuf, std::fs::File)>,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
 }
@@ -247,6 +277,7 @@ impl Session {
             conversation: 0,
             durability: Durability::from_env(),
             appender: fsio::Appender::default(),
+            reader: None,
             guard: lock::WriterGuard::from_env(),
         })
     }
@@ -301,9 +332,32 @@ impl Session {
         &self.recs[pos as usize].meta
     }
     /// The raw bytes of a record's line (without its newline).
-    pub fn line(&self, pos: u32) -> &[u8] {
+    pub fn line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
         let r = &self.recs[pos as usize];
-        &self.text[r.start..r.end]
+        if !r.in_file {
+            return Ok(std::borrow::Cow::Borrowed(&self.text[r.start..r.end]));
+        }
+        let (path, file) = self
+            .reader
+            .as_ref()
+            .expect("file-backed records have a reader");
+        let mut buf = vec![0u8; r.end - r.start];
+        crate::scan::read_exact_at(file, &mut buf, r.start as u64)
+            .map_err(|e| Error::io(&e, "read", path))?;
+        if fingerprint(&buf) != r.check {
+            return Err(Error::new(
+                ErrorCode::FileChanged,
+                format!(
+                    "Session file changed on disk since it was opened: {}",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(std::borrow::Cow::Owned(buf))
+    }
+
+    pub(crate) fn line_fingerprint(line: &[u8]) -> u32 {
+        fingerprint(line)
     }
     /// `getEntryCount()`: size of the id index.
     pub fn entry_count(&self) -> usize {
@@ -457,6 +511,7 @@ impl Session {
 
     fn reset_state(&mut self) {
         self.text.clear();
+        self.reader = None;
         self.recs.clear();
         self.parent_slot.clear();
         self.rec_slot.clear();
@@ -476,6 +531,8 @@ impl Session {
         self.recs.push(Rec {
             start,
             end: self.text.len(),
+            in_file: false,
+            check: 0,
             meta,
         });
         self.parent_slot.push(NO_SLOT);
@@ -578,6 +635,15 @@ impl Session {
         // The reference records the path before reading, so it stays set even when loading throws.
         self.file = Some(path.clone());
         self.guard.follow(Some(&path));
+        let big =
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= lazy_threshold());
+        if preloaded.is_none() && big {
+            if let Some(report) = self.load_streaming(&path)? {
+                self.file = Some(path);
+                self.flushed = true;
+                return Ok(report);
+            }
+        }
         let loaded = match preloaded {
             Some(l) => Some(l),
             None => load_file(&path)?,
@@ -655,17 +721,62 @@ impl Session {
             self.recs.push(Rec {
                 start: s,
                 end: e,
+                in_file: false,
+                check: 0,
                 meta,
             });
             self.parent_slot.push(NO_SLOT);
             self.rec_slot.push(NO_SLOT);
         }
-        self.session_id = self
-            .header_pos()
-            .map(|p| header_id_string(self.line(p)))
-            .unwrap_or_default();
+        self.session_id = match self.header_pos() {
+            Some(p) => header_id_string(&self.line(p)?),
+            None => String::new(),
+        };
         self.build_index();
         Ok(report)
+    }
+
+    /// Load a big file in one streaming pass: only what we read from each line is kept; the
+    /// lines stay in the file and are read back when an entry is asked for. Returns `Ok(None)`
+    /// when the file needs the in-memory path (not a valid session, or an old version to migrate).
+    fn load_streaming(&mut self, path: &Path) -> Result<Option<LoadReport>> {
+        let Some(scan) = crate::scan::scan_file(path)? else {
+            return Ok(None);
+        };
+        let header_ok = scan
+            .recs
+            .first()
+            .is_some_and(|r| r.2.kind == Kind::Header && r.2.header_id_is_string);
+        if !header_ok || scan.header_version < 3.0 {
+            return Ok(None);
+        }
+        if !scan.ends_with_newline {
+            fsio::append(path, b"\n", Durability::Buffered)?;
+        }
+        let reader = std::fs::File::open(path).map_err(|e| Error::io(&e, "open", path))?;
+        self.reset_state();
+        self.recs.reserve(scan.recs.len());
+        for (start, end, meta, check) in scan.recs {
+            if meta.is_conversation_message() {
+                self.conversation += 1;
+            }
+            self.recs.push(Rec {
+                start,
+                end,
+                in_file: true,
+                check,
+                meta,
+            });
+            self.parent_slot.push(NO_SLOT);
+            self.rec_slot.push(NO_SLOT);
+        }
+        self.reader = Some((path.to_path_buf(), reader));
+        self.session_id = scan.header_id;
+        self.build_index();
+        Ok(Some(LoadReport {
+            loaded: true,
+            ..LoadReport::default()
+        }))
     }
 
     /// `inMemory(cwd, options, entries)` / the constructor with preloaded entries. `lines` are the
@@ -751,12 +862,14 @@ impl Session {
                 return Ok(());
             }
             self.guard.before_write(&file)?;
-            fsio::create_new(&file, &self.all_lines(), self.durability)?;
+            fsio::create_new(&file, &self.all_lines()?, self.durability)?;
             self.flushed = true;
             Ok(())
         } else {
-            let mut bytes = Vec::with_capacity(self.line(pos).len() + 1);
-            bytes.extend_from_slice(self.line(pos));
+            let line = self.line(pos)?;
+            let mut bytes = Vec::with_capacity(line.len() + 1);
+            bytes.extend_from_slice(&line);
+            drop(line);
             bytes.push(b'\n');
             self.guard.before_write(&file)?;
             self.appender.append(&file, &bytes, self.durability)
@@ -776,7 +889,7 @@ impl Session {
                 return Ok(());
             }
             self.guard.before_write(&file)?;
-            fsio::create_new(&file, &self.all_lines(), self.durability)?;
+            fsio::create_new(&file, &self.all_lines()?, self.durability)?;
             self.flushed = true;
             Ok(())
         } else {
@@ -787,13 +900,13 @@ impl Session {
         }
     }
 
-    fn all_lines(&self) -> Vec<u8> {
+    fn all_lines(&self) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(self.text.len() + self.recs.len());
-        for r in &self.recs {
-            out.extend_from_slice(&self.text[r.start..r.end]);
+        for pos in 0..self.recs.len() as u32 {
+            out.extend_from_slice(&self.line(pos)?);
             out.push(b'\n');
         }
-        out
+        Ok(out)
     }
 
     /// Full rewrite of the session file with every in-memory record (atomic replace).
@@ -804,7 +917,7 @@ impl Session {
         match self.file.clone() {
             Some(f) => {
                 self.guard.before_write(&f)?;
-                fsio::replace_atomic(&f, &self.all_lines())
+                fsio::replace_atomic(&f, &self.all_lines()?)
             }
             None => Ok(()),
         }
@@ -878,7 +991,7 @@ impl Session {
         if path.is_empty() {
             return Err(Error::entry_not_found(display));
         }
-        let plan = crate::tree::branched_lines(self, &path);
+        let plan = crate::tree::branched_lines(self, &path)?;
         let (timestamp, ms) = timefmt::now_iso();
         let new_id = ids::session_uuid_v7(ms);
         let parent_json = match (&self.file, self.persist) {

@@ -51,24 +51,19 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
         }
     }
     let mut cut = vec![false; flat.len()];
-    // Entries caught in a parentId cycle hang off no root (the reference drops them). We make the
-    // first such entry of each cycle a root and cut it from its parent, so every entry appears once.
-    let mut reachable = vec![false; n];
-    mark_reachable(&roots, &offset, &flat, &cut, &mut reachable);
-    for (i, &p) in entries.iter().enumerate() {
+    // A tree must be finite. Walking from the roots, an edge back to a node still on the current
+    // path (a cycle closed through a duplicate id) is cut. Entries caught in a parentId cycle hang
+    // off no root (the reference drops them, or loops): the first such entry of each cycle becomes
+    // a root, and the walk from it cuts the edge that closes its cycle. Every entry appears.
+    let mut color = vec![0u8; n];
+    walk_cutting_cycles(&roots, &offset, &flat, &mut cut, &mut color);
+    for &p in &entries {
         let node = node_slot(p);
-        if reachable[node] || s.slot_pos(node as u32) != p {
+        if color[node] != 0 || s.slot_pos(node as u32) != p {
             continue;
         }
-        if let Some(ps) = parent_of[i] {
-            for k in offset[ps]..offset[ps + 1] {
-                if flat[k] == node {
-                    cut[k] = true;
-                }
-            }
-        }
         roots.push(node);
-        mark_reachable(&[node], &offset, &flat, &cut, &mut reachable);
+        walk_cutting_cycles(&[node], &offset, &flat, &mut cut, &mut color);
     }
     // Labels by node.
     let mut label_of = vec![NONE; n];
@@ -105,21 +100,41 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
     out
 }
 
-fn mark_reachable(
+/// Iterative depth-first walk: marks nodes (1 = on the current path, 2 = done) and cuts edges to a
+/// node on the current path.
+fn walk_cutting_cycles(
     from: &[usize],
     offset: &[usize],
     flat: &[usize],
-    cut: &[bool],
-    reachable: &mut [bool],
+    cut: &mut [bool],
+    color: &mut [u8],
 ) {
-    let mut stack: Vec<usize> = from.to_vec();
-    while let Some(node) = stack.pop() {
-        if !std::mem::replace(&mut reachable[node], true) {
-            stack.extend(
-                (offset[node]..offset[node + 1])
-                    .filter(|&k| !cut[k])
-                    .map(|k| flat[k]),
-            );
+    for &root in from {
+        if color[root] != 0 {
+            continue;
+        }
+        color[root] = 1;
+        let mut stack: Vec<(usize, usize)> = vec![(root, offset[root])];
+        while let Some(top) = stack.last_mut() {
+            let (node, edge) = *top;
+            if edge == offset[node + 1] {
+                color[node] = 2;
+                stack.pop();
+                continue;
+            }
+            top.1 += 1;
+            if cut[edge] {
+                continue;
+            }
+            let child = flat[edge];
+            match color[child] {
+                0 => {
+                    color[child] = 1;
+                    stack.push((child, offset[child]));
+                }
+                1 => cut[edge] = true,
+                _ => {}
+            }
         }
     }
 }
@@ -145,7 +160,7 @@ fn assign(obj: &mut json::Object, prop: &str, value: Option<Value>) {
 
 /// The records of `createBranchedSession` after the header: the path without label records,
 /// re-chained, then fresh label records for every current label whose target is on that path.
-pub fn branched_lines(s: &Session, path: &[u32]) -> Vec<Vec<u8>> {
+pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> {
     let mut out: Vec<Vec<u8>> = Vec::with_capacity(path.len());
     let mut replacement: HashMap<Key, Key> = HashMap::new();
     let mut pending: Vec<Key> = Vec::new();
@@ -161,7 +176,7 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> Vec<Vec<u8>> {
             replacement.insert(l, m.id.clone());
         }
         // `{...scalar}` copies nothing.
-        let mut obj = json::parse(s.line(p))
+        let mut obj = json::parse(&s.line(p)?)
             .ok()
             .and_then(Value::into_object)
             .unwrap_or_default();
@@ -191,7 +206,7 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> Vec<Vec<u8>> {
         if !kept_ids.iter().any(|k| k == target) {
             continue;
         }
-        let label_rec = json::parse(s.line(label_pos)).unwrap_or(Value::Null);
+        let label_rec = json::parse(&s.line(label_pos)?).unwrap_or(Value::Null);
         let id = ids::entry_id(|c| taken.contains(&*record::string_key(c)));
         let id_key = record::string_key(&id);
         let mut line = String::from("{\"type\":\"label\",\"id\":");
@@ -215,5 +230,5 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> Vec<Vec<u8>> {
         taken.insert(id_key.clone());
         parent = id_key;
     }
-    out
+    Ok(out)
 }

@@ -1,0 +1,181 @@
+// Kill test: a child process appends in a loop and is killed with SIGKILL at a random moment,
+// round after round, on the same files. After every round:
+//   - every line of the file parses, except the last when it is torn (and earlier torn last lines
+//     that a later open repaired: they stay, as complete but unparseable lines, never dropped);
+//   - every id the child printed (after its append returned) is in the file;
+//   - our SessionManager.open repairs a torn tail by appending exactly one "\n", and gives the same
+//     entries and leaf as the reference's open of the same bytes.
+// Two chains of rounds run side by side; every 4th round of a chain starts a new session file.
+//   KILL_ROUNDS (default 110) rounds in all; KILL_SEED (default 7) seeds the delays.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { loadOurs, loadReference } from "./helpers/target.mjs";
+import { Rng } from "./parity/prng.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CHILD = path.join(HERE, "helpers", "append-child.mjs");
+const ROUNDS = Number(process.env.KILL_ROUNDS ?? 110);
+const SEED = Number(process.env.KILL_SEED ?? 7);
+const CHAINS = 2;
+// A child stops appending after CAP appends and waits for its kill: one chain's checks block the
+// event loop and can delay the other chain's kill timer, which must not let files grow unbounded.
+const CAP = 1500;
+
+const ours = loadOurs();
+const reference = await loadReference();
+
+/** Run one child until it is killed; resolves with the ids it printed in complete lines. */
+function killRound(opts, rng) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, JSON.stringify(opts)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let timer = null;
+    const delay = 5 + rng.int(76);
+    const arm = () => {
+      timer ??= setTimeout(() => child.kill("SIGKILL"), delay);
+    };
+    // One round in five counts from the spawn, so some kills land while the child starts, opens
+    // (and repairs) the file; the others count from "ready", while it appends.
+    if (rng.chance(0.2)) {
+      timer = setTimeout(() => child.kill("SIGKILL"), 80 + rng.int(320));
+    }
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("ready\n")) arm();
+    });
+    child.stderr.on("data", (chunk) => {
+      err += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const lines = out.split("\n");
+      lines.pop(); // an incomplete last line was cut by the kill
+      const error = lines.find((l) => l.startsWith("error "));
+      if (error) return reject(new Error(`child failed: ${error}\n${err}`));
+      if (signal !== "SIGKILL") return reject(new Error(`child exited ${code} ${signal}: ${err}`));
+      const file = lines.find((l) => l.startsWith("file "))?.slice(5);
+      const ids = lines.filter((l) => /^[0-9a-f]{8}$/.test(l));
+      resolve({ file, ids, idle: lines.includes("done") });
+    });
+  });
+}
+
+/** Line ranges of a file's bytes (split on "\n"; the last range is the part after the last "\n"). */
+function lineRanges(bytes) {
+  const out = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 0x0a) {
+      out.push([start, i]);
+      start = i + 1;
+    }
+  }
+  out.push([start, bytes.length]);
+  return out;
+}
+
+function openCopy(impl, bytes, dir, name) {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, bytes);
+  const sm = impl.SessionManager.open(file);
+  return { sm, after: fs.readFileSync(file) };
+}
+
+test("appends killed with SIGKILL at random moments lose nothing that was acknowledged", { timeout: 120_000 }, async (t) => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pi-kill-")));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const started = Date.now();
+  const stats = { rounds: 0, acknowledged: 0, tornTails: 0, emptyRounds: 0, idleKills: 0 };
+
+  async function chain(c) {
+    const rng = new Rng(SEED * 100 + c);
+    const dir = path.join(root, `chain${c}`);
+    fs.mkdirSync(dir);
+    let file = null;
+    let printed = new Set();
+    let repairedTorn = new Set(); // start offsets of earlier torn tails, repaired by a later open
+    const rounds = Math.ceil(ROUNDS / CHAINS);
+    for (let r = 0; r < rounds; r++) {
+      const fresh = file === null || r % 4 === 0;
+      const opts = fresh
+        ? { dir, bigEvery: 100, seed: rng.u32(), count: CAP, hold: true }
+        : { file, bigEvery: 100, seed: rng.u32(), count: CAP, hold: true };
+      const { file: childFile, ids, idle } = await killRound(opts, rng);
+      stats.rounds++;
+      if (idle) stats.idleKills++;
+      if (fresh) {
+        if (!childFile) {
+          stats.emptyRounds++;
+          continue; // killed before it even had a session
+        }
+        file = childFile;
+        printed = new Set();
+        repairedTorn = new Set();
+      }
+      if (ids.length === 0) stats.emptyRounds++;
+      for (const id of ids) printed.add(id);
+      stats.acknowledged += ids.length;
+      const where = `chain ${c} round ${r} (${file})`;
+
+      if (!fs.existsSync(file)) {
+        assert.equal(printed.size, 0, `${where}: ids were acknowledged but the file does not exist`);
+        file = null;
+        continue;
+      }
+      const bytes = fs.readFileSync(file);
+      const ranges = lineRanges(bytes);
+      const endsClean = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a;
+      for (let i = 0; i < ranges.length; i++) {
+        const [s, e] = ranges[i];
+        const last = i === ranges.length - 1;
+        if (last && (endsClean || e === s)) continue;
+        const text = bytes.subarray(s, e).toString("utf8");
+        try {
+          JSON.parse(text);
+        } catch {
+          assert.ok(
+            last || repairedTorn.has(s),
+            `${where}: line ${i + 1} (offset ${s}) is torn but is not the last line: ${text.slice(0, 80)}…`,
+          );
+        }
+      }
+      if (!endsClean) {
+        stats.tornTails++;
+        repairedTorn.add(ranges[ranges.length - 1][0]);
+      }
+
+      const mine = openCopy(ours, bytes, path.join(root, "check", `c${c}r${r}-ours`), "s.jsonl");
+      const theirs = openCopy(reference, bytes, path.join(root, "check", `c${c}r${r}-ref`), "s.jsonl");
+      // The repair is exactly one "\n", and only when the file did not end with one.
+      const expected = endsClean ? bytes : Buffer.concat([bytes, Buffer.from("\n")]);
+      assert.ok(mine.after.equals(expected), `${where}: open changed the file other than by one "\\n"`);
+      assert.ok(theirs.after.equals(expected), `${where}: the reference's open did something else`);
+      const entryIds = mine.sm.getEntries().map((e) => e.id);
+      const have = new Set(entryIds);
+      for (const id of printed) assert.ok(have.has(id), `${where}: acknowledged id ${id} is missing`);
+      assert.deepEqual(entryIds, theirs.sm.getEntries().map((e) => e.id), `${where}: entries differ from the reference`);
+      assert.equal(mine.sm.getLeafId(), theirs.sm.getLeafId(), `${where}: leaf differs from the reference`);
+      fs.rmSync(path.join(root, "check"), { recursive: true, force: true });
+    }
+  }
+
+  await Promise.all(Array.from({ length: CHAINS }, (_, c) => chain(c)));
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  t.diagnostic(
+    `${stats.rounds} rounds in ${seconds}s, ${stats.acknowledged} acknowledged appends, ` +
+      `${stats.tornTails} torn tails repaired, ${stats.emptyRounds} rounds killed before any append, ` +
+      `${stats.idleKills} killed after their last append`,
+  );
+  assert.ok(stats.rounds >= 100);
+  assert.ok(stats.acknowledged > 0);
+});

@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+// One measurement in a fresh process, for peak RSS that belongs to one implementation and one
+// operation: `node --expose-gc bench/scale-child.mjs <reference|ours> <op> '<json args>'`.
+// Prints one JSON line on stdout: { ok, ms, maxRssMb, ... } or { ok: false, failed: "<reason>" }.
+// maxRssMb is process.resourceUsage().maxRSS (peak resident set of this whole process: Node, the
+// module, the operation), read right after the operation and before anything else is computed;
+// vmHwmMb is Linux's VmHWM for the same process, as a cross-check. Run it from a small parent:
+// on Linux the maxRSS a process starts with is its parent's RSS (scale.mjs uses `--spawner`).
+//
+// Ops (args in the JSON):
+//   baseline                          load the module only (idle RSS with the module loaded)
+//   list      { cwd, dir, clearCache, agentDir }     SessionManager.list(cwd, dir, onProgress)
+//   listAll   { clearCache, agentDir }              SessionManager.listAll(onProgress) (PI_CODING_AGENT_DIR)
+//   open      { file, sessionDir }                  SessionManager.open(file, sessionDir)
+//   openContext { file, sessionDir }                open + buildSessionContext, + size of the
+//                                                   context messages as JSON (the materialized part)
+//   perTurn   { file, sessionDir, call, iterations } open (untimed), then `call` repeated
+//   forkFrom  { file, targetCwd, sessionDir }
+//   createBranchedSession { file, sessionDir }     open (untimed), then createBranchedSession(leaf)
+import fs from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { clearListingCaches, makeCall } from "./scale-ops.mjs";
+
+const [implKey, op, argJson = "{}"] = process.argv.slice(2);
+const args = JSON.parse(argJson);
+const now = () => performance.now();
+const gc = () => globalThis.gc?.();
+const rssMb = () => process.resourceUsage().maxRSS / 1024;
+/** Linux: this process image's own RSS high-water mark (VmHWM), for cross-checking maxRSS. */
+const vmHwmMb = () => {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync("/proc/self/status", "utf8"));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+};
+const out = (o) => {
+  process.stdout.write(`${JSON.stringify(o)}\n`);
+};
+
+async function loadImpl(key) {
+  const { loadReference, loadOurs } = await import("../__test__/helpers/target.mjs");
+  return key === "reference" ? loadReference() : loadOurs();
+}
+
+/** Runs an async listing with the event-loop monitor and the first-progress clock. */
+async function timedListing(run) {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  let firstProgressMs = null;
+  let progressCalls = 0;
+  const start = now();
+  h.enable();
+  const result = await run((/* loaded, total, partial */) => {
+    progressCalls++;
+    if (firstProgressMs === null) firstProgressMs = now() - start;
+  });
+  const ms = now() - start;
+  h.disable();
+  return { result, ms, firstProgressMs, progressCalls, eldMaxMs: h.max / 1e6, eldP99Ms: h.percentile(99) / 1e6 };
+}
+
+async function main() {
+  const mod = await loadImpl(implKey);
+  const SM = mod.SessionManager;
+  if (args.agentDir) process.env.PI_CODING_AGENT_DIR = args.agentDir;
+  gc();
+  const rssBefore = rssMb();
+  switch (op) {
+    case "baseline":
+      return { ms: 0, maxRssMb: rssMb() };
+    case "list":
+    case "listAll": {
+      const cleared = args.clearCache ? clearListingCaches(args.agentDir) : [];
+      const r = await timedListing((onProgress) =>
+        op === "list" ? SM.list(args.cwd, args.dir, onProgress) : SM.listAll(onProgress),
+      );
+      const maxRssMb = rssMb();
+      return { ms: r.ms, maxRssMb, rssBeforeMb: rssBefore, sessions: r.result.length, firstProgressMs: r.firstProgressMs, progressCalls: r.progressCalls, eldMaxMs: r.eldMaxMs, eldP99Ms: r.eldP99Ms, clearedCaches: cleared.length };
+    }
+    case "open": {
+      const t = now();
+      const sm = SM.open(args.file, args.sessionDir);
+      const ms = now() - t;
+      const maxRssMb = rssMb();
+      return { ms, maxRssMb, rssBeforeMb: rssBefore, leaf: sm.getLeafId() };
+    }
+    case "openContext": {
+      const t = now();
+      const sm = SM.open(args.file, args.sessionDir);
+      const openMs = now() - t;
+      const t2 = now();
+      const ctx = sm.buildSessionContext();
+      const contextMs = now() - t2;
+      const maxRssMb = rssMb();
+      // Measured after the RSS reading: what the caller holds as JS objects.
+      let materializedBytes = 0;
+      for (const m of ctx.messages) materializedBytes += Buffer.byteLength(JSON.stringify(m));
+      return { ms: openMs + contextMs, openMs, contextMs, maxRssMb, rssBeforeMb: rssBefore, contextMessages: ctx.messages.length, materializedBytes };
+    }
+    case "perTurn": {
+      const sm = SM.open(args.file, args.sessionDir);
+      const call = makeCall(sm, args.call);
+      call(); // first call outside the clock (lazy caches are part of open's cost, not per turn)
+      const n = args.iterations ?? 100;
+      const t = now();
+      for (let i = 0; i < n; i++) call();
+      const ms = (now() - t) / n;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, iterations: n };
+    }
+    case "forkFrom": {
+      const t = now();
+      SM.forkFrom(args.file, args.targetCwd, args.sessionDir);
+      const ms = now() - t;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore };
+    }
+    case "createBranchedSession": {
+      const sm = SM.open(args.file, args.sessionDir);
+      const leaf = sm.getLeafId();
+      const afterOpen = rssMb();
+      const t = now();
+      sm.createBranchedSession(leaf);
+      const ms = now() - t;
+      return { ms, maxRssMb: rssMb(), rssAfterOpenMb: afterOpen, rssBeforeMb: rssBefore };
+    }
+    default:
+      throw new Error(`unknown op ${op}`);
+  }
+}
+
+if (implKey === "--spawner") {
+  // Started by scale.mjs while it is small; starts the measuring children for it, so that they do
+  // not inherit a big parent's RSS high-water mark (see scale.mjs).
+  const { spawnSync } = await import("node:child_process");
+  process.on("message", ({ id, argv, env }) => {
+    const r = spawnSync(process.execPath, argv, { encoding: "utf8", env, maxBuffer: 64 << 20 });
+    process.send({ id, status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
+  });
+  process.on("disconnect", () => process.exit(0));
+} else if (implKey) {
+  try {
+    const r = await main();
+    out({ ok: true, impl: implKey, op, ...r, vmHwmMb: vmHwmMb() });
+  } catch (error) {
+    const reason = String(error?.message ?? error).split("\n")[0];
+    out({ ok: false, impl: implKey, op, failed: `${error?.name ?? "Error"}: ${reason}`, code: error?.code, maxRssMb: rssMb() });
+  }
+  process.exit(0);
+}

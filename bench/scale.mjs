@@ -1,0 +1,583 @@
+#!/usr/bin/env node
+// Big-data benchmark: `npm run bench:scale` (= node bench/scale.mjs). The targets of issue 3
+// ("Fast at scale"), each line marked PASS / MISS.
+//
+// Data: bench/scale-gen.mjs (3,000 sessions ≥ 2 GiB, a 128 MiB and a 1 GiB session, a
+// 10,000-entry session), generated once into bench/data/scale/ and reused.
+//
+// Times: both implementations side by side in this process, alternating in Thue–Morse order
+// (A B B A …) with a GC before each measurement; the figure is the median. Exception: the 1 GiB
+// session is opened only in child processes (it would not fit both sides in one heap).
+// Peak RSS: always from a separate child process per implementation and operation
+// (bench/scale-child.mjs prints process.resourceUsage().maxRSS), so one side's memory never
+// pollutes the other's. First onProgress and event-loop delay are also from those children (a
+// process that runs only that listing).
+//
+// Environment:
+//   SCALE_ONLY=list,open      run only the sections whose key contains one of these strings
+//                             (sections: list (= list + listAll), open128, open1g, perTurn, getTree, forkFrom,
+//                             createBranchedSession)
+//   SCALE_REPS=2              in-process repetitions per implementation of the slow operations
+//   SCALE_MIN_TIME_MS=300     per measurement, for the per-turn calls
+//   SCALE_MEASUREMENTS=4      measurements per implementation, for the per-turn calls
+//   SCALE_NO_CHILDREN=1       skip the child processes (no RSS figures; for quick iterations)
+import { fork, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const SELF = fileURLToPath(import.meta.url);
+if (typeof globalThis.gc !== "function") {
+  const r = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, SELF, ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(r.status ?? 1);
+}
+
+const HERE = path.dirname(SELF);
+const CHILD = path.join(HERE, "scale-child.mjs");
+// Child processes are started by a small spawner forked now, while this process is small: on
+// Linux a new process starts with its parent's RSS as its maxRSS (the high-water mark survives
+// fork + execve), so children spawned from this process, once it holds sessions of both
+// implementations, would report at least that.
+const spawner = fork(CHILD, ["--spawner"], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+const pendingChildren = new Map();
+let childSeq = 0;
+spawner.on("message", (m) => {
+  pendingChildren.get(m.id)?.(m);
+  pendingChildren.delete(m.id);
+});
+const spawnViaSpawner = (argv, env) =>
+  new Promise((resolve) => {
+    const id = ++childSeq;
+    pendingChildren.set(id, resolve);
+    spawner.send({ id, argv, env });
+  });
+const RESULTS = path.join(HERE, "scale-results.json");
+const { loadReference, loadOurs, ROOT } = await import("../__test__/helpers/target.mjs");
+const { ensureScaleData, SCALE_CWD } = await import("./scale-gen.mjs");
+
+const ONLY = (process.env.SCALE_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const REPS = Math.max(1, Number(process.env.SCALE_REPS ?? 2));
+const MIN_TIME_MS = Number(process.env.SCALE_MIN_TIME_MS ?? 300);
+const MEASUREMENTS = Math.max(1, Number(process.env.SCALE_MEASUREMENTS ?? 4));
+const CHILDREN = !process.env.SCALE_NO_CHILDREN;
+const ELD_RESOLUTION_MS = 10;
+
+const now = () => performance.now();
+const log = (...a) => console.error(...a);
+const gc = () => {
+  globalThis.gc();
+  globalThis.gc();
+};
+const median = (xs) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return null;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const popcount = (n) => {
+  let c = 0;
+  for (; n; n &= n - 1) c++;
+  return c;
+};
+const wanted = (key) => !ONLY.length || ONLY.some((f) => key.toLowerCase().includes(f.toLowerCase()));
+
+// ---------------------------------------------------------------- data and implementations
+const t0 = now();
+const loadStart = os.loadavg()[0];
+const data = await ensureScaleData(log);
+const many = data.many;
+const agentDir = many.agentDir;
+process.env.PI_CODING_AGENT_DIR = agentDir;
+
+const reference = await loadReference();
+let ours = null;
+let oursError = null;
+try {
+  ours = loadOurs();
+  if (typeof ours?.SessionManager?.open !== "function") throw new Error("index.js does not export SessionManager");
+} catch (error) {
+  oursError = String(error?.message ?? error).split("\n")[0];
+  ours = null;
+}
+const impls = [{ key: "reference", mod: reference }, ...(ours ? [{ key: "ours", mod: ours }] : [])];
+for (const impl of impls) {
+  impl.SM = impl.mod.SessionManager;
+  impl.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `pi-scale-${impl.key}-`));
+  impl.ops = await import(`./scale-ops.mjs?impl=${impl.key}`);
+}
+const { clearListingCaches } = impls[0].ops;
+const implKeys = impls.map((i) => i.key);
+/** Thue–Morse order over the implementations, n measurements each. */
+const order = (n) => Array.from({ length: n * impls.length }, (_, j) => (impls.length === 1 ? 0 : popcount(j) & 1));
+
+const MB = (b) => `${(b / 1e6).toFixed(b < 10e6 ? 1 : 0)} MB`;
+console.log(`pi-session-native scale benchmark — node ${process.version}, ${os.cpus().length} CPU(s), ${os.platform()}/${os.arch()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM`);
+console.log(
+  `data: ${many.count} sessions, ${MB(many.totalBytes)} (largest ${MB(many.largestBytes)}, ${many.over50MB} ≥ 50 MiB) in ${path.relative(ROOT, many.sessionDir)}; ` +
+    `${data.mb128 && !data.mb128.skipped ? `${MB(data.mb128.bytes)} session (${data.mb128.entries} entries)` : "no 128 MiB session"}; ` +
+    `${data.gb1 && !data.gb1.skipped ? `${MB(data.gb1.bytes)} session (${data.gb1.entries} entries)` : `no 1 GiB session (${data.gb1?.skipped ?? "not generated"})`}; ` +
+    `${data.e10k.entries}-entry session (${MB(data.e10k.bytes)})`,
+);
+if (!ours) console.log(`ours: could not load ${path.join(ROOT, "index.js")} (${oursError}) — benchmarking the reference alone`);
+
+// ---------------------------------------------------------------- child processes (RSS)
+async function child(implKey, op, args = {}) {
+  if (!CHILDREN) return null;
+  const r = await spawnViaSpawner(["--expose-gc", CHILD, implKey, op, JSON.stringify(args)], { ...process.env, PI_CODING_AGENT_DIR: agentDir });
+  const lines = (r.stdout ?? "").trim().split("\n").filter(Boolean);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    try {
+      return JSON.parse(lines[i]);
+    } catch {}
+  }
+  // The process died (V8 heap limit, native crash): report why.
+  const err = (r.stderr ?? "").split("\n").filter(Boolean);
+  const reason =
+    err.find((l) => /out of memory|heap limit|Invalid string length|RangeError|FATAL|Error:/i.test(l)) ?? err[err.length - 1] ?? "no output";
+  return { ok: false, impl: implKey, op, failed: `exit ${r.status ?? r.signal}: ${reason.trim().slice(0, 200)}` };
+}
+async function childBoth(op, argsFor) {
+  if (!CHILDREN) return null;
+  const out = {};
+  for (const impl of impls) {
+    log(`  child: ${impl.key} ${op}...`);
+    out[impl.key] = await child(impl.key, op, typeof argsFor === "function" ? argsFor(impl) : argsFor);
+    const o = out[impl.key];
+    if (o && !o.ok) log(`    failed: ${o.failed}`);
+    else if (o) log(`    ${fmtMs(o.ms)}, peak RSS ${fmtMb(o.maxRssMb)}`);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- measurement helpers
+/**
+ * Slow operations: per repetition, setup (untimed), GC, one timed call, teardown; the
+ * implementations alternate in Thue–Morse order. Returns { [impl]: { ms: median, all, error } }.
+ */
+async function slow(spec, reps = REPS) {
+  const res = Object.fromEntries(impls.map((i) => [i.key, { all: [], error: null }]));
+  for (const i of order(reps)) {
+    const impl = impls[i];
+    const r = res[impl.key];
+    if (r.error) continue;
+    let state;
+    try {
+      state = await spec.setup?.(impl);
+      gc();
+      const t = now();
+      const v = await spec.run(impl, state);
+      const ms = now() - t;
+      r.all.push(ms);
+      log(`    ${impl.key}: ${fmtMs(ms)}`);
+      spec.after?.(impl, v, ms, r);
+    } catch (error) {
+      r.error = String(error?.message ?? error).split("\n")[0];
+    } finally {
+      try {
+        await spec.teardown?.(impl, state);
+      } catch {}
+    }
+  }
+  for (const r of Object.values(res)) r.ms = r.error ? null : median(r.all);
+  return res;
+}
+
+/** Fast per-call operations: the run.mjs method (batches of k calls, median per call). */
+function fast(makeState, callName, dropState) {
+  const res = {};
+  const states = {};
+  for (const impl of impls) {
+    res[impl.key] = { samples: [], measurementMedians: [], error: null };
+    try {
+      states[impl.key] = makeState(impl);
+      const call = impl.ops.makeCall(states[impl.key].sm, callName);
+      const batch = impl.ops.compileBatch(call);
+      // Warm up (200 ms) and pick k so a sample takes ≥ ~2 ms.
+      let k = 1;
+      let elapsed = 0;
+      while (elapsed < 200) {
+        const dt = impl.ops.runBatch(batch, k);
+        elapsed += dt;
+        if (dt < 2) k = Math.min(k * Math.max(2, Math.ceil(2 / Math.max(dt, 0.001))), 1 << 20);
+      }
+      Object.assign(res[impl.key], { k, batch });
+    } catch (error) {
+      res[impl.key].error = String(error?.message ?? error).split("\n")[0];
+    }
+  }
+  for (const i of order(MEASUREMENTS)) {
+    const impl = impls[i];
+    const r = res[impl.key];
+    if (r.error) continue;
+    gc();
+    const samples = [];
+    let measured = 0;
+    try {
+      while (measured < MIN_TIME_MS || samples.length < 5) {
+        const dt = impl.ops.runBatch(r.batch, r.k);
+        measured += dt;
+        samples.push(dt / r.k);
+      }
+    } catch (error) {
+      r.error = String(error?.message ?? error).split("\n")[0];
+      continue;
+    }
+    r.samples.push(...samples);
+    r.measurementMedians.push(median(samples));
+  }
+  for (const impl of impls) {
+    const r = res[impl.key];
+    r.ms = r.error ? null : median(r.samples);
+    r.calls = r.samples.length * (r.k ?? 0);
+    delete r.batch;
+    delete r.samples;
+    dropState?.(states[impl.key]);
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------- report rows
+const rows = []; // { label, ref, ours, ratio, target, status, indent }
+const results = []; // structured, for scale-results.json
+const fmtMs = (ms) => {
+  if (ms == null || !Number.isFinite(ms)) return "–";
+  if (ms < 1e-3) return `${(ms * 1e6).toFixed(0)} ns`;
+  if (ms < 1) return `${(ms * 1e3).toPrecision(3)} µs`;
+  if (ms < 1000) return `${ms.toPrecision(3)} ms`;
+  return `${(ms / 1000).toPrecision(3)} s`;
+};
+const fmtMb = (mb) => (mb == null || !Number.isFinite(mb) ? "–" : `${mb.toFixed(0)} MB`);
+const failedCell = (x) => (x?.failed ? `failed: ${x.failed}` : x?.error ? `failed: ${x.error}` : null);
+
+/**
+ * A timing row. speedup: required reference/ours factor (≥), or maxRatio: required ours/reference (≤).
+ */
+function timeRow(label, res, { speedup, maxRatio, note } = {}) {
+  const ref = res.reference;
+  const our = res.ours;
+  const ratio = ref?.ms && our?.ms ? our.ms / ref.ms : null;
+  let target = "";
+  let status = "";
+  if (speedup) target = `≥ ${speedup}× faster`;
+  if (maxRatio) target = `ratio ≤ ${maxRatio}`;
+  if (target) {
+    if (!ours) status = "n/a";
+    else if (our?.ms == null) status = "MISS";
+    else if (ref?.ms == null) status = "PASS (reference failed)";
+    else status = (speedup ? ref.ms / our.ms >= speedup : ratio <= maxRatio) ? "PASS" : "MISS";
+  }
+  rows.push({
+    label,
+    ref: failedCell(ref) ?? fmtMs(ref?.ms),
+    ours: ours ? (failedCell(our) ?? fmtMs(our?.ms)) : "n/a",
+    ratio: ratio == null ? "" : `${ratio < 0.1 ? ratio.toFixed(3) : ratio.toFixed(2)} (${ratio <= 1 ? `${(1 / ratio).toFixed(1)}× faster` : `${ratio.toFixed(1)}× slower`})`,
+    target,
+    status,
+  });
+  results.push({ kind: "time", label, reference: ref, ours: our, ratio, target, status, note });
+}
+
+/** A sub-row from the child processes: peak RSS (with an optional ours-only bound). */
+function rssRow(label, kids, { maxMb, targetText, check } = {}) {
+  if (!kids) return;
+  const ref = kids.reference;
+  const our = kids.ours;
+  let target = "";
+  let status = "";
+  if (maxMb || check) {
+    target = targetText ?? `ours ≤ ${maxMb} MB`;
+    status = !ours ? "n/a" : !our?.ok ? "MISS" : (check ? check(our) : our.maxRssMb <= maxMb) ? "PASS" : "MISS";
+  }
+  rows.push({
+    label: `  ${label}`,
+    ref: ref?.ok ? fmtMb(ref.maxRssMb) : ref ? `failed (${fmtMb(ref.maxRssMb)})` : "–",
+    ours: ours ? (our?.ok ? fmtMb(our.maxRssMb) : our ? `failed (${fmtMb(our.maxRssMb)})` : "–") : "n/a",
+    ratio: ref?.ok && our?.ok ? `${(our.maxRssMb / ref.maxRssMb).toFixed(2)}` : "",
+    target,
+    status,
+  });
+  results.push({ kind: "rss", label, reference: ref, ours: our, target, status });
+}
+
+/** A sub-row of another per-implementation figure (ms), with an ours-only bound. */
+function metricRow(label, refV, ourV, { maxMs, targetText } = {}) {
+  let target = "";
+  let status = "";
+  if (maxMs != null) {
+    target = targetText ?? `ours ≤ ${maxMs} ms`;
+    status = !ours ? "n/a" : ourV == null ? "MISS" : ourV <= maxMs ? "PASS" : "MISS";
+  }
+  rows.push({ label: `  ${label}`, ref: fmtMs(refV), ours: ours ? fmtMs(ourV) : "n/a", ratio: "", target, status });
+  results.push({ kind: "metric", label, reference: refV, ours: ourV, target, status });
+}
+
+function noteRow(text) {
+  rows.push({ label: `  ${text}`, ref: "", ours: "", ratio: "", target: "", status: "", note: true });
+}
+
+// ---------------------------------------------------------------- sections
+const sessionsLabel = `${many.count.toLocaleString("en-US")} sessions, ${MB(many.totalBytes)}`;
+
+async function listRun(impl, kind) {
+  const h = (await import("node:perf_hooks")).monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
+  let first = null;
+  const start = now();
+  h.enable();
+  const onProgress = () => {
+    if (first === null) first = now() - start;
+  };
+  const result = kind === "list" ? await impl.SM.list(SCALE_CWD, many.sessionDir, onProgress) : await impl.SM.listAll(onProgress);
+  const ms = now() - start;
+  h.disable();
+  return { ms, firstProgressMs: first, eldMaxMs: h.max / 1e6, count: result.length, paths: result.map((s) => s.path).sort().join("\n") };
+}
+
+if (wanted("list")) {
+  log(`list / listAll over ${sessionsLabel} (${REPS}× each side, in process)...`);
+  const counts = {};
+  const second = Object.fromEntries(impls.map((i) => [i.key, { all: [] }]));
+  const sameSet = new Set();
+  const listRes = await slow(
+    {
+      setup: (impl) => {
+        if (impl.key === "ours") clearListingCaches(agentDir);
+      },
+      run: (impl) => listRun(impl, "list"),
+      after: async (impl, v, _ms, r) => {
+        counts[impl.key] = v.count;
+        sameSet.add(v.paths);
+        r.firstProgress = [...(r.firstProgress ?? []), v.firstProgressMs];
+        r.eld = [...(r.eld ?? []), v.eldMaxMs];
+      },
+      teardown: async (impl) => {
+        // The second call on the unchanged directory (ours: warm listing cache).
+        gc();
+        const v = await listRun(impl, "list");
+        second[impl.key].all.push(v.ms);
+      },
+    },
+    REPS,
+  );
+  for (const r of Object.values(second)) r.ms = median(r.all);
+  log(`  listAll...`);
+  const listAllRes = await slow(
+    {
+      setup: (impl) => {
+        if (impl.key === "ours") clearListingCaches(agentDir);
+      },
+      run: (impl) => listRun(impl, "listAll"),
+      after: (impl, v, _ms, r) => {
+        counts[`${impl.key}/listAll`] = v.count;
+        sameSet.add(v.paths);
+        r.firstProgress = [...(r.firstProgress ?? []), v.firstProgressMs];
+        r.eld = [...(r.eld ?? []), v.eldMaxMs];
+      },
+    },
+    REPS,
+  );
+  const listArgs = { cwd: SCALE_CWD, dir: many.sessionDir, agentDir };
+  const kidsCold = await childBoth("list", { ...listArgs, clearCache: true });
+  // Right after the cold child: ours finds the cache that run persisted, in a new process.
+  const kidsWarm = await childBoth("list", { ...listArgs, clearCache: false });
+  const kidsAll = await childBoth("listAll", { agentDir, clearCache: true });
+
+  const listTargets = (kids, label, res) => {
+    timeRow(label, res, { speedup: 10 });
+    rssRow("peak RSS (own process)", kids, { maxMb: 256 });
+    metricRow("first onProgress call (own process)", kids?.reference?.firstProgressMs, kids?.ours?.firstProgressMs, { maxMs: 50 });
+    metricRow(
+      `max event-loop delay (own process; monitorEventLoopDelay max, ${ELD_RESOLUTION_MS} ms resolution included)`,
+      kids?.reference?.eldMaxMs,
+      kids?.ours?.eldMaxMs,
+      { maxMs: 20 + ELD_RESOLUTION_MS, targetText: `ours blocked ≤ 20 ms (max ≤ ${20 + ELD_RESOLUTION_MS} ms)` },
+    );
+    metricRow(
+      "  same, in this process (worst of the runs)",
+      Math.max(...(res.reference?.eld ?? [NaN])),
+      res.ours ? Math.max(...(res.ours.eld ?? [NaN])) : null,
+    );
+  };
+  listTargets(kidsCold, `list(cwd, dir): ${sessionsLabel}, cold cache`, listRes);
+  listTargets(kidsAll, `listAll() (PI_CODING_AGENT_DIR): ${sessionsLabel}, cold cache`, listAllRes);
+  timeRow(`list(cwd, dir) again, unchanged dir (2nd call, same process)`, second, { speedup: 100 });
+  timeRow(`list(cwd, dir) in a new process, unchanged dir (persisted cache)`, kidsWarm ?? {}, { speedup: 100 });
+  rssRow("peak RSS (own process)", kidsWarm, { maxMb: 256 });
+  const countsText = Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ");
+  if (sameSet.size > 1) noteRow(`WARNING: the implementations listed different sets of files (${countsText})`);
+  results.push({ kind: "listCounts", counts, sameFiles: sameSet.size <= 1 });
+}
+
+const file128 = data.mb128 && !data.mb128.skipped ? data.mb128.file : null;
+if (wanted("open128") && file128) {
+  log(`open of the ${MB(data.mb128.bytes)} session (${REPS + 1}× each side)...`);
+  const res = await slow(
+    {
+      setup: (impl) => path.join(impl.tmp, "open128"),
+      run: (impl, dir) => impl.SM.open(file128, dir),
+    },
+    REPS + 1,
+  );
+  timeRow(`open: ${MB(data.mb128.bytes)} session (${data.mb128.entries.toLocaleString("en-US")} entries)`, res, { speedup: 5 });
+  rssRow("peak RSS (own process)", await childBoth("open", (impl) => ({ file: file128, sessionDir: path.join(impl.tmp, "open128") })));
+}
+
+if (wanted("open1g")) {
+  if (!data.gb1 || data.gb1.skipped) {
+    noteRow(`open + buildSessionContext of 1 GiB: SKIPPED (${data.gb1?.skipped ?? "not generated"})`);
+  } else if (!CHILDREN) {
+    noteRow("open + buildSessionContext of 1 GiB: skipped (SCALE_NO_CHILDREN)");
+  } else {
+    log(`open + buildSessionContext of the ${MB(data.gb1.bytes)} session (child processes only)...`);
+    const kids = await childBoth("openContext", (impl) => ({ file: data.gb1.file, sessionDir: path.join(impl.tmp, "open1g") }));
+    const base = await childBoth("baseline", {});
+    const res = Object.fromEntries(Object.entries(kids).map(([k, v]) => [k, v?.ok ? { ms: v.ms, openMs: v.openMs, contextMs: v.contextMs } : { failed: v?.failed ?? "no result" }]));
+    timeRow(`open + buildSessionContext: ${MB(data.gb1.bytes)} session (own processes)`, res, { speedup: 5 });
+    const ourMat = kids.ours?.materializedBytes;
+    const ourIdle = base.ours?.maxRssMb ?? 0;
+    rssRow("peak RSS (own process)", kids, {
+      targetText: `ours − idle (${fmtMb(ourIdle)}) ≤ 2 × context${ourMat != null ? ` (${(ourMat / 2 ** 20).toFixed(1)} MB)` : ""}`,
+      check: (o) => o.maxRssMb - ourIdle <= (2 * o.materializedBytes) / 2 ** 20,
+    });
+    metricRow("  of which open", kids.reference?.openMs, kids.ours?.openMs);
+    metricRow("  of which buildSessionContext", kids.reference?.contextMs, kids.ours?.contextMs);
+    const mats = impls.map((i) => (kids[i.key]?.ok ? `${i.key} ${kids[i.key].contextMessages} messages, ${MB(kids[i.key].materializedBytes)} as JSON` : `${i.key} –`));
+    noteRow(`context: ${mats.join("; ")}; idle process with the module loaded: ${impls.map((i) => `${i.key} ${fmtMb(base[i.key]?.maxRssMb)}`).join(", ")}`);
+    if (kids.reference?.ok && kids.ours?.ok && kids.reference.contextMessages !== kids.ours.contextMessages) noteRow("WARNING: the contexts differ in length");
+  }
+}
+
+const file10k = data.e10k.file;
+const copy10k = (impl, tag) => {
+  const f = path.join(impl.tmp, `10k-${tag}-${Date.now()}-${Math.random().toString(36).slice(2)}.jsonl`);
+  fs.copyFileSync(file10k, f);
+  return f;
+};
+const PER_TURN = ["appendMessage", "buildSessionContext", "buildSessionProjection", "getBranch", "getEntries", "getLeafEntry"];
+if (wanted("perTurn")) {
+  log(`per-turn calls on the ${data.e10k.entries.toLocaleString("en-US")}-entry session...`);
+  const readonly = {};
+  for (const impl of impls) {
+    const f = copy10k(impl, "ro");
+    readonly[impl.key] = { file: f, sm: impl.SM.open(f, impl.tmp) };
+  }
+  for (const call of PER_TURN) {
+    log(`  ${call}`);
+    const res =
+      call === "appendMessage"
+        ? fast(
+            (impl) => {
+              const f = copy10k(impl, "append");
+              return { file: f, sm: impl.SM.open(f, impl.tmp) };
+            },
+            call,
+            (st) => st && fs.rmSync(st.file, { force: true }),
+          )
+        : fast((impl) => readonly[impl.key], call);
+    timeRow(`${call}${call === "appendMessage" ? " (persisted)" : ""}: ${data.e10k.entries.toLocaleString("en-US")}-entry session`, res, { maxRatio: 0.5 });
+    rssRow(
+      "peak RSS (own process: open + 100 calls)",
+      await childBoth("perTurn", (impl) => ({ file: call === "appendMessage" ? copy10k(impl, "child") : readonly[impl.key].file, sessionDir: impl.tmp, call, iterations: 100 })),
+    );
+  }
+}
+
+if (wanted("getTree")) {
+  log("getTree...");
+  const st = {};
+  for (const impl of impls) {
+    const f = copy10k(impl, "tree");
+    st[impl.key] = { file: f, sm: impl.SM.open(f, impl.tmp) };
+  }
+  const res = fast((impl) => st[impl.key], "getTree");
+  timeRow(`getTree: ${data.e10k.entries.toLocaleString("en-US")}-entry session`, res, { speedup: 3 });
+  rssRow("peak RSS (own process: open + 20 calls)", await childBoth("perTurn", (impl) => ({ file: st[impl.key].file, sessionDir: impl.tmp, call: "getTree", iterations: 20 })));
+}
+
+if (wanted("forkFrom") && file128) {
+  log(`forkFrom of the ${MB(data.mb128.bytes)} session...`);
+  const forkDir = (impl) => path.join(impl.tmp, "forks");
+  const clean = (impl) => fs.rmSync(forkDir(impl), { recursive: true, force: true });
+  const res = await slow({ setup: clean, run: (impl) => impl.SM.forkFrom(file128, `${SCALE_CWD}-fork`, forkDir(impl)), teardown: clean }, REPS + 1);
+  timeRow(`forkFrom: ${MB(data.mb128.bytes)} session`, res, { speedup: 5 });
+  rssRow("peak RSS (own process)", await childBoth("forkFrom", (impl) => ({ file: file128, targetCwd: `${SCALE_CWD}-fork`, sessionDir: forkDir(impl) })));
+  for (const impl of impls) clean(impl);
+}
+
+if (wanted("createBranchedSession") && file128) {
+  log(`createBranchedSession of the ${MB(data.mb128.bytes)} session...`);
+  const dir = (impl) => path.join(impl.tmp, "branched");
+  const res = await slow(
+    {
+      setup: (impl) => {
+        fs.rmSync(dir(impl), { recursive: true, force: true });
+        const sm = impl.SM.open(file128, dir(impl));
+        return { sm, leaf: sm.getLeafId() };
+      },
+      run: (_impl, st) => st.sm.createBranchedSession(st.leaf),
+      teardown: (impl) => fs.rmSync(dir(impl), { recursive: true, force: true }),
+    },
+    REPS + 1,
+  );
+  timeRow(`createBranchedSession(leaf): ${MB(data.mb128.bytes)} session (open not timed)`, res, { speedup: 5 });
+  rssRow("peak RSS (own process: open + branch)", await childBoth("createBranchedSession", (impl) => ({ file: file128, sessionDir: dir(impl) })));
+  for (const impl of impls) fs.rmSync(dir(impl), { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------- report
+const header = { label: "operation", ref: "reference", ours: "ours", ratio: "ratio (ours/ref)", target: "target", status: "status" };
+const all = [header, ...rows];
+const cols = ["label", "ref", "ours", "ratio", "target", "status"];
+const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.filter((r) => !r.note).map((r) => String(r[c]).length))]));
+const fmtRow = (r) =>
+  r.note
+    ? r.label
+    : cols
+        .map((c) => (c === "label" || c === "target" || c === "status" ? String(r[c]).padEnd(width[c]) : String(r[c]).padStart(width[c])))
+        .join("  ")
+        .trimEnd();
+console.log("");
+console.log(fmtRow(header));
+console.log(cols.map((c) => "-".repeat(width[c])).join("  "));
+for (const r of rows) console.log(fmtRow(r));
+console.log("");
+const statuses = results.filter((r) => r.status);
+const pass = statuses.filter((r) => r.status.startsWith("PASS")).length;
+const miss = statuses.filter((r) => r.status === "MISS").length;
+console.log(`targets: ${pass} PASS, ${miss} MISS${statuses.length - pass - miss ? `, ${statuses.length - pass - miss} n/a` : ""}`);
+console.log(
+  `times: median; in this process, implementations alternating (slow ops ${REPS}–${REPS + 1} runs each, per-turn calls ${MEASUREMENTS} measurements × ≥ ${MIN_TIME_MS} ms each), ` +
+    `except the 1 GiB session (one child process each). Peak RSS, first onProgress and event-loop delay: one child process per implementation and operation.`,
+);
+console.log(`peak RSS of this process (both implementations): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+console.log(`load average (1 min) at start / end: ${loadStart.toFixed(2)} / ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPU(s) — other load adds noise`);
+console.log(`total time: ${((now() - t0) / 1000).toFixed(0)} s; results: ${path.relative(process.cwd(), RESULTS) || RESULTS}`);
+
+fs.writeFileSync(
+  RESULTS,
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      platform: `${os.platform()}/${os.arch()}`,
+      cpus: os.cpus().length,
+      mode: ours ? "reference-vs-ours" : "reference-only",
+      oursLoadError: oursError,
+      settings: { reps: REPS, minTimeMs: MIN_TIME_MS, measurements: MEASUREMENTS, children: CHILDREN, only: ONLY },
+      data: {
+        many: { count: many.count, totalBytes: many.totalBytes, largestBytes: many.largestBytes, over50MB: many.over50MB },
+        mb128: data.mb128 && { bytes: data.mb128.bytes, entries: data.mb128.entries, skipped: data.mb128.skipped },
+        gb1: data.gb1 && { bytes: data.gb1.bytes, entries: data.gb1.entries, skipped: data.gb1.skipped },
+        e10k: { bytes: data.e10k.bytes, entries: data.e10k.entries },
+      },
+      table: rows,
+      results,
+      loadAverage: { start: loadStart, end: os.loadavg()[0] },
+      totalSeconds: Math.round((now() - t0) / 1000),
+    },
+    null,
+    2,
+  )}\n`,
+);
+for (const impl of impls) fs.rmSync(impl.tmp, { recursive: true, force: true });
+process.exit(0);

@@ -1,0 +1,175 @@
+//! Which session files a command looks at, and their summaries: the same files, order and
+//! `SessionInfo` values as `SessionManager.list(cwd)` / `SessionManager.listAll()`.
+
+use std::path::PathBuf;
+
+use pi_session_core::json::{self, Value};
+use pi_session_core::listing;
+
+use crate::env::CliEnv;
+use crate::fmt;
+use crate::jsonout::{num_of, str_of};
+use crate::progress::Progress;
+
+/// Sessions of one project, or of all projects.
+#[derive(Debug, Clone)]
+pub enum Scope {
+    /// The project of this working directory (its default session directory).
+    Project(String),
+    All,
+}
+
+impl Scope {
+    /// `--all` wins; else `--cwd DIR`; else the working directory.
+    pub fn from_flags(env: &CliEnv, all: bool, cwd: Option<&str>) -> Scope {
+        if all {
+            Scope::All
+        } else {
+            Scope::Project(cwd.map(str::to_owned).unwrap_or_else(|| env.cwd()))
+        }
+    }
+
+    /// Where the files are, for messages.
+    pub fn describe(&self, env: &CliEnv) -> String {
+        match self {
+            Scope::Project(cwd) => env.project_dir(cwd).display().to_string(),
+            Scope::All => env.sessions_root().display().to_string(),
+        }
+    }
+}
+
+/// The candidate files in the order the reference summarizes them, with mtimes when known.
+pub fn files(env: &CliEnv, scope: &Scope) -> Vec<(PathBuf, Option<f64>)> {
+    match scope {
+        Scope::Project(cwd) => listing::list_dir_files(&env.project_dir(cwd))
+            .map(|v| v.into_iter().map(|p| (p, None)).collect())
+            .unwrap_or_default(),
+        Scope::All => listing::list_all_candidates(&env.sessions_root()),
+    }
+}
+
+/// One session as `SessionInfo` describes it, plus its size.
+#[derive(Debug, Clone)]
+pub struct Info {
+    pub path: PathBuf,
+    /// The header's `id` value (a string for every valid session).
+    pub id: Value,
+    pub cwd: String,
+    pub name: Option<String>,
+    pub parent_session: Value,
+    /// `created` in ms; `None` for an invalid date.
+    pub created: Option<f64>,
+    pub modified: f64,
+    pub message_count: f64,
+    pub first_message: String,
+    pub size: u64,
+}
+
+impl Info {
+    pub fn id_text(&self) -> String {
+        match &self.id {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Null => String::new(),
+            v => json::to_json(v),
+        }
+    }
+
+    /// The name, else the first message.
+    pub fn title(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.first_message)
+    }
+}
+
+/// `finishInfo` of the binding: the core's summary JSON made into dates.
+fn finish(text: &str, size: u64) -> Option<Info> {
+    let r = json::parse(text.as_bytes()).ok()?;
+    let mut activity = num_of(r.get("act"));
+    if let Some(Value::Array(pending)) = r.get("actPending") {
+        for raw in pending {
+            let t = match raw {
+                Value::String(s) => fmt::parse_time(&s.to_string_lossy()),
+                Value::Number(n) => Some(*n),
+                _ => None,
+            };
+            if let Some(t) = t {
+                activity = Some(activity.unwrap_or(0.0).max(t));
+            }
+        }
+    }
+    let created = match r.get("created") {
+        Some(Value::String(s)) => fmt::parse_time(&s.to_string_lossy()),
+        Some(Value::Number(n)) if n.abs() <= 8.64e15 => Some(n.trunc()),
+        _ => None,
+    };
+    let mtime = num_of(r.get("mtimeMs")).unwrap_or(0.0);
+    let modified = match activity {
+        Some(a) if a > 0.0 => a,
+        _ => match (r.get("created"), created) {
+            (Some(Value::String(_)), Some(c)) => c,
+            _ => mtime.round(),
+        },
+    };
+    let first = str_of(r.get("firstMessage")).unwrap_or_default();
+    Some(Info {
+        path: PathBuf::from(str_of(r.get("path"))?),
+        id: r.get("id").cloned().unwrap_or(Value::Null),
+        cwd: str_of(r.get("cwd")).unwrap_or_default(),
+        name: str_of(r.get("name")),
+        parent_session: r.get("parentSessionPath").cloned().unwrap_or(Value::Null),
+        created,
+        modified,
+        message_count: num_of(r.get("messageCount")).unwrap_or(0.0),
+        first_message: if first.is_empty() {
+            "(no messages)".into()
+        } else {
+            first
+        },
+        size,
+    })
+}
+
+/// Summaries of `files`, newest activity first (ties keep the input order), with a progress bar.
+pub fn summarize(files: &[(PathBuf, Option<f64>)], progress: &mut Progress) -> Vec<Info> {
+    const CHUNK: usize = 64;
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8);
+    let mut infos = Vec::new();
+    for (i, chunk) in files.chunks(CHUNK).enumerate() {
+        let raw = listing::summarize_many(chunk, threads);
+        for ((path, _), r) in chunk.iter().zip(raw) {
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            if let Some(info) = r.as_deref().and_then(|t| finish(t, size)) {
+                infos.push(info);
+            }
+        }
+        progress.update((i * CHUNK + chunk.len()).min(files.len()));
+    }
+    progress.finish();
+    infos.sort_by(|a, b| b.modified.total_cmp(&a.modified));
+    infos
+}
+
+/// The shortest prefix length (at least `min`) that tells every id apart.
+pub fn unique_prefix_len(ids: &[String], min: usize) -> usize {
+    let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let mut need = min;
+    for w in sorted.windows(2) {
+        let common = w[0]
+            .chars()
+            .zip(w[1].chars())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if w[0] != w[1] {
+            need = need.max(common + 1);
+        }
+    }
+    need
+}
+
+/// The first `n` characters.
+pub fn prefix(id: &str, n: usize) -> String {
+    id.chars().take(n).collect()
+}

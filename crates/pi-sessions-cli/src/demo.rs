@@ -1,0 +1,569 @@
+//! `demo`: build a small agent directory with realistic sessions — written through the core's
+//! `Session`, so the files are exactly what pi writes — and run `list`, `tree`, `show` and `stats`
+//! on it. For a first look on a machine without pi sessions.
+
+use std::path::{Path, PathBuf};
+
+use pi_session_core::json::{self, Value};
+use pi_session_core::{ids, paths, timefmt, Session};
+
+use crate::args::{Command, Opt, Parsed};
+use crate::catalog;
+use crate::env::CliEnv;
+use crate::error::{CliError, CliResult, EXIT_OK};
+use crate::jsonout::{arr, num, obj, s};
+use crate::Ctx;
+
+pub const CMD: Command = Command {
+    name: "demo",
+    summary: "build sample sessions in a temp dir and run list, tree, show and stats on them",
+    usage: "[--dir DIR]",
+    description: "Creates an agent directory with three sessions in two projects: one with a \
+branch left behind (and its branch summary), a compaction, labels, an extension state entry, an \
+extension message, a model change, usage records and a name. The files are written by the same \
+Rust store the package exports. Then runs list, tree, show and stats on it. The directory is kept \
+so you can try the other commands (the last lines tell you how).",
+    opts: &[Opt {
+        long: "dir",
+        short: None,
+        value: Some("DIR"),
+        help: "create the sample data in DIR (must not exist yet) instead of a temp dir",
+    }],
+    min_pos: 0,
+    max_pos: Some(0),
+    examples: &["pi-sessions demo", "pi-sessions demo --dir /tmp/pi-demo"],
+};
+
+/// Appends entries as `SessionManager`'s append methods write them.
+struct Writer {
+    s: Session,
+    /// Clock of the next entry, ms.
+    t: f64,
+}
+
+fn usage(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Value {
+    // Prices of a mid-size model per million tokens: $3 in, $15 out, $0.30 cache read, $3.75 write.
+    let c = |n: f64, per_m: f64| (n * per_m / 1e6 * 1e6).round() / 1e6;
+    let (ci, co, cr, cw) = (
+        c(input, 3.0),
+        c(output, 15.0),
+        c(cache_read, 0.3),
+        c(cache_write, 3.75),
+    );
+    obj(vec![
+        ("input", num(input)),
+        ("output", num(output)),
+        ("cacheRead", num(cache_read)),
+        ("cacheWrite", num(cache_write)),
+        (
+            "totalTokens",
+            num(input + output + cache_read + cache_write),
+        ),
+        (
+            "cost",
+            obj(vec![
+                ("input", num(ci)),
+                ("output", num(co)),
+                ("cacheRead", num(cr)),
+                ("cacheWrite", num(cw)),
+                ("total", num(((ci + co + cr + cw) * 1e6).round() / 1e6)),
+            ]),
+        ),
+    ])
+}
+
+fn text(t: &str) -> Value {
+    obj(vec![("type", s("text")), ("text", s(t))])
+}
+
+fn tool_call(id: &str, name: &str, args: Value) -> Value {
+    obj(vec![
+        ("type", s("toolCall")),
+        ("id", s(id)),
+        ("name", s(name)),
+        ("arguments", args),
+    ])
+}
+
+impl Writer {
+    /// A new session file in `dir`; entry times start at its header time and move forward. The
+    /// session id is a UUIDv7 of `id_age_ms` ago: sessions made in one go would otherwise share
+    /// a long id prefix, which real sessions (started minutes or days apart) do not.
+    fn new(dir: &Path, cwd: &str, id_age_ms: f64) -> Result<Writer, CliError> {
+        let mut s = Session::blank(cwd.to_owned(), dir.to_string_lossy().into_owned(), true)
+            .map_err(|e| CliError::failed(e.message))?;
+        let now = chrono::Utc::now().timestamp_millis() as f64;
+        let id = ids::session_uuid_v7((now - id_age_ms).max(0.0) as u64);
+        let created = s
+            .new_session(Some(&id), None)
+            .map_err(|e| CliError::failed(e.message))?;
+        let t = timefmt::parse_iso_strict(&created.timestamp).unwrap_or(0.0);
+        Ok(Writer { s, t })
+    }
+
+    fn leaf(&self) -> Value {
+        match self.s.leaf_key() {
+            Some(k) => json::parse(k.as_bytes()).unwrap_or(Value::Null),
+            None => Value::Null,
+        }
+    }
+
+    fn stamp(&mut self, step_s: f64) -> (String, f64) {
+        self.t += step_s * 1000.0;
+        let iso = timefmt::iso_from_ms(self.t as u64);
+        (iso, self.t)
+    }
+
+    /// Append `head` (type, maybe payload-first keys), then id/parentId/timestamp, then `tail`.
+    fn append(
+        &mut self,
+        head: Vec<(&str, Value)>,
+        tail: Vec<(&str, Value)>,
+        payload_first: bool,
+        step_s: f64,
+    ) -> Result<String, CliError> {
+        let id = self.s.next_entry_id();
+        let (iso, _) = self.stamp(step_s);
+        let mut pairs = head;
+        let base = vec![
+            ("id", s(&id)),
+            ("parentId", self.leaf()),
+            ("timestamp", s(&iso)),
+        ];
+        if payload_first {
+            pairs.extend(tail);
+            pairs.extend(base);
+        } else {
+            pairs.extend(base);
+            pairs.extend(tail);
+        }
+        let line = json::to_json(&obj(pairs));
+        self.s
+            .append(line.as_bytes())
+            .map_err(|e| CliError::failed(e.message))?;
+        Ok(id)
+    }
+
+    fn message(&mut self, m: Vec<(&str, Value)>, step_s: f64) -> Result<String, CliError> {
+        let mut m = m;
+        m.push(("timestamp", num(self.t + step_s * 1000.0)));
+        self.append(
+            vec![("type", s("message"))],
+            vec![("message", obj(m))],
+            false,
+            step_s,
+        )
+    }
+
+    fn user(&mut self, t: &str) -> Result<String, CliError> {
+        self.message(vec![("role", s("user")), ("content", s(t))], 6.0)
+    }
+
+    fn assistant(
+        &mut self,
+        content: Vec<Value>,
+        model: (&str, &str),
+        u: Value,
+        stop: &str,
+    ) -> Result<String, CliError> {
+        self.message(
+            vec![
+                ("role", s("assistant")),
+                ("content", arr(content)),
+                ("api", s("messages")),
+                ("provider", s(model.0)),
+                ("model", s(model.1)),
+                ("usage", u),
+                ("stopReason", s(stop)),
+            ],
+            4.0,
+        )
+    }
+
+    fn tool_result(
+        &mut self,
+        call: &str,
+        tool: &str,
+        out: &str,
+        error: bool,
+    ) -> Result<String, CliError> {
+        self.message(
+            vec![
+                ("role", s("toolResult")),
+                ("toolCallId", s(call)),
+                ("toolName", s(tool)),
+                ("content", arr(vec![text(out)])),
+                ("isError", Value::Bool(error)),
+            ],
+            1.0,
+        )
+    }
+
+    fn simple(&mut self, ty: &str, tail: Vec<(&str, Value)>) -> Result<String, CliError> {
+        self.append(vec![("type", s(ty))], tail, false, 0.5)
+    }
+
+    fn file(&self) -> PathBuf {
+        self.s
+            .session_file()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+}
+
+const CLAUDE: (&str, &str) = ("anthropic", "claude-sonnet-4-5");
+const GPT: (&str, &str) = ("openai", "gpt-5");
+
+/// The main sample: a feature built over a branch, a compaction and a model change.
+fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError> {
+    let mut w = Writer::new(dir, cwd, 25.0 * 60_000.0)?;
+    w.simple(
+        "model_change",
+        vec![("provider", s(CLAUDE.0)), ("modelId", s(CLAUDE.1))],
+    )?;
+    w.simple(
+        "thinking_level_change",
+        vec![("thinkingLevel", s("medium"))],
+    )?;
+    let ask = w.user("The weather API is slow. Add a small in-memory cache to `fetchForecast` in src/weather.ts, with a 10 minute TTL.")?;
+    w.assistant(
+        vec![
+            obj(vec![
+                ("type", s("thinking")),
+                ("thinking", s("I should read the current implementation before changing it.\nThen wrap the fetch with a Map keyed by city.")),
+            ]),
+            tool_call("call_1", "read", obj(vec![("path", s("src/weather.ts"))])),
+        ],
+        CLAUDE,
+        usage(1820.0, 96.0, 0.0, 1700.0),
+        "toolUse",
+    )?;
+    w.tool_result(
+        "call_1",
+        "read",
+        "const API = \"https://api.example.com/v1\";\n\nexport async function fetchForecast(city: string) {\n  const res = await fetch(`${API}/forecast?city=${encodeURIComponent(city)}`);\n  if (!res.ok) throw new Error(`forecast failed: ${res.status}`);\n  return res.json();\n}\n",
+        false,
+    )?;
+    w.assistant(
+        vec![
+            text("I'll keep the fetch as is and put a `Map<string, {at, value}>` in front of it."),
+            tool_call(
+                "call_2",
+                "edit",
+                obj(vec![
+                    ("path", s("src/weather.ts")),
+                    ("oldText", s("export async function fetchForecast(city: string) {")),
+                    ("newText", s("const cache = new Map<string, { at: number; value: unknown }>();\nconst TTL_MS = 10 * 60 * 1000;\n\nexport async function fetchForecast(city: string) {\n  const hit = cache.get(city);\n  if (hit && Date.now() - hit.at < TTL_MS) return hit.value;")),
+                ]),
+            ),
+        ],
+        CLAUDE,
+        usage(2410.0, 310.0, 1700.0, 620.0),
+        "toolUse",
+    )?;
+    w.tool_result("call_2", "edit", "Applied 1 edit to src/weather.ts", false)?;
+    w.assistant(
+        vec![tool_call(
+            "call_3",
+            "bash",
+            obj(vec![("command", s("npm test -- weather"))]),
+        )],
+        CLAUDE,
+        usage(2790.0, 44.0, 2320.0, 0.0),
+        "toolUse",
+    )?;
+    w.tool_result(
+        "call_3",
+        "bash",
+        "> weather-app@1.0.0 test\n> vitest run weather\n\n ✓ test/weather.test.ts (3 tests) 12ms\n   ✓ returns the forecast\n   ✓ caches a city for 10 minutes\n   ✓ refetches after the TTL\n\n Test Files  1 passed (1)\n      Tests  3 passed (3)",
+        false,
+    )?;
+    let done = w.assistant(
+        vec![text("Done: `fetchForecast` now caches each city for 10 minutes, and the weather tests pass.")],
+        CLAUDE,
+        usage(3120.0, 58.0, 2320.0, 0.0),
+        "stop",
+    )?;
+    w.simple("label", vec![("targetId", s(&ask)), ("label", s("start"))])?;
+    w.simple(
+        "label",
+        vec![("targetId", s(&done)), ("label", s("cache-works"))],
+    )?;
+    // A detour that fails, then the branch is left with a summary.
+    w.user("Could we switch to the lru-cache package so memory stays bounded?")?;
+    w.assistant(
+        vec![
+            text("Sure, I'll add the dependency first."),
+            tool_call(
+                "call_4",
+                "bash",
+                obj(vec![("command", s("npm install lru-cache"))]),
+            ),
+        ],
+        CLAUDE,
+        usage(3300.0, 61.0, 3100.0, 0.0),
+        "toolUse",
+    )?;
+    let failed = w.tool_result(
+        "call_4",
+        "bash",
+        "npm ERR! code ENOTFOUND\nnpm ERR! network request to https://registry.npmjs.org/lru-cache failed",
+        true,
+    )?;
+    w.s.set_leaf_key(Some(&pi_session_core::record::string_key(&done)));
+    w.append(
+        vec![("type", s("branch_summary"))],
+        vec![
+            ("fromId", s(&failed)),
+            ("summary", s("Tried to replace the Map with the lru-cache package; npm could not reach the registry, so the branch was abandoned. No files changed.")),
+            ("usage", usage(900.0, 48.0, 0.0, 0.0)),
+        ],
+        false,
+        5.0,
+    )?;
+    let keep = w.user("Keep the Map, but cap it at 100 entries and evict the oldest one.")?;
+    w.assistant(
+        vec![tool_call(
+            "call_5",
+            "edit",
+            obj(vec![
+                ("path", s("src/weather.ts")),
+                ("oldText", s("  cache.set(city, { at: Date.now(), value });")),
+                ("newText", s("  if (cache.size >= 100) cache.delete(cache.keys().next().value!);\n  cache.set(city, { at: Date.now(), value });")),
+            ]),
+        )],
+        CLAUDE,
+        usage(3650.0, 120.0, 3100.0, 400.0),
+        "toolUse",
+    )?;
+    w.tool_result("call_5", "edit", "Applied 1 edit to src/weather.ts", false)?;
+    w.assistant(
+        vec![text(
+            "Capped at 100 entries; a Map keeps insertion order, so the first key is the oldest.",
+        )],
+        CLAUDE,
+        usage(3890.0, 40.0, 3500.0, 0.0),
+        "stop",
+    )?;
+    w.append(
+        vec![("type", s("compaction"))],
+        vec![
+            ("summary", s("Goal: cache weather forecasts.\nDone: src/weather.ts caches fetchForecast results per city in a Map (10 minute TTL, at most 100 entries, oldest evicted). Tests pass. The lru-cache package was tried and dropped (offline).")),
+            ("firstKeptEntryId", s(&keep)),
+            ("tokensBefore", num(48213.0)),
+            ("details", obj(vec![
+                ("readFiles", arr(vec![s("src/weather.ts")])),
+                ("modifiedFiles", arr(vec![s("src/weather.ts")])),
+            ])),
+            ("usage", usage(12400.0, 380.0, 0.0, 0.0)),
+        ],
+        false,
+        3.0,
+    )?;
+    w.append(
+        vec![
+            ("type", s("custom")),
+            ("customType", s("todo")),
+            (
+                "data",
+                obj(vec![(
+                    "items",
+                    arr(vec![obj(vec![
+                        ("text", s("log cache hit rate")),
+                        ("done", Value::Bool(false)),
+                    ])]),
+                )]),
+            ),
+        ],
+        vec![],
+        true,
+        0.5,
+    )?;
+    w.append(
+        vec![
+            ("type", s("custom_message")),
+            ("customType", s("reminder")),
+            ("content", s("CI runs on Node 20: keep to APIs it has.")),
+            ("display", Value::Bool(true)),
+        ],
+        vec![],
+        true,
+        0.5,
+    )?;
+    w.simple("session_info", vec![("name", s("Weather forecast cache"))])?;
+    w.simple(
+        "model_change",
+        vec![("provider", s(GPT.0)), ("modelId", s(GPT.1))],
+    )?;
+    w.user("Add a hit/miss counter we can log.")?;
+    w.assistant(
+        vec![
+            obj(vec![("type", s("thinking")), ("thinking", s("Two counters next to the Map, and a getter."))]),
+            text("Added `cacheStats()` in src/weather.ts: it returns `{ hits, misses }`, counted in `fetchForecast`."),
+        ],
+        GPT,
+        usage(4100.0, 210.0, 0.0, 0.0),
+        "stop",
+    )?;
+    w.append(
+        vec![("type", s("usage"))],
+        vec![
+            ("kind", s("cache_warm")),
+            ("provider", s(CLAUDE.0)),
+            ("model", s(CLAUDE.1)),
+            ("usage", usage(0.0, 1.0, 0.0, 3500.0)),
+            ("note", s("prompt cache kept warm")),
+        ],
+        false,
+        2.0,
+    )?;
+    Ok(w)
+}
+
+fn short_session(
+    dir: &Path,
+    cwd: &str,
+    id_age_ms: f64,
+    q: &str,
+    a: &str,
+) -> Result<Writer, CliError> {
+    let mut w = Writer::new(dir, cwd, id_age_ms)?;
+    w.user(q)?;
+    w.assistant(vec![text(a)], CLAUDE, usage(820.0, 64.0, 0.0, 0.0), "stop")?;
+    Ok(w)
+}
+
+/// Create the sample agent directory under `root`; returns (agent dir, project cwd, main file).
+pub fn build(root: &Path) -> Result<(PathBuf, String, PathBuf), CliError> {
+    let agent = root.join("agent");
+    let project = root.join("weather-app");
+    let other = root.join("notes-cli");
+    for d in [&agent, &project, &other] {
+        std::fs::create_dir_all(d)
+            .map_err(|e| CliError::failed(format!("{}: {e}", d.display())))?;
+    }
+    let sessions = paths::join(&agent.to_string_lossy(), "sessions");
+    let dir_of = |cwd: &Path| {
+        PathBuf::from(paths::join(
+            &sessions,
+            &paths::encode_cwd(&cwd.to_string_lossy()),
+        ))
+    };
+    let cwd = project.to_string_lossy().into_owned();
+    short_session(
+        &dir_of(&other),
+        &other.to_string_lossy(),
+        30.0 * 3_600_000.0,
+        "Rename the --out flag to --output and keep --out as an alias.",
+        "Renamed it in src/cli.ts; `--out` still works and prints a deprecation hint.",
+    )?;
+    short_session(
+        &dir_of(&project),
+        &cwd,
+        3.0 * 3_600_000.0,
+        "How do I run only the weather tests?",
+        "Use `npm test -- weather`: vitest filters test files by that pattern.",
+    )?;
+    let main = weather_session(&dir_of(&project), &cwd)?;
+    Ok((agent, cwd, main.file()))
+}
+
+pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
+    let root = match p.value("dir") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.exists() {
+                return Err(CliError::usage_in(
+                    "demo",
+                    format!("{} exists: give a new directory", d.display()),
+                ));
+            }
+            d
+        }
+        None => std::env::temp_dir().join(format!(
+            "pi-sessions-demo-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        )),
+    };
+    let root = PathBuf::from(paths::resolve(&root.to_string_lossy()));
+    let (agent, cwd, main) = build(&root)?;
+    let env = CliEnv {
+        is_tty_out: ctx.env.is_tty_out,
+        is_tty_err: ctx.env.is_tty_err,
+        is_tty_in: false,
+        no_color: ctx.env.no_color,
+        agent_dir: Some(agent.to_string_lossy().into_owned()),
+        cwd: Some(cwd.clone()),
+        width: ctx.env.width,
+        now_ms: ctx.env.now_ms,
+        utc: ctx.env.utc,
+        path_var: ctx.env.path_var.clone(),
+        stdin: std::sync::Mutex::new(Box::new(std::io::empty())),
+    };
+    let ids: Vec<String> = verify_ids(&env);
+    let main_id = crate::resolve::header_id(&main).unwrap_or_default();
+    let short = catalog::prefix(&main_id, catalog::unique_prefix_len(&ids, 8));
+    let st = ctx.style;
+    writeln!(
+        ctx.out,
+        "{}",
+        st.bold(&format!("Sample pi sessions written to {}", root.display()))
+    )?;
+    writeln!(
+        ctx.out,
+        "{}",
+        st.dim("(three sessions in two projects, created by the same Rust store that pi-session-native exports)")
+    )?;
+    let steps: Vec<Vec<String>> = vec![
+        vec!["list".into()],
+        vec!["tree".into(), short.clone()],
+        vec!["show".into(), short.clone()],
+        vec!["stats".into()],
+    ];
+    let mut code = EXIT_OK;
+    for step in steps {
+        writeln!(ctx.out)?;
+        writeln!(
+            ctx.out,
+            "{}",
+            st.bold_blue(&format!("$ pi-sessions {}", step.join(" ")))
+        )?;
+        ctx.out.flush()?;
+        let mut sub = Ctx {
+            env: &env,
+            out: &mut *ctx.out,
+            err: &mut *ctx.err,
+            style: ctx.style,
+            err_style: ctx.err_style,
+        };
+        let c = crate::dispatch(&mut sub, &step);
+        code = code.max(c);
+    }
+    writeln!(ctx.out)?;
+    writeln!(ctx.out, "{}", st.bold("Try it yourself:"))?;
+    let q = |p: &Path| shell_quote(&p.to_string_lossy());
+    writeln!(
+        ctx.out,
+        "  export PI_CODING_AGENT_DIR={}\n  npx pi-sessions list --all\n  npx pi-sessions show {short} --full\n  npx pi-sessions search cache --all\n  npx pi-sessions export {short} --format html --out session.html\n  npx pi-sessions verify\n  rm -r {}   # when you are done",
+        q(&agent),
+        q(&root)
+    )?;
+    Ok(code)
+}
+
+fn verify_ids(env: &CliEnv) -> Vec<String> {
+    pi_session_core::listing::list_all_candidates(&env.sessions_root())
+        .into_iter()
+        .filter_map(|(p, _)| crate::resolve::header_id(&p))
+        .collect()
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,119 @@
+//! What the tool knows about the world it runs in. Everything a command would otherwise read from
+//! the process (terminal, environment, clock, stdin) comes from here, so tests can set it.
+
+use std::ffi::OsString;
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pi_session_core::paths;
+
+/// The environment of one run.
+pub struct CliEnv {
+    /// stdout is a terminal (colours, and the table fits the width).
+    pub is_tty_out: bool,
+    /// stderr is a terminal (the progress bar is drawn there).
+    pub is_tty_err: bool,
+    /// stdin is a terminal (confirmations can be asked).
+    pub is_tty_in: bool,
+    /// `NO_COLOR` is set to a non-empty value: never colour.
+    pub no_color: bool,
+    /// The agent directory; `None` reads `PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+    pub agent_dir: Option<String>,
+    /// The working directory that picks the project; `None` is the process's.
+    pub cwd: Option<String>,
+    /// Terminal columns; `None` means 100.
+    pub width: Option<usize>,
+    /// The clock in Unix ms for relative times; `None` is now.
+    pub now_ms: Option<i64>,
+    /// Show clock times in UTC instead of local time.
+    pub utc: bool,
+    /// The search path for a `trash` command; `None` is `$PATH`.
+    pub path_var: Option<OsString>,
+    /// Where confirmations are read from.
+    pub stdin: Mutex<Box<dyn BufRead + Send>>,
+}
+
+impl CliEnv {
+    /// The real process: terminals, `NO_COLOR`, `PI_CODING_AGENT_DIR` (read when used), `COLUMNS`.
+    pub fn from_process() -> CliEnv {
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&w| w > 0);
+        CliEnv {
+            is_tty_out: std::io::stdout().is_terminal(),
+            is_tty_err: std::io::stderr().is_terminal(),
+            is_tty_in: std::io::stdin().is_terminal(),
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            agent_dir: None,
+            cwd: None,
+            width,
+            now_ms: None,
+            utc: false,
+            path_var: None,
+            stdin: Mutex::new(Box::new(std::io::BufReader::new(std::io::stdin()))),
+        }
+    }
+
+    /// No terminal anywhere, no colour, the given agent directory, empty stdin: for tests.
+    pub fn plain(agent_dir: impl Into<String>) -> CliEnv {
+        CliEnv {
+            is_tty_out: false,
+            is_tty_err: false,
+            is_tty_in: false,
+            no_color: true,
+            agent_dir: Some(agent_dir.into()),
+            cwd: None,
+            width: None,
+            now_ms: None,
+            utc: true,
+            path_var: Some(OsString::new()),
+            stdin: Mutex::new(Box::new(std::io::empty())),
+        }
+    }
+
+    /// The agent directory (`PI_CODING_AGENT_DIR`, tilde-expanded, else `~/.pi/agent`).
+    pub fn agent_dir(&self) -> String {
+        match &self.agent_dir {
+            Some(d) => paths::normalize(d),
+            None => paths::agent_dir(),
+        }
+    }
+
+    /// `<agent dir>/sessions`, as `SessionManager.listAll()` reads it (relative stays relative).
+    pub fn sessions_root(&self) -> PathBuf {
+        PathBuf::from(paths::join(&self.agent_dir(), "sessions"))
+    }
+
+    /// The working directory, resolved.
+    pub fn cwd(&self) -> String {
+        match &self.cwd {
+            Some(c) => paths::resolve(c),
+            None => paths::process_cwd(),
+        }
+    }
+
+    /// The session directory of a project, as `SessionManager.list(cwd)` reads it.
+    pub fn project_dir(&self, cwd: &str) -> PathBuf {
+        let root = paths::join(&paths::resolve(&self.agent_dir()), "sessions");
+        PathBuf::from(paths::join(&root, &paths::encode_cwd(&paths::resolve(cwd))))
+    }
+
+    pub fn width(&self) -> usize {
+        self.width.unwrap_or(100).max(40)
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.now_ms
+            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
+    }
+
+    /// Read one line of an answer (empty at end of input).
+    pub fn read_answer(&self) -> String {
+        let mut line = String::new();
+        let mut input = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = input.read_line(&mut line);
+        line.trim().to_owned()
+    }
+}

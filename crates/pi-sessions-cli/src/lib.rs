@@ -1,0 +1,258 @@
+//! `pi-sessions`: look into, check and repair pi session files, over the same Rust store that
+//! `pi-session-native` exports. All logic lives here; the npm `bin` only hands over its arguments
+//! (`runCli(args)` in the addon) and exits with the code [`run`] returns.
+//!
+//! # Commands
+//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `export`, `rm`, `demo`; each
+//! takes `--help`. Sessions are read from `<agent dir>/sessions` (`PI_CODING_AGENT_DIR`, else
+//! `~/.pi/agent`). A session argument is a file path or a session id; a unique id prefix is enough
+//! (an ambiguous one is a usage error that lists the candidates). Only `repair --in-place` and `rm`
+//! change files; everything else only reads (no newline repair, no migration rewrite).
+//!
+//! # Exit codes
+//! - `0`: done, nothing wrong.
+//! - `1`: problems found (`verify`, problems left by `repair`, `search` without a match) or the
+//!   command failed (an unreadable or invalid session file).
+//! - `2`: usage: unknown command or option, missing argument, no such file, unknown or ambiguous id.
+//!
+//! # `--json` output (stable: fields are only ever added)
+//! Every `--json` output is one JSON document on one line. Times are ISO strings
+//! (`toISOString()`), absent values `null`.
+//! - `list --json`: `[{id, path, cwd, name, parentSessionPath, created, modified, messageCount,
+//!   firstMessage, size}]`, newest `modified` first. These are the `SessionInfo` fields of
+//!   `SessionManager.list(cwd)` (or `listAll()` with `--all`) for the same files in the same order,
+//!   minus `allMessagesText`, plus `size` in bytes. `id` is the header's id value.
+//! - `show --json` and `export --format json`: `{path, id, name, cwd, leafId, labels: {entryId:
+//!   label}, entries: [entry…]}` where `entries` are the entry objects of the branch, root first,
+//!   exactly as stored, and `labels` covers the entries of that branch.
+//! - `stats --json`: `{sessions, messages: {total, user, assistant, toolResult, other}, toolCalls,
+//!   models: [{provider, model, input, output, cacheRead, cacheWrite, tokens, cost}], total:
+//!   {input, output, cacheRead, cacheWrite, tokens, cost}}`; `tokens` = input + output + cacheRead
+//!   + cacheWrite, `cost` = sum of `usage.cost.total`; models sorted by cost, then tokens.
+//! - `search --json`: `[{path, id, name, firstMessage, modified, matches, snippets: [{entryId,
+//!   role, text}]}]`.
+//! - `verify --json`: `{files: [{path, ok, entries, version, findings: [{severity, code, line,
+//!   message}]}], checked, problems}`; `severity` is `error`, `warning` or `note`, `code` a stable
+//!   name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`, `cycle`, …; see
+//!   `pi_session_core::inspect`), `line` 1-based or `null`.
+
+mod args;
+mod catalog;
+mod demo;
+mod env;
+mod error;
+mod export;
+mod export_html;
+mod export_md;
+mod fmt;
+mod jsonout;
+mod list;
+mod loaded;
+mod pool;
+mod progress;
+mod repair;
+mod resolve;
+mod rm;
+mod search;
+mod show;
+mod stats;
+mod style;
+mod text;
+mod transcript;
+mod tree;
+mod verify;
+
+use std::io::Write;
+
+pub use env::CliEnv;
+pub use error::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+pub use repair::{repair_bytes, Repaired};
+
+use args::Command;
+use error::CliError;
+use style::{ColorChoice, Style};
+
+/// What a command runs with.
+pub(crate) struct Ctx<'a> {
+    pub env: &'a CliEnv,
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+    /// Colours for `out`.
+    pub style: Style,
+    /// Colours for `err`.
+    pub err_style: Style,
+}
+
+const COMMANDS: &[&Command] = &[
+    &list::CMD,
+    &show::CMD,
+    &tree::CMD,
+    &stats::CMD,
+    &search::CMD,
+    &verify::CMD,
+    &repair::CMD,
+    &export::CMD,
+    &rm::CMD,
+    &demo::CMD,
+];
+
+fn overview() -> String {
+    let mut s = String::from(
+        "pi-sessions — look into, check and repair pi coding agent sessions\n\n\
+Usage: pi-sessions <command> [options]\n\nCommands:\n",
+    );
+    for c in COMMANDS {
+        s.push_str(&format!("  {:<8} {}\n", c.name, c.summary));
+    }
+    s.push_str(
+        "\nSessions are read from <agent dir>/sessions (PI_CODING_AGENT_DIR, else ~/.pi/agent).\n\
+A session is given as a file path or an id (a unique prefix is enough).\n\
+Without a command, `list` runs. `pi-sessions <command> --help` tells more.\n\
+Exit codes: 0 ok, 1 problems found, 2 usage error. Colours on a terminal unless NO_COLOR is set\n\
+(--color always|never|auto).\n\nNew here? Run `pi-sessions demo`.\n",
+    );
+    s
+}
+
+/// Run one command of `args` (`args[0]` is the command, not the program name). Output goes to
+/// `out`, messages and the progress bar to `err`. Returns the exit code.
+pub fn run(args: &[String], env: &CliEnv, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    // `--color` may come anywhere before `--`.
+    let mut color = ColorChoice::Auto;
+    let mut rest: Vec<String> = Vec::with_capacity(args.len());
+    let mut i = 0;
+    let mut bad_color = None;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            rest.extend_from_slice(&args[i..]);
+            break;
+        }
+        let value = if a == "--color" {
+            i += 1;
+            Some(args.get(i).cloned().unwrap_or_default())
+        } else {
+            a.strip_prefix("--color=").map(str::to_owned)
+        };
+        match value {
+            Some(v) => match ColorChoice::parse(&v) {
+                Some(c) => color = c,
+                None => bad_color = Some(v),
+            },
+            None => rest.push(a.clone()),
+        }
+        i += 1;
+    }
+    let mut ctx = Ctx {
+        env,
+        out,
+        err,
+        style: color.style(env.is_tty_out, env.no_color),
+        err_style: color.style(env.is_tty_err, env.no_color),
+    };
+    if let Some(v) = bad_color {
+        return report(
+            &mut ctx,
+            CliError::usage(format!("--color takes auto, always or never, not '{v}'")),
+        );
+    }
+    dispatch(&mut ctx, &rest)
+}
+
+/// Run a command line (without the program name) in a context.
+pub(crate) fn dispatch(ctx: &mut Ctx, args: &[String]) -> i32 {
+    let (name, rest): (&str, &[String]) = match args.split_first() {
+        None => ("list", &[]),
+        Some((first, rest)) => (first.as_str(), rest),
+    };
+    let result = match name {
+        "-h" | "--help" | "help" => match rest.first() {
+            Some(c) => match COMMANDS.iter().find(|x| x.name == c) {
+                Some(cmd) => write_help(ctx, cmd),
+                None => Err(CliError::usage(format!("unknown command '{c}'"))),
+            },
+            None => ctx
+                .out
+                .write_all(overview().as_bytes())
+                .map(|_| EXIT_OK)
+                .map_err(CliError::from),
+        },
+        "-V" | "--version" | "version" => {
+            writeln!(ctx.out, "pi-sessions {}", env!("CARGO_PKG_VERSION"))
+                .map(|_| EXIT_OK)
+                .map_err(CliError::from)
+        }
+        _ => match COMMANDS.iter().find(|c| c.name == name) {
+            Some(cmd) => match args::parse(cmd, rest) {
+                Ok(None) => write_help(ctx, cmd),
+                Ok(Some(p)) => run_command(ctx, cmd, &p),
+                Err(e) => Err(e),
+            },
+            None if name.starts_with('-') => {
+                // Options without a command belong to `list` (`pi-sessions --all`).
+                match args::parse(&list::CMD, args) {
+                    Ok(None) => write_help(ctx, &list::CMD),
+                    Ok(Some(p)) => list::run(ctx, &p),
+                    Err(e) => Err(e),
+                }
+            }
+            None => Err(CliError::usage(format!(
+                "unknown command '{name}' (commands: {})",
+                COMMANDS
+                    .iter()
+                    .map(|c| c.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        },
+    };
+    match result {
+        Ok(code) => {
+            let _ = ctx.out.flush();
+            code
+        }
+        Err(e) => report(ctx, e),
+    }
+}
+
+fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResult {
+    match cmd.name {
+        "list" => list::run(ctx, p),
+        "show" => show::run(ctx, p),
+        "tree" => tree::run(ctx, p),
+        "stats" => stats::run(ctx, p),
+        "search" => search::run(ctx, p),
+        "verify" => verify::run(ctx, p),
+        "repair" => repair::run(ctx, p),
+        "export" => export::run(ctx, p),
+        "rm" => rm::run(ctx, p),
+        "demo" => demo::run(ctx, p),
+        other => Err(CliError::usage(format!("unknown command '{other}'"))),
+    }
+}
+
+fn write_help(ctx: &mut Ctx, cmd: &Command) -> error::CliResult {
+    ctx.out.write_all(args::help_text(cmd).as_bytes())?;
+    Ok(EXIT_OK)
+}
+
+fn report(ctx: &mut Ctx, e: CliError) -> i32 {
+    let _ = ctx.out.flush();
+    let st = ctx.err_style;
+    match &e {
+        CliError::Closed => {}
+        CliError::Usage { command, message } => {
+            let _ = writeln!(ctx.err, "{} {message}", st.bold_red("pi-sessions:"));
+            let hint = match command {
+                Some(c) => format!("Try 'pi-sessions {c} --help'."),
+                None => "Try 'pi-sessions --help'.".into(),
+            };
+            let _ = writeln!(ctx.err, "{}", st.dim(&hint));
+        }
+        CliError::Failed(message) => {
+            let _ = writeln!(ctx.err, "{} {message}", st.bold_red("pi-sessions: error:"));
+        }
+    }
+    let _ = ctx.err.flush();
+    e.exit_code()
+}

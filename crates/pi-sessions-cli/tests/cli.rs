@@ -1,0 +1,106 @@
+//! The command line itself: help for every command, usage errors, colours.
+
+mod common;
+use common::*;
+
+const COMMANDS: &[&str] = &[
+    "list", "show", "tree", "stats", "search", "verify", "repair", "export", "rm", "demo",
+];
+
+#[test]
+fn every_command_has_help() {
+    let w = World::new("help");
+    for c in COMMANDS {
+        for flag in ["--help", "-h"] {
+            let o = w.run(&[c, flag]);
+            assert_eq!(o.code, 0, "{c} {flag}");
+            assert!(
+                o.out.contains(&format!("Usage: pi-sessions {c} ")),
+                "{c}: {}",
+                o.out
+            );
+            assert!(o.out.contains("Options:"));
+        }
+        let h = w.run(&["help", c]);
+        assert!(h.out.contains(&format!("Usage: pi-sessions {c} ")));
+    }
+    let top = w.run(&["--help"]);
+    assert_eq!(top.code, 0);
+    for c in COMMANDS {
+        assert!(top.out.contains(&format!("  {c:<8} ")), "{c} in overview");
+    }
+    assert!(w.run(&["--version"]).out.starts_with("pi-sessions "));
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_hint() {
+    let w = World::new("usage");
+    let unknown = w.run(&["frobnicate"]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.err.contains("unknown command 'frobnicate'"));
+    let opt = w.run(&["list", "--bogus"]);
+    assert_eq!(opt.code, 2);
+    assert!(opt.err.contains("unknown option --bogus"));
+    assert!(opt.err.contains("Try 'pi-sessions list --help'."));
+    let missing = w.run(&["show"]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.err.contains("missing argument"));
+    let extra = w.run(&["tree", "a", "b"]);
+    assert_eq!(extra.code, 2);
+    let color = w.run(&["list", "--color", "purple"]);
+    assert_eq!(color.code, 2);
+}
+
+#[test]
+fn colours_only_on_a_terminal_and_never_with_no_color() {
+    let w = World::new("colour");
+    let f = fixture("v3-conversation.jsonl");
+    let args = ["show", f.to_str().unwrap()];
+    let mut env = w.env();
+    env.no_color = false;
+    assert!(
+        !w.run_with(&env, &args).out.contains('\x1b'),
+        "not a terminal"
+    );
+    env.is_tty_out = true;
+    assert!(
+        w.run_with(&env, &args)
+            .out
+            .contains("\x1b[1;32muser\x1b[0m"),
+        "a terminal"
+    );
+    let never = w.run_with(&env, &["show", f.to_str().unwrap(), "--color=never"]);
+    assert!(!never.out.contains('\x1b'));
+    env.no_color = true;
+    assert!(!w.run_with(&env, &args).out.contains('\x1b'), "NO_COLOR");
+    let forced = w.run_with(&env, &["--color", "always", "show", f.to_str().unwrap()]);
+    assert!(
+        !forced.out.contains('\x1b'),
+        "NO_COLOR wins over --color always"
+    );
+    env.no_color = false;
+    env.is_tty_out = false;
+    let always = w.run_with(&env, &["--color", "always", "show", f.to_str().unwrap()]);
+    assert!(always.out.contains('\x1b'));
+}
+
+#[test]
+fn the_progress_bar_goes_to_stderr_only_on_a_terminal() {
+    let w = World::new("progress");
+    let text = std::fs::read_to_string(fixture("v3-conversation.jsonl")).unwrap();
+    for i in 0..120 {
+        w.write(FIXTURE_CWD, &format!("s{i:03}.jsonl"), &text);
+    }
+    let quiet = w.run(&["list", "--json"]);
+    assert!(quiet.err.is_empty());
+    let mut env = w.env();
+    env.is_tty_err = true;
+    let o = w.run_with(&env, &["list", "--json"]);
+    assert!(
+        o.err.contains("loading sessions") && o.err.contains("120/120"),
+        "{:?}",
+        o.err
+    );
+    assert!(o.err.ends_with("\r\x1b[K"), "the bar is erased");
+    assert_eq!(arr(&json(&o.out)).len(), 120, "stdout holds only the JSON");
+}

@@ -1,0 +1,63 @@
+//! `demo`: real files written through the core, then list, tree, show and stats on them.
+
+mod common;
+use common::*;
+
+#[test]
+fn demo_builds_sample_sessions_and_runs_the_main_commands() {
+    let w = World::new("demo");
+    let dir = w.root.join("demo");
+    let o = w.run(&["demo", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{}\n{}", o.out, o.err);
+    for step in [
+        "$ pi-sessions list",
+        "$ pi-sessions tree ",
+        "$ pi-sessions show ",
+        "$ pi-sessions stats",
+    ] {
+        assert!(o.out.contains(step), "{step}: {}", o.out);
+    }
+    assert!(o.out.contains("Weather forecast cache"));
+    assert!(o.out.contains("◀ leaf"));
+    assert!(o.out.contains("◆ compaction"));
+    assert!(o.out.contains("◆ branch summary"));
+    assert!(o.out.contains("[cache-works]"));
+    assert!(o.out.contains("openai/gpt-5"));
+    assert!(o.out.contains("export PI_CODING_AGENT_DIR="));
+    // The files are sessions pi can read, and nothing in them is wrong.
+    let agent = dir.join("agent");
+    let mut env = w.env();
+    env.agent_dir = Some(agent.to_string_lossy().into_owned());
+    let v = w.run_with(&env, &["verify"]);
+    assert_eq!(v.code, 0, "{}", v.out);
+    assert!(v.out.contains("3 files checked, no problems"), "{}", v.out);
+    let all = json(&w.run_with(&env, &["list", "--all", "--json"]).out);
+    let infos = arr(&all);
+    assert_eq!(infos.len(), 3);
+    let main = infos
+        .iter()
+        .find(|i| s(i.get("name")).as_deref() == Some("Weather forecast cache"))
+        .expect("the named session");
+    let path = s(main.get("path")).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    for ty in [
+        "\"type\":\"compaction\"",
+        "\"type\":\"branch_summary\"",
+        "\"type\":\"label\"",
+        "\"type\":\"custom\"",
+        "\"type\":\"custom_message\"",
+        "\"type\":\"session_info\"",
+        "\"type\":\"usage\"",
+        "\"type\":\"model_change\"",
+    ] {
+        assert!(text.contains(ty), "{ty}");
+    }
+    // Two branch tips: the abandoned detour and the active branch.
+    let t = w.run_with(&env, &["tree", &path]);
+    assert!(t.out.contains("2 branch tips"), "{}", t.out);
+    assert_eq!(
+        w.run(&["demo", "--dir", dir.to_str().unwrap()]).code,
+        2,
+        "an existing dir is refused"
+    );
+}

