@@ -7,8 +7,10 @@ const path = require("node:path");
 const native = require("../native.js");
 const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = require("./paths.js");
 
-/** Files summarized per native call: small enough for steady progress, large enough to amortize. */
+/** Files summarized per native call: small enough for steady progress, large enough to amortize.
+ * With the cache most files are answered without reading them, so chunks can be larger. */
 const CHUNK = 16;
+const CACHED_CHUNK = 128;
 const LIST_PUBLISH_INTERVAL = 10;
 const LIST_ALL_PUBLISH_INTERVAL = 100;
 
@@ -71,9 +73,11 @@ async function summarizeAll(files, onLoaded, signal) {
 }
 
 async function summarizeChunks(files, results, cache, onLoaded, signal) {
-  for (let i = 0; i < files.length; i += CHUNK) {
+  for (let i = 0, step = CHUNK; i < files.length; i += step) {
+    // The first chunk stays small so the first progress call comes early.
+    step = i === 0 || cache === null ? CHUNK : CACHED_CHUNK;
     signal?.throwIfAborted();
-    const chunk = files.slice(i, i + CHUNK);
+    const chunk = files.slice(i, i + step);
     const paths = chunk.map((f) => f.path);
     const raw =
       cache !== null

@@ -21,6 +21,7 @@ const { guardErrors } = require("./guard.js");
 
 const CURRENT_SESSION_VERSION = 3;
 const NONE = 0xffffffff;
+const UNKNOWN = Symbol("unknown");
 /** Upper bound of the JSON text fetched from the core in one call when materializing entries. */
 const BATCH_BYTES = 64 * 1024 * 1024;
 const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
@@ -112,6 +113,8 @@ class SessionManager {
   #all = null;
   #leafId = null;
   #leafPos = -1;
+  /** getLeafEntry()'s answer, or UNKNOWN until asked after the leaf moved. */
+  #leafEntry = UNKNOWN;
   /** The caller's preloaded array, which the reference keeps appending to. */
   #callerList = null;
 
@@ -145,6 +148,7 @@ class SessionManager {
     const key = this.#n.leafKey();
     this.#leafId = key === null ? null : valueOfKey(key);
     this.#leafPos = this.#n.leafPos();
+    this.#leafEntry = UNKNOWN;
   }
 
   #entry(pos) {
@@ -223,6 +227,7 @@ class SessionManager {
     this.#entryById.set(entry.id, entry);
     this.#leafId = entry.id;
     this.#leafPos = pos;
+    this.#leafEntry = entry;
     this.#all?.push(entry);
     this.#callerList?.push(entry);
     return entry;
@@ -318,6 +323,7 @@ class SessionManager {
     };
     this.#leafId = null;
     this.#leafPos = -1;
+    this.#leafEntry = UNKNOWN;
     return this.#n.sessionFile() ?? undefined;
   }
 
@@ -357,7 +363,12 @@ class SessionManager {
     return this.#leafId;
   }
   getLeafEntry() {
-    return this.#leafPos >= 0 ? this.#entry(this.#leafPos) : undefined;
+    let leaf = this.#leafEntry;
+    if (leaf === UNKNOWN) {
+      leaf = this.#leafPos >= 0 ? this.#entry(this.#leafPos) : undefined;
+      this.#leafEntry = leaf;
+    }
+    return leaf;
   }
   getEntry(id) {
     const hit = this.#entryById.get(id);
@@ -630,12 +641,14 @@ class SessionManager {
     this.#n.setLeafKey(keyOf(branchFromId));
     this.#leafId = branchFromId;
     this.#leafPos = this.#n.leafPos();
+    this.#leafEntry = UNKNOWN;
   }
 
   resetLeaf() {
     this.#n.resetLeaf();
     this.#leafId = null;
     this.#leafPos = -1;
+    this.#leafEntry = UNKNOWN;
   }
 
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
@@ -647,6 +660,7 @@ class SessionManager {
     this.#n.setLeafKey(branchFromId === null ? null : keyOf(branchFromId));
     this.#leafId = branchFromId;
     this.#leafPos = this.#n.leafPos();
+    this.#leafEntry = UNKNOWN;
     return this.#append({
       type: "branch_summary",
       id: this.#newId(),

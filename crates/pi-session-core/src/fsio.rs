@@ -70,7 +70,7 @@ pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
         .create(true)
         .open(path)
         .map_err(|e| Error::io(&e, "open", path))?;
-    write_whole(&mut f, bytes, path)?;
+    write_line(&mut f, bytes, path)?;
     if durability == Durability::Fsync {
         f.sync_data().map_err(|e| Error::io(&e, "fsync", path))?;
     }
@@ -102,7 +102,7 @@ impl Appender {
             self.open = Some((path.to_path_buf(), f));
         }
         let (_, f) = self.open.as_mut().expect("opened above");
-        let result = write_whole(f, bytes, path).and_then(|()| {
+        let result = write_line(f, bytes, path).and_then(|()| {
             if durability == Durability::Fsync {
                 f.sync_data().map_err(|e| Error::io(&e, "fsync", path))
             } else {
@@ -237,6 +237,44 @@ fn temp_path(path: &Path) -> PathBuf {
         std::process::id(),
         &unique[..8]
     ))
+}
+
+/// Append one line on an `O_APPEND` descriptor. If the line cannot be written whole (disk full, file
+/// size limit), the part that was written is cut off again, so no partial line stays behind, unless
+/// another writer has appended after it in the meantime (then cutting would destroy their line).
+fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
+    let mut written = 0;
+    while written < bytes.len() {
+        match f.write(&bytes[written..]) {
+            Ok(0) => {
+                let e = io::Error::new(io::ErrorKind::WriteZero, "failed to write whole line");
+                cut_partial(f, written);
+                return Err(Error::io(&e, "write", path));
+            }
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                cut_partial(f, written);
+                return Err(Error::io(&e, "write", path));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Undo `written` bytes just appended: with `O_APPEND`, the descriptor's offset is the end of our
+/// own write; the file is cut back only while that is still the end of the file.
+fn cut_partial(f: &mut File, written: usize) {
+    use std::io::Seek;
+    if written == 0 {
+        return;
+    }
+    let Ok(end) = f.stream_position() else {
+        return;
+    };
+    if f.metadata().map(|m| m.len()).ok() == Some(end) {
+        let _ = f.set_len(end - written as u64);
+    }
 }
 
 fn write_whole(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {

@@ -139,6 +139,56 @@ fn walk_cutting_cycles(
     }
 }
 
+/// `{...entry, prop: value, …}` then `JSON.stringify`, done on the text when the line is already
+/// canonical JSON of an object: each property's value is replaced in place, or appended at the
+/// end when absent (none of these names is integer-like, so the end is where JS puts them).
+/// `None` when the fast path does not apply (non-canonical text, or a property to drop).
+fn splice_members(line: &[u8], sets: &[(&str, &str)]) -> Option<Vec<u8>> {
+    if sets.iter().any(|(_, v)| *v == UNDEFINED) || !json::is_canonical(line) {
+        return None;
+    }
+    let mut found: Vec<Option<std::ops::Range<usize>>> = vec![None; sets.len()];
+    let is_object = json::visit_top_level_members(line, |k, r| {
+        if let Some(i) = sets.iter().position(|(name, _)| *name == k) {
+            found[i] = Some(r);
+        }
+    })
+    .ok()?;
+    if !is_object {
+        return None;
+    }
+    let mut edits: Vec<(std::ops::Range<usize>, &str)> = found
+        .iter()
+        .zip(sets)
+        .filter_map(|(r, (_, v))| r.clone().map(|r| (r, *v)))
+        .collect();
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut out = Vec::with_capacity(line.len() + 64);
+    let mut at = 0;
+    for (r, v) in &edits {
+        out.extend_from_slice(&line[at..r.start]);
+        out.extend_from_slice(v.as_bytes());
+        at = r.end;
+    }
+    // The closing brace of a canonical object is its last byte.
+    out.extend_from_slice(&line[at..line.len() - 1]);
+    let mut empty = line.len() == 2;
+    for ((name, v), r) in sets.iter().zip(&found) {
+        if r.is_none() {
+            if !empty {
+                out.push(b',');
+            }
+            empty = false;
+            out.push(b'"');
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            out.extend_from_slice(v.as_bytes());
+        }
+    }
+    out.push(b'}');
+    Some(out)
+}
+
 fn key_value(key: &str) -> Option<Value> {
     if key == UNDEFINED {
         None
@@ -175,24 +225,35 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> 
         for l in pending.drain(..) {
             replacement.insert(l, m.id.clone());
         }
-        // `{...scalar}` copies nothing.
-        let mut obj = json::parse(&s.line(p)?)
-            .ok()
-            .and_then(Value::into_object)
-            .unwrap_or_default();
-        assign(&mut obj, "parentId", key_value(&parent_key));
-        if m.kind == Kind::Compaction {
-            let fk: Key = if m.first_kept == m.id {
+        let fk: Option<Key> = (m.kind == Kind::Compaction).then(|| {
+            if m.first_kept == m.id {
                 m.id.clone()
             } else {
                 replacement
                     .get(&m.first_kept)
                     .cloned()
                     .unwrap_or_else(|| m.first_kept.clone())
-            };
-            assign(&mut obj, "firstKeptEntryId", key_value(&fk));
+            }
+        });
+        let line = s.line(p)?;
+        let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
+        if let Some(fk) = &fk {
+            sets.push(("firstKeptEntryId", fk));
         }
-        out.push(json::to_json(&Value::Object(obj)).into_bytes());
+        match splice_members(&line, &sets) {
+            Some(fast) => out.push(fast),
+            None => {
+                // `{...scalar}` copies nothing.
+                let mut obj = json::parse(&line)
+                    .ok()
+                    .and_then(Value::into_object)
+                    .unwrap_or_default();
+                for (prop, key) in &sets {
+                    assign(&mut obj, prop, key_value(key));
+                }
+                out.push(json::to_json(&Value::Object(obj)).into_bytes());
+            }
+        }
         parent_key = m.id.clone();
         kept_ids.push(m.id.clone());
     }
