@@ -363,11 +363,13 @@ class SessionManager {
     return this.#leafId;
   }
   getLeafEntry() {
-    let leaf = this.#leafEntry;
-    if (leaf === UNKNOWN) {
-      leaf = this.#leafPos >= 0 ? this.#entry(this.#leafPos) : undefined;
-      this.#leafEntry = leaf;
-    }
+    const leaf = this.#leafEntry;
+    return leaf !== UNKNOWN ? leaf : this.#findLeafEntry();
+  }
+
+  #findLeafEntry() {
+    const leaf = this.#leafPos >= 0 ? this.#entry(this.#leafPos) : undefined;
+    this.#leafEntry = leaf;
     return leaf;
   }
   getEntry(id) {
@@ -677,9 +679,13 @@ class SessionManager {
   createBranchedSession(leafId) {
     const start = leafId ?? this.#leafId;
     const key = start ? keyOf(start) : null;
-    const path = key === null ? [] : this.#entries(this.#n.branchPath(key));
-    const labelValues = new Map();
-    for (const e of path) if (e.type === "label") labelValues.set(e.id, e);
+    // The new entries are shallow copies of the old objects (nested values shared), as the
+    // reference keeps them. That is only observable for entries already turned into objects: when
+    // the whole path is, we copy them; otherwise the new entries are parsed lazily from the lines
+    // the core wrote (equal values), which spares parsing a huge session just to copy it.
+    const pathPos = key === null ? new Uint32Array(0) : this.#n.branchPath(key);
+    const objs = this.#objs;
+    const path = pathPos.every((p) => objs[p] !== undefined) ? Array.from(pathPos, (p) => objs[p]) : [];
     const oldLabels = [];
     for (const e of path) {
       if (e.type === "label") continue;
@@ -688,8 +694,6 @@ class SessionManager {
     }
     const file = this.#n.createBranchedSession(key, `${leafId}`);
     this.#resetCaches();
-    // The new entries are shallow copies of the old objects (nested values shared), re-chained as
-    // the core wrote them, so in-memory values match what the reference keeps.
     let pos = 1;
     let parentId = null;
     const replacement = new Map();
@@ -713,7 +717,7 @@ class SessionManager {
       parentId = entry.id;
     }
     // Re-created label records carry the original label values.
-    const total = this.#n.recordCount();
+    const total = oldLabels.length > 0 ? this.#n.recordCount() : 0;
     for (; pos < total; pos++) {
       const label = this.#entry(pos);
       const original = oldLabels.find((l) => l.targetId === label.targetId);
