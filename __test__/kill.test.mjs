@@ -5,7 +5,9 @@
 //   - every id the child printed (after its append returned) is in the file;
 //   - our SessionManager.open repairs a torn tail by appending exactly one "\n", and gives the same
 //     entries and leaf as the reference's open of the same bytes.
-// Two chains of rounds run side by side; every 4th round of a chain starts a new session file.
+// Two chains of rounds run side by side; every 4th round of a chain starts a new session file, and
+// about one round in seven appends only 256 KB–1 MB entries to a file of its own (kills inside a
+// long write are what tear lines).
 //   KILL_ROUNDS (default 110) rounds in all; KILL_SEED (default 7) seeds the delays.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -25,7 +27,7 @@ const SEED = Number(process.env.KILL_SEED ?? 7);
 const CHAINS = 2;
 // A child stops appending after CAP appends and waits for its kill: one chain's checks block the
 // event loop and can delay the other chain's kill timer, which must not let files grow unbounded.
-const CAP = 1500;
+const CAP = 3000;
 
 const ours = loadOurs();
 const reference = await loadReference();
@@ -33,23 +35,19 @@ const reference = await loadReference();
 /** Run one child until it is killed; resolves with the ids it printed in complete lines. */
 function killRound(opts, rng) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, JSON.stringify(opts)], { stdio: ["ignore", "pipe", "pipe"] });
+    // Four rounds in five, the child kills itself (a worker thread sends SIGKILL) 5–80 ms after
+    // "ready", while it appends: that timer does not depend on this process, busy checking another
+    // chain's file. The others are killed from here 80–400 ms after the spawn, so some kills land
+    // while the child starts, opens and repairs the file.
+    const fromSpawn = rng.chance(0.2);
+    const args = fromSpawn ? opts : { ...opts, killAfterMs: opts.bigOnly ? 1 + rng.int(30) : 5 + rng.int(76) };
+    const child = spawn(process.execPath, [CHILD, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
-    let timer = null;
-    const delay = 5 + rng.int(76);
-    const arm = () => {
-      timer ??= setTimeout(() => child.kill("SIGKILL"), delay);
-    };
-    // One round in five counts from the spawn, so some kills land while the child starts, opens
-    // (and repairs) the file; the others count from "ready", while it appends.
-    if (rng.chance(0.2)) {
-      timer = setTimeout(() => child.kill("SIGKILL"), 80 + rng.int(320));
-    }
+    const timer = setTimeout(() => child.kill("SIGKILL"), fromSpawn ? 80 + rng.int(320) : 20_000);
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      if (out.includes("ready\n")) arm();
     });
     child.stderr.on("data", (chunk) => {
       err += chunk;
@@ -73,11 +71,9 @@ function killRound(opts, rng) {
 function lineRanges(bytes) {
   const out = [];
   let start = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] === 0x0a) {
-      out.push([start, i]);
-      start = i + 1;
-    }
+  for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, start)) {
+    out.push([start, nl]);
+    start = nl + 1;
   }
   out.push([start, bytes.length]);
   return out;
@@ -95,84 +91,88 @@ test("appends killed with SIGKILL at random moments lose nothing that was acknow
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pi-kill-")));
   t.after(() => fs.rmSync(root, { recursive: true, force: true }));
   const started = Date.now();
-  const stats = { rounds: 0, acknowledged: 0, tornTails: 0, emptyRounds: 0, idleKills: 0 };
+  const stats = { rounds: 0, bigRounds: 0, acknowledged: 0, tornTails: 0, emptyRounds: 0, idleKills: 0 };
+
+  /** The properties, for a file some children appended to and were killed. */
+  function verify({ file, printed, repairedTorn }, where, tag) {
+    const bytes = fs.readFileSync(file);
+    const endsClean = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a;
+    const ranges = lineRanges(bytes);
+    for (let i = 0; i < ranges.length; i++) {
+      const [s, e] = ranges[i];
+      const last = i === ranges.length - 1;
+      if (last && (endsClean || e === s)) continue;
+      const text = bytes.subarray(s, e).toString("utf8");
+      try {
+        JSON.parse(text);
+      } catch {
+        assert.ok(last || repairedTorn.has(s), `${where}: line ${i + 1} (offset ${s}) is torn but is not the last line: ${text.slice(0, 80)}…`);
+      }
+    }
+    if (!endsClean) {
+      stats.tornTails++;
+      repairedTorn.add(ranges[ranges.length - 1][0]);
+    }
+    const mine = openCopy(ours, bytes, path.join(root, "check", `${tag}-ours`), "s.jsonl");
+    const theirs = openCopy(reference, bytes, path.join(root, "check", `${tag}-ref`), "s.jsonl");
+    // The repair is exactly one "\n", and only when the file did not end with one.
+    const expected = endsClean ? bytes : Buffer.concat([bytes, Buffer.from("\n")]);
+    assert.ok(mine.after.equals(expected), `${where}: open changed the file other than by one "\\n"`);
+    assert.ok(theirs.after.equals(expected), `${where}: the reference's open did something else`);
+    const entryIds = mine.sm.getEntries().map((e) => e.id);
+    const have = new Set(entryIds);
+    for (const id of printed) assert.ok(have.has(id), `${where}: acknowledged id ${id} is missing`);
+    assert.deepEqual(entryIds, theirs.sm.getEntries().map((e) => e.id), `${where}: entries differ from the reference`);
+    assert.equal(mine.sm.getLeafId(), theirs.sm.getLeafId(), `${where}: leaf differs from the reference`);
+    fs.rmSync(path.join(root, "check"), { recursive: true, force: true });
+  }
 
   async function chain(c) {
     const rng = new Rng(SEED * 100 + c);
     const dir = path.join(root, `chain${c}`);
+    const bigDir = path.join(root, `big${c}`);
     fs.mkdirSync(dir);
-    let file = null;
-    let printed = new Set();
-    let repairedTorn = new Set(); // start offsets of earlier torn tails, repaired by a later open
+    fs.mkdirSync(bigDir);
+    let current = null; // { file, printed, repairedTorn }
     const rounds = Math.ceil(ROUNDS / CHAINS);
     for (let r = 0; r < rounds; r++) {
-      const fresh = file === null || r % 4 === 0;
-      const opts = fresh
-        ? { dir, bigEvery: 100, seed: rng.u32(), count: CAP, hold: true }
-        : { file, bigEvery: 100, seed: rng.u32(), count: CAP, hold: true };
+      // Some rounds write only 256 KB–1 MB entries to a file of their own, so that kills land
+      // inside long writes (torn lines); the others continue the chain's file.
+      const big = rng.chance(0.15);
+      const fresh = big || current === null || r % 4 === 0;
+      const opts = {
+        ...(fresh ? { dir: big ? bigDir : dir } : { file: current.file }),
+        ...(big ? { bigOnly: true, maxBytes: 16 << 20 } : { bigEvery: 100, count: CAP }),
+        seed: rng.u32(),
+        hold: true,
+      };
       const { file: childFile, ids, idle } = await killRound(opts, rng);
       stats.rounds++;
       if (idle) stats.idleKills++;
-      if (fresh) {
-        if (!childFile) {
-          stats.emptyRounds++;
-          continue; // killed before it even had a session
-        }
-        file = childFile;
-        printed = new Set();
-        repairedTorn = new Set();
-      }
       if (ids.length === 0) stats.emptyRounds++;
-      for (const id of ids) printed.add(id);
       stats.acknowledged += ids.length;
-      const where = `chain ${c} round ${r} (${file})`;
-
-      if (!fs.existsSync(file)) {
-        assert.equal(printed.size, 0, `${where}: ids were acknowledged but the file does not exist`);
-        file = null;
+      if (fresh && !childFile) continue; // killed before it even had a session
+      const target = fresh ? { file: childFile, printed: new Set(), repairedTorn: new Set() } : current;
+      if (!big) current = target;
+      for (const id of ids) target.printed.add(id);
+      const where = `chain ${c} round ${r}${big ? " (big entries)" : ""} (${target.file})`;
+      if (!fs.existsSync(target.file)) {
+        assert.equal(target.printed.size, 0, `${where}: ids were acknowledged but the file does not exist`);
+        if (!big) current = null;
         continue;
       }
-      const bytes = fs.readFileSync(file);
-      const ranges = lineRanges(bytes);
-      const endsClean = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a;
-      for (let i = 0; i < ranges.length; i++) {
-        const [s, e] = ranges[i];
-        const last = i === ranges.length - 1;
-        if (last && (endsClean || e === s)) continue;
-        const text = bytes.subarray(s, e).toString("utf8");
-        try {
-          JSON.parse(text);
-        } catch {
-          assert.ok(
-            last || repairedTorn.has(s),
-            `${where}: line ${i + 1} (offset ${s}) is torn but is not the last line: ${text.slice(0, 80)}…`,
-          );
-        }
+      verify(target, where, `c${c}r${r}`);
+      if (big) {
+        stats.bigRounds++;
+        fs.rmSync(target.file);
       }
-      if (!endsClean) {
-        stats.tornTails++;
-        repairedTorn.add(ranges[ranges.length - 1][0]);
-      }
-
-      const mine = openCopy(ours, bytes, path.join(root, "check", `c${c}r${r}-ours`), "s.jsonl");
-      const theirs = openCopy(reference, bytes, path.join(root, "check", `c${c}r${r}-ref`), "s.jsonl");
-      // The repair is exactly one "\n", and only when the file did not end with one.
-      const expected = endsClean ? bytes : Buffer.concat([bytes, Buffer.from("\n")]);
-      assert.ok(mine.after.equals(expected), `${where}: open changed the file other than by one "\\n"`);
-      assert.ok(theirs.after.equals(expected), `${where}: the reference's open did something else`);
-      const entryIds = mine.sm.getEntries().map((e) => e.id);
-      const have = new Set(entryIds);
-      for (const id of printed) assert.ok(have.has(id), `${where}: acknowledged id ${id} is missing`);
-      assert.deepEqual(entryIds, theirs.sm.getEntries().map((e) => e.id), `${where}: entries differ from the reference`);
-      assert.equal(mine.sm.getLeafId(), theirs.sm.getLeafId(), `${where}: leaf differs from the reference`);
-      fs.rmSync(path.join(root, "check"), { recursive: true, force: true });
     }
   }
 
   await Promise.all(Array.from({ length: CHAINS }, (_, c) => chain(c)));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   t.diagnostic(
-    `${stats.rounds} rounds in ${seconds}s, ${stats.acknowledged} acknowledged appends, ` +
+    `${stats.rounds} rounds (${stats.bigRounds} with big entries) in ${seconds}s, ${stats.acknowledged} acknowledged appends, ` +
       `${stats.tornTails} torn tails repaired, ${stats.emptyRounds} rounds killed before any append, ` +
       `${stats.idleKills} killed after their last append`,
   );

@@ -8,12 +8,17 @@
 //     exclusive   call sm.setExclusive(true) after opening
 //     waitGo      after "ready", wait for a line on stdin before appending
 //     bigEvery    one append in bigEvery carries 16–128 KB of text (default: never)
+//     bigOnly     every append carries 256 KB–1 MB of text (for kills inside a long write)
+//     maxBytes    stop (as after `count`) once this much text was appended
+//     killAfterMs SIGKILL this process that long after "ready", from a worker thread: the kill
+//                 lands at its moment however busy the appending thread or the parent are
 //     seed        seed of the sizes chosen
 //
 // stdout protocol, one line each: `file <path>`, `ready`, then the id of every append, printed
 // only after the append returned (stdout is a pipe: synchronous on POSIX). On an error while
 // opening: `error <code> <message>` and exit code 3; while appending: the same and exit code 4.
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
@@ -37,6 +42,16 @@ const rand = () => {
   return ((z ^ (z >>> 16)) >>> 0) / 4294967296;
 };
 
+// Started first, so that it is running by the time the appends start.
+const killer =
+  opts.killAfterMs === undefined
+    ? null
+    : new Worker(
+        `require("node:worker_threads").parentPort.once("message", (ms) =>
+           setTimeout(() => process.kill(process.pid, "SIGKILL"), ms));`,
+        { eval: true },
+      );
+
 let sm;
 try {
   sm = opts.file ? SessionManager.open(opts.file) : SessionManager.create(opts.dir, opts.dir);
@@ -46,6 +61,7 @@ try {
 }
 out(`file ${sm.getSessionFile()}`);
 out("ready");
+killer?.postMessage(opts.killAfterMs);
 
 if (opts.waitGo) {
   await new Promise((resolve) => {
@@ -56,9 +72,15 @@ if (opts.waitGo) {
 
 const count = opts.count ?? Infinity;
 const tag = `p${process.pid}`;
-for (let i = 0; i < count; i++) {
+let total = 0;
+for (let i = 0; i < count && !(opts.maxBytes && total >= opts.maxBytes); i++) {
   const big = opts.bigEvery && i % opts.bigEvery === opts.bigEvery - 1;
-  const size = big ? 16384 + Math.floor(rand() * 114688) : 20 + Math.floor(rand() * 300);
+  const size = opts.bigOnly
+    ? 262144 + Math.floor(rand() * 786432)
+    : big
+      ? 16384 + Math.floor(rand() * 114688)
+      : 20 + Math.floor(rand() * 300);
+  total += size;
   const text = `${tag}-${i}-`.padEnd(size, "abcdefghij"[i % 10]);
   let id;
   try {

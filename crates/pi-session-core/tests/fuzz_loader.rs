@@ -241,7 +241,7 @@ fn mutate_once(rng: &mut Rng, bytes: &mut Vec<u8>, other: &[u8]) -> String {
             let mut ls = lines(bytes);
             let mut g = vec![b'['; depth];
             if rng.chance(50) {
-                g.extend(std::iter::repeat_n(b']', depth));
+                g.resize(2 * depth, b']');
             }
             let at = rng.below(ls.len() + 1);
             ls.insert(at, g);
@@ -274,6 +274,8 @@ struct Case {
     n: u64,
     recipe: String,
     bytes: Vec<u8>,
+    /// Also append an entry after the damage and reopen.
+    append_after: bool,
 }
 
 fn make_cases(seed: u64, count: u64) -> Vec<Case> {
@@ -292,6 +294,7 @@ fn make_cases(seed: u64, count: u64) -> Vec<Case> {
                 n,
                 recipe: recipe.join(" "),
                 bytes,
+                append_after: rng.chance(25),
             }
         })
         .collect()
@@ -368,7 +371,7 @@ fn check_case(dir: &Path, case: &Case) -> Result<(), String> {
     walk_everything(&s);
 
     // Appending after the damage works and survives a reopen.
-    if case.n % 4 == 0 {
+    if case.append_after {
         let count = s.entry_count();
         let id = s.next_entry_id();
         // The empty key is an id-less leaf (`undefined` in JS, which JSON.stringify writes as null).

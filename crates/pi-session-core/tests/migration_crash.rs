@@ -184,7 +184,7 @@ fn a_failed_migration_rewrite_cleans_up_and_leaves_the_old_file() -> R {
         }
         Ok(())
     });
-    let err = open(&dir, &file).err().expect("the rewrite failed");
+    let err = open(&dir, &file).expect_err("the rewrite failed");
     drop(guard);
     assert_eq!(err.message, "simulated ENOSPC");
     assert_eq!(fs::read_to_string(&file).unwrap(), V1);
