@@ -86,23 +86,47 @@ function isAbortReason(err, args) {
   return false;
 }
 
-function wrap(fn, name) {
-  const guarded = {
-    [name](...args) {
-      let result;
-      try {
-        result = fn.apply(this, args);
-      } catch (err) {
-        throw isAbortReason(err, args) ? err : coded(err);
-      }
-      if (result instanceof Promise) {
-        return result.catch((err) => {
-          throw isAbortReason(err, args) ? err : coded(err);
-        });
-      }
-      return result;
-    },
-  }[name];
+// Methods that cannot raise an uncoded error (pure reads of the manager's own state) are left
+// unwrapped: they are the per-turn hot path, and a wrapper would cost more than they do.
+const UNWRAPPED = new Set([
+  "getLeafId",
+  "getLeafEntry",
+  "getEntry",
+  "getEntries",
+  "getEntryCount",
+  "getHeader",
+  "getCwd",
+  "getSessionDir",
+  "getSessionId",
+  "getSessionFile",
+  "isPersisted",
+]);
+
+function wrap(fn, name, isAsync) {
+  // Fixed parameters instead of rest/apply keep the wrapper cheap; callers pass at most seven.
+  const guarded = isAsync
+    ? {
+        [name](...args) {
+          let result;
+          try {
+            result = fn.apply(this, args);
+          } catch (err) {
+            throw isAbortReason(err, args) ? err : coded(err);
+          }
+          return result.catch((err) => {
+            throw isAbortReason(err, args) ? err : coded(err);
+          });
+        },
+      }[name]
+    : {
+        [name](a, b, c, d, e, f, g) {
+          try {
+            return arguments.length <= 7 ? fn.call(this, a, b, c, d, e, f, g) : fn.apply(this, arguments);
+          } catch (err) {
+            throw isAbortReason(err, [a, b, c, d, e, f, g]) ? err : coded(err);
+          }
+        },
+      }[name];
   Object.defineProperty(guarded, "length", { value: fn.length });
   return guarded;
 }
@@ -113,8 +137,9 @@ function guardErrors(Class) {
     for (const name of Object.getOwnPropertyNames(target)) {
       if (name === "constructor" || name === "prototype" || name === "length" || name === "name") continue;
       const desc = Object.getOwnPropertyDescriptor(target, name);
-      if (typeof desc.value !== "function") continue;
-      Object.defineProperty(target, name, { ...desc, value: wrap(desc.value, name) });
+      if (typeof desc.value !== "function" || (target !== Class && UNWRAPPED.has(name))) continue;
+      const isAsync = target === Class && (name === "list" || name === "listAll");
+      Object.defineProperty(target, name, { ...desc, value: wrap(desc.value, name, isAsync) });
     }
   }
   return Class;
