@@ -848,36 +848,21 @@ impl Session {
         Ok(pos)
     }
 
-    /// `_persist(entry)`: write per the lazy rules. Before the first write nothing happens until the
-    /// session holds a user or assistant message; then the whole session is written at once.
+    /// Persist the record just appended at `pos` (see [`Session::persist_line`]).
     fn persist_record(&mut self, pos: u32) -> Result<()> {
-        if !self.persist {
-            return Ok(());
-        }
-        let Some(file) = self.file.clone() else {
-            return Ok(());
-        };
-        if !self.flushed {
-            if self.conversation == 0 {
-                return Ok(());
-            }
-            self.guard.before_write(&file)?;
-            fsio::create_new(&file, &self.all_lines()?, self.durability)?;
-            self.flushed = true;
-            Ok(())
-        } else {
-            let line = self.line(pos)?;
-            let mut bytes = Vec::with_capacity(line.len() + 1);
-            bytes.extend_from_slice(&line);
-            drop(line);
-            bytes.push(b'\n');
-            self.guard.before_write(&file)?;
-            self.appender.append(&file, &bytes, self.durability)
-        }
+        // Appended records live in memory; the copy frees `self` for the write.
+        let line = self.line(pos)?.into_owned();
+        self.persist_line(&line)
     }
 
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
+        self.persist_line(line)
+    }
+
+    /// `_persist`: before the first write nothing happens until the session holds a user or
+    /// assistant message, then the whole session is written at once; afterwards `line` is appended.
+    fn persist_line(&mut self, line: &[u8]) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
@@ -891,13 +876,13 @@ impl Session {
             self.guard.before_write(&file)?;
             fsio::create_new(&file, &self.all_lines()?, self.durability)?;
             self.flushed = true;
-            Ok(())
-        } else {
-            let mut bytes = line.to_vec();
-            bytes.push(b'\n');
-            self.guard.before_write(&file)?;
-            self.appender.append(&file, &bytes, self.durability)
+            return Ok(());
         }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+        self.guard.before_write(&file)?;
+        self.appender.append(&file, &bytes, self.durability)
     }
 
     fn all_lines(&self) -> Result<Vec<u8>> {

@@ -52,38 +52,11 @@ pub type Members = Vec<(JsStr, Range<usize>)>;
 /// `Ok(None)` when the document is valid JSON but not an object. Duplicate keys are reported as
 /// they occur (the last occurrence is what JSON.parse keeps).
 pub fn top_level_members(bytes: &[u8]) -> Result<Option<Members>, ParseError> {
-    let mut i = skip_ws(bytes, 0);
-    if bytes.get(i) != Some(&b'{') {
-        parse_document(bytes, &mut NoOp)?;
-        return Ok(None);
-    }
-    i = skip_ws(bytes, i + 1);
     let mut members = Vec::new();
-    if bytes.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        let mut key = KeyReader::new(Source::per_run(bytes));
-        loop {
-            expect(bytes, i, b'"')?;
-            i = scan_string(bytes, i + 1, &mut key)?;
-            i = skip_ws(bytes, i);
-            expect(bytes, i, b':')?;
-            let start = skip_ws(bytes, i + 1);
-            i = parse_value(bytes, start, &mut NoOp)?;
-            members.push((key.take(), start..i));
-            i = skip_ws(bytes, i);
-            match bytes.get(i) {
-                Some(b',') => i = skip_ws(bytes, i + 1),
-                Some(b'}') => {
-                    i += 1;
-                    break;
-                }
-                _ => return Err(unexpected(bytes, i)),
-            }
-        }
-    }
-    expect_end(bytes, i)?;
-    Ok(Some(members))
+    let is_object = visit_top_level_members(bytes, |key, range| {
+        members.push((JsStr::from_escaped_unchecked(key.to_owned()), range));
+    })?;
+    Ok(is_object.then_some(members))
 }
 
 /// Like [`top_level_members`] without allocating per member: `visit` gets each canonical key
@@ -569,12 +542,6 @@ impl<'a> KeyReader<'a> {
             buf: String::new(),
             canon: Canon::default(),
         }
-    }
-
-    fn take(&mut self) -> JsStr {
-        let key = JsStr::from_escaped_unchecked(self.buf.clone());
-        self.buf.clear();
-        key
     }
 }
 
