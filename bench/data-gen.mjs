@@ -14,7 +14,8 @@ export const GEN_VERSION = 4;
 export const BENCH_CWD = "/tmp/pi-bench-project";
 const OTHER_CWDS = ["/tmp/pi-bench-other-a", "/tmp/pi-bench-other-b"];
 
-function mulberry32(seed) {
+/** Seeded PRNG (mulberry32), shared by the bench data generators. */
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

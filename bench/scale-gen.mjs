@@ -25,6 +25,7 @@ import fs from "node:fs";
 import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { mulberry32 } from "./data-gen.mjs";
 
 export const SCALE_GEN_VERSION = 1;
 export const SCALE_CWD = "/tmp/pi-scale-project";
@@ -35,16 +36,6 @@ const GiB = 1 << 30;
 const CWD_DIR_NAME = `--${SCALE_CWD.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 
 // ------------------------------------------------------------------------------ PRNG and pools
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   "the a to of and in is for that it with on as this be are by we not from or an at can use " +

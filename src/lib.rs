@@ -466,27 +466,6 @@ pub fn list_all_candidates(root: String) -> Vec<Candidate> {
         .collect()
 }
 
-pub struct SummarizeTask {
-    files: Vec<(PathBuf, Option<f64>)>,
-}
-
-impl Task for SummarizeTask {
-    type Output = Vec<Option<String>>;
-    type JsValue = Vec<Option<String>>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .min(8);
-        Ok(listing::summarize_many(&self.files, threads))
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output)
-    }
-}
-
 /// A listing cache shared by the chunks of one `list`/`listAll` call.
 #[napi]
 pub struct ListCacheHandle {
@@ -515,12 +494,13 @@ impl ListCacheHandle {
     }
 }
 
-pub struct SummarizeCachedTask {
-    cache: std::sync::Arc<std::sync::Mutex<list_cache::ListCache>>,
+/// Summarizing files off the JS thread, through the listing cache when one is given.
+pub struct SummarizeTask {
+    cache: Option<std::sync::Arc<std::sync::Mutex<list_cache::ListCache>>>,
     files: Vec<(PathBuf, Option<f64>)>,
 }
 
-impl Task for SummarizeCachedTask {
+impl Task for SummarizeTask {
     type Output = Vec<Option<String>>;
     type JsValue = Vec<Option<String>>;
 
@@ -529,12 +509,13 @@ impl Task for SummarizeCachedTask {
             .map(|n| n.get())
             .unwrap_or(2)
             .min(8);
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(list_cache::summarize_many_cached(
-            &mut cache,
-            &self.files,
-            threads,
-        ))
+        Ok(match &self.cache {
+            Some(cache) => {
+                let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+                list_cache::summarize_many_cached(&mut cache, &self.files, threads)
+            }
+            None => listing::summarize_many(&self.files, threads),
+        })
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -547,13 +528,13 @@ impl Task for SummarizeCachedTask {
 pub fn summarize_files_cached(
     cache: &ListCacheHandle,
     paths: Vec<String>,
-) -> AsyncTask<SummarizeCachedTask> {
+) -> AsyncTask<SummarizeTask> {
     let files = paths
         .into_iter()
         .map(|p| (PathBuf::from(p), None))
         .collect();
-    AsyncTask::new(SummarizeCachedTask {
-        cache: cache.inner.clone(),
+    AsyncTask::new(SummarizeTask {
+        cache: Some(cache.inner.clone()),
         files,
     })
 }
@@ -574,7 +555,7 @@ pub fn summarize_files(
             )
         })
         .collect();
-    AsyncTask::new(SummarizeTask { files })
+    AsyncTask::new(SummarizeTask { cache: None, files })
 }
 
 /// Remove the lease files this process holds (called when the process exits).
