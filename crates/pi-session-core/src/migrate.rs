@@ -18,8 +18,6 @@ pub struct Migration {
     pub records: Vec<(usize, usize)>,
     /// The whole file to write: migrated records, other lines unchanged, in their original order.
     pub file_bytes: Vec<u8>,
-    /// The original bytes, for the backup.
-    pub original: Vec<u8>,
 }
 
 /// The header's `version` as the reference reads it (`header?.version ?? 1`), as a JS number
@@ -166,6 +164,5 @@ pub fn migrate_file(loaded: &LoadedFile) -> Option<Migration> {
         text,
         records,
         file_bytes,
-        original: loaded.text.clone(),
     })
 }

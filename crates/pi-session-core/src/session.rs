@@ -687,11 +687,17 @@ impl Session {
     fn load_records(&mut self, loaded: LoadedFile) -> Result<LoadReport> {
         let mut report = LoadReport::default();
         let migration = migrate::migrate_file(&loaded);
+        if let (Some(m), true, Some(file)) = (&migration, self.persist, self.file.clone()) {
+            self.guard.before_write(&file)?;
+            report.backup = Some(fsio::backup(&file, &loaded.text)?);
+            fsio::replace_atomic(&file, &m.file_bytes)?;
+            report.migrated = true;
+        }
         // Records keep pointing into the file's bytes (no copy); a migration brings its own text.
-        let (text, lines): (Vec<u8>, Vec<Line>) = match &migration {
+        let (text, lines): (Vec<u8>, Vec<Line>) = match migration {
             Some(m) => (
-                m.text.clone(),
-                m.records.iter().map(|&(s, e)| (s, e, None)).collect(),
+                m.text,
+                m.records.into_iter().map(|(s, e)| (s, e, None)).collect(),
             ),
             None => (
                 loaded.text,
@@ -702,12 +708,6 @@ impl Session {
                     .collect(),
             ),
         };
-        if let (Some(m), true, Some(file)) = (&migration, self.persist, self.file.clone()) {
-            self.guard.before_write(&file)?;
-            report.backup = Some(fsio::backup(&file, &m.original)?);
-            fsio::replace_atomic(&file, &m.file_bytes)?;
-            report.migrated = true;
-        }
         self.reset_state();
         self.text = text;
         self.recs.reserve(lines.len());
