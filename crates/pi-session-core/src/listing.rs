@@ -2,7 +2,7 @@
 //! by-id lookups, and per-file summaries (`SessionInfo`) computed in one streaming pass.
 
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::json::{self, Value};
@@ -290,41 +290,91 @@ fn js_join_item(v: &Value, out: &mut String, depth: usize) {
     }
 }
 
-/// Lines as Node's `readline` yields them: split on `\n`, `\r\n` and a lone `\r`.
-fn for_each_line(
-    reader: &mut impl BufRead,
-    mut f: impl FnMut(&[u8]) -> bool,
+/// Lines as Node's `readline` yields them: split on `\n`, `\r\n` and a lone `\r`. Lines are
+/// handed out of one read buffer (only a line cut by the buffer's end is moved), which grows only
+/// to hold the longest line.
+fn for_each_line(reader: &mut impl Read, mut f: impl FnMut(&[u8]) -> bool) -> std::io::Result<()> {
+    const CHUNK: usize = 1 << 20;
+    thread_local! {
+        // Reused across the files one worker summarizes (zeroing 1 MiB per small file cost more
+        // than reading it).
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    if buf.len() < CHUNK {
+        buf.resize(CHUNK, 0);
+    }
+    let result = lines_from(reader, &mut buf, CHUNK, &mut f);
+    if buf.len() <= 8 * CHUNK {
+        // Keep it for the next file unless one huge line grew it.
+        BUF.with(|b| *b.borrow_mut() = buf);
+    }
+    result
+}
+
+fn lines_from(
+    reader: &mut impl Read,
+    buf: &mut Vec<u8>,
+    chunk: usize,
+    f: &mut impl FnMut(&[u8]) -> bool,
 ) -> std::io::Result<()> {
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line)?;
-        if n == 0 {
-            return Ok(());
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        let mut rest: &[u8] = &line;
+    // buf[start..end] is read but not yet handed out; buf[start..scanned] has no newline.
+    let (mut start, mut end, mut scanned) = (0usize, 0usize, 0usize);
+    let mut eof = false;
+    let mut emit = |line: &[u8]| -> bool {
+        let mut rest = line;
         loop {
             match memchr::memchr(b'\r', rest) {
                 Some(i) => {
                     if !f(&rest[..i]) {
-                        return Ok(());
+                        return false;
                     }
                     rest = &rest[i + 1..];
                     if rest.is_empty() {
-                        break;
+                        return true;
                     }
                 }
-                None => {
-                    if !f(rest) {
-                        return Ok(());
-                    }
-                    break;
-                }
+                None => return f(rest),
             }
         }
+    };
+    loop {
+        while let Some(k) = memchr::memchr(b'\n', &buf[scanned..end]) {
+            let nl = scanned + k;
+            if !emit(&buf[start..nl]) {
+                return Ok(());
+            }
+            start = nl + 1;
+            scanned = start;
+        }
+        scanned = end;
+        if eof {
+            if start < end {
+                emit(&buf[start..end]);
+            }
+            return Ok(());
+        }
+        // Make room: move the partial line to the front, grow when it fills the buffer.
+        if start > 0 {
+            buf.copy_within(start..end, 0);
+            end -= start;
+            scanned -= start;
+            start = 0;
+        }
+        if buf.len() - end < chunk / 4 {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = loop {
+            match reader.read(&mut buf[end..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if n == 0 {
+            eof = true;
+        }
+        end += n;
     }
 }
 
@@ -337,11 +387,10 @@ pub fn summarize_file(path: &Path, mtime: Option<f64>) -> Option<String> {
         Some(m) => m,
         None => mtime_ms(fs::metadata(path).ok()?.modified().ok()?),
     };
-    let file = File::open(path).ok()?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut file = File::open(path).ok()?;
     let mut s = Summary::default();
     let mut failed = false;
-    let res = for_each_line(&mut reader, |line| match s.feed(line) {
+    let res = for_each_line(&mut file, |line| match s.feed(line) {
         Feed::Continue => true,
         Feed::Stop => false,
         Feed::Fail => {
@@ -419,28 +468,106 @@ enum Feed {
     Fail,
 }
 
+/// Does a raw key (the bytes between the quotes) name `name`? Escaped spellings are decoded.
+fn key_is(raw: &[u8], name: &str) -> bool {
+    if !raw.contains(&b'\\') {
+        return raw == name.as_bytes();
+    }
+    let mut quoted = Vec::with_capacity(raw.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(raw);
+    quoted.push(b'"');
+    matches!(json::parse(&quoted), Ok(Value::String(ref s)) if s.eq_str(name))
+}
+
+/// Whether a raw value is the JSON string `want`.
+fn raw_is_string(raw: &[u8], want: &str) -> bool {
+    // The common spelling first; anything else (escapes, whitespace) goes through the parser.
+    if raw.len() == want.len() + 2 && raw[0] == b'"' && &raw[1..raw.len() - 1] == want.as_bytes() {
+        return true;
+    }
+    raw.first() == Some(&b'"')
+        && matches!(json::parse(raw), Ok(Value::String(ref s)) if s.eq_str(want))
+}
+
+/// The members `feed` looks at: value ranges of the last occurrence of each name (what
+/// JSON.parse keeps), found without allocating.
+struct Picked<const N: usize> {
+    ranges: [Option<std::ops::Range<usize>>; N],
+}
+
+impl<const N: usize> Default for Picked<N> {
+    fn default() -> Self {
+        Picked {
+            ranges: std::array::from_fn(|_| None),
+        }
+    }
+}
+
+impl<const N: usize> Picked<N> {
+    fn record(&mut self, names: &[&str; N], key: &[u8], r: std::ops::Range<usize>) {
+        for (slot, name) in self.ranges.iter_mut().zip(names) {
+            if key_is(key, name) {
+                *slot = Some(r);
+                return;
+            }
+        }
+    }
+
+    fn get<'a>(&self, src: &'a [u8], k: usize) -> Option<&'a [u8]> {
+        self.ranges[k].clone().and_then(|r| src.get(r))
+    }
+}
+
+const LINE_KEYS: [&str; 4] = ["type", "name", "message", "timestamp"];
+const L_TYPE: usize = 0;
+const L_NAME: usize = 1;
+const L_MESSAGE: usize = 2;
+const L_TIMESTAMP: usize = 3;
+const MESSAGE_KEYS: [&str; 3] = ["role", "content", "timestamp"];
+const M_ROLE: usize = 0;
+const M_CONTENT: usize = 1;
+const M_TIMESTAMP: usize = 2;
+const BLOCK_KEYS: [&str; 2] = ["type", "text"];
+
 impl Summary {
     fn feed(&mut self, line: &[u8]) -> Feed {
-        let Ok(Some(members)) = json::top_level_members(line) else {
-            // Unparseable, or a scalar: a header must be an object.
-            if self.header.is_none() {
-                if let Ok(v) = json::parse(line) {
-                    if v.is_truthy() {
-                        return Feed::Stop;
+        // One validating pass over the line that also picks the message's members; nested
+        // values are then walked without validating again.
+        let mut top = Picked::<4>::default();
+        let mut msg = Picked::<3>::default();
+        let mut pending = Picked::<3>::default();
+        let is_object = json::visit_two_levels(
+            line,
+            |key| key == "message",
+            |depth, key, r| {
+                if depth == 1 {
+                    pending.record(&MESSAGE_KEYS, key.as_bytes(), r);
+                } else {
+                    if key_is(key.as_bytes(), "message") {
+                        // The last `message` member is the one JSON.parse keeps.
+                        msg = std::mem::take(&mut pending);
+                    }
+                    top.record(&LINE_KEYS, key.as_bytes(), r);
+                }
+            },
+        );
+        match is_object {
+            Ok(true) => {}
+            Ok(false) | Err(_) => {
+                // Unparseable, or a scalar/array: a header must be an object.
+                if self.header.is_none() && matches!(is_object, Ok(false)) {
+                    if let Ok(v) = json::parse(line) {
+                        if v.is_truthy() {
+                            return Feed::Stop;
+                        }
                     }
                 }
+                return Feed::Continue;
             }
-            return Feed::Continue;
-        };
-        let get = |name: &str| {
-            members
-                .iter()
-                .rev()
-                .find(|(k, _)| k.as_escaped() == name)
-                .map(|(_, r)| &line[r.clone()])
-        };
-        let ty = get("type").and_then(|r| json::parse(r).ok());
-        let is = |t: &str| matches!(&ty, Some(Value::String(s)) if s.eq_str(t));
+        }
+        let ty = top.get(line, L_TYPE);
+        let is = |t: &str| ty.is_some_and(|raw| raw_is_string(raw, t));
         if self.header.is_none() {
             if !is("session") {
                 return Feed::Stop;
@@ -452,7 +579,7 @@ impl Summary {
             return Feed::Continue;
         }
         if is("session_info") {
-            match get("name").map(json::parse).as_ref() {
+            match top.get(line, L_NAME).map(json::parse).as_ref() {
                 None | Some(Ok(Value::Null)) => self.name = None,
                 Some(Ok(Value::String(n))) => {
                     let t = js_trim_escaped(n.as_escaped());
@@ -469,74 +596,73 @@ impl Summary {
             return Feed::Continue;
         }
         self.message_count += 1;
-        let Some(msg_raw) = get("message") else {
+        let Some(msg_raw) = top.get(line, L_MESSAGE) else {
             return Feed::Fail;
         };
-        let msg_members = match json::top_level_members(msg_raw) {
-            Ok(Some(m)) => m,
-            Ok(None) => {
-                // `message.role` on a scalar is undefined (no throw); on null it throws.
-                return match json::parse(msg_raw) {
-                    Ok(Value::Null) => Feed::Fail,
-                    _ => Feed::Continue,
-                };
-            }
-            Err(_) => return Feed::Fail,
-        };
-        let mget = |name: &str| {
-            msg_members
-                .iter()
-                .rev()
-                .find(|(k, _)| k.as_escaped() == name)
-                .map(|(_, r)| &msg_raw[r.clone()])
-        };
-        let role = match mget("role")
-            .and_then(|r| json::parse(r).ok())
-            .and_then(Value::into_string)
-        {
-            Some(r) => r,
-            None => return Feed::Continue,
-        };
-        let Some(content_raw) = mget("content") else {
-            return Feed::Continue;
-        };
-        let is_user = role.eq_str("user");
-        if !is_user && !role.eq_str("assistant") {
-            return Feed::Continue;
+        if msg_raw.first() != Some(&b'{') {
+            // `message.role` on a scalar or array is undefined (no throw); on null it throws.
+            return if msg_raw.starts_with(b"null") {
+                Feed::Fail
+            } else {
+                Feed::Continue
+            };
         }
+        let is_user = match msg.get(line, M_ROLE) {
+            Some(r) if raw_is_string(r, "user") => true,
+            Some(r) if raw_is_string(r, "assistant") => false,
+            _ => return Feed::Continue,
+        };
+        let Some(content_raw) = msg.get(line, M_CONTENT) else {
+            return Feed::Continue;
+        };
         // Activity time: a numeric message timestamp, else the entry's own timestamp.
-        match mget("timestamp").and_then(|r| json::parse(r).ok()) {
+        match msg.get(line, M_TIMESTAMP).and_then(|r| json::parse(r).ok()) {
             Some(Value::Number(n)) => self.bump(n),
-            _ => match get("timestamp").map(json::parse) {
+            _ => match top.get(line, L_TIMESTAMP).map(json::parse) {
                 None => {}
                 Some(Ok(v)) => self.entry_time(&v),
                 Some(Err(_)) => {}
             },
         }
-        let Ok(content) = json::parse(content_raw) else {
-            return Feed::Fail;
-        };
         let mut text = String::new();
-        match &content {
-            Value::String(s) => text.push_str(s.as_escaped()),
-            Value::Array(blocks) => {
+        match content_raw.first() {
+            Some(b'"') => match json::parse(content_raw) {
+                Ok(Value::String(ref s)) => text.push_str(s.as_escaped()),
+                _ => return Feed::Fail,
+            },
+            Some(b'[') => {
                 let mut first = true;
-                for b in blocks {
-                    match b {
-                        Value::Null => return Feed::Fail,
-                        Value::Object(o) => {
-                            if matches!(o.get("type"), Some(Value::String(t)) if t.eq_str("text")) {
-                                if !first {
-                                    text.push(' ');
-                                }
-                                first = false;
-                                if let Some(t) = o.get("text") {
-                                    js_join_item(t, &mut text, 0);
+                let mut failed = false;
+                json::visit_items_valid(content_raw, |r| {
+                    if failed {
+                        return;
+                    }
+                    let item = &content_raw[r];
+                    match item.first() {
+                        Some(b'n') => failed = true, // null: `block.type` throws
+                        Some(b'{') => {
+                            let mut block = Picked::<2>::default();
+                            json::visit_members_valid(item, |key, r| {
+                                block.record(&BLOCK_KEYS, key, r)
+                            });
+                            if !block.get(item, 0).is_some_and(|t| raw_is_string(t, "text")) {
+                                return;
+                            }
+                            if !first {
+                                text.push(' ');
+                            }
+                            first = false;
+                            if let Some(t) = block.get(item, 1) {
+                                if let Ok(v) = json::parse(t) {
+                                    js_join_item(&v, &mut text, 0);
                                 }
                             }
                         }
                         _ => {}
                     }
+                });
+                if failed {
+                    return Feed::Fail;
                 }
             }
             _ => return Feed::Fail,

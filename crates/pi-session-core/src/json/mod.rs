@@ -12,12 +12,12 @@ mod trusted;
 
 pub use object::Object;
 pub use parse::{
-    is_canonical, normalize, parse, top_level_members, validate, visit_top_level_members, Members,
-    ParseError,
+    is_canonical, normalize, parse, top_level_members, validate, visit_top_level_members,
+    visit_two_levels, Members, ParseError,
 };
 pub use ser::{to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;
-pub use trusted::visit_members_trusted;
+pub use trusted::{visit_items_valid, visit_members_trusted, visit_members_valid};
 
 /// A JSON value as JavaScript sees it.
 ///

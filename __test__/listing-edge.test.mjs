@@ -1,0 +1,87 @@
+// Listing summaries read raw JSON text without building values: these lines exercise the
+// shortcuts (escaped key spellings, duplicate members, whitespace, odd content shapes) and the
+// result must equal the reference's SessionInfo for each file.
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { loadOurs, loadReference } from "./helpers/target.mjs";
+
+const ours = loadOurs();
+const ref = await loadReference();
+
+const HEADER = '{"type":"session","version":3,"id":"edge","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}';
+const msg = (m, extra = "") => `{"type":"message","id":"x","parentId":null,"timestamp":"2024-01-01T00:00:01.000Z"${extra},"message":${m}}`;
+
+const CASES = {
+  plain: [msg('{"role":"user","content":"hello","timestamp":1704067201000}')],
+  escapedKeys: [
+    '{"t\\u0079pe":"message","id":"x","parentId":null,"timestamp":"2024-01-01T00:00:01.000Z","m\\u0065ssage":{"r\\u006fle":"user","c\\u006fntent":"esc keys"}}',
+  ],
+  escapedValues: [msg('{"role":"\\u0075ser","content":[{"type":"t\\u0065xt","text":"esc \\u00e9 \\ud83d\\ude00 \\ud800"}]}')],
+  whitespace: [
+    '  { "type" : "message" , "id":"x", "message" : { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "spaced" } , { "type":"image","data":"AAAA" } ] , "timestamp" : 5 } }  ',
+  ],
+  duplicateMessage: [
+    '{"type":"message","id":"x","message":{"role":"user","content":"first"},"message":{"role":"assistant","content":"second"}}',
+    '{"type":"message","id":"y","message":{"role":"user","content":"kept"},"message":7}',
+    '{"type":"message","id":"z","message":{"role":"user","content":"a","role":"system"}}',
+  ],
+  duplicateType: ['{"type":"session_info","type":"message","message":{"role":"user","content":"dup type"}}'],
+  contentShapes: [
+    msg('{"role":"user","content":[{"type":"text","text":["a",null,1,[2,[3]],{"o":1},true]},{"type":"text"},{"type":"text","text":null}]}'),
+    msg('{"role":"assistant","content":[1,"s",[{"type":"text","text":"nested"}],{"type":"text","text":"  trailing  "}]}'),
+    msg('{"role":"user","content":[]}'),
+    msg('{"role":"user","content":""}'),
+    msg('{"role":"toolResult","content":[{"type":"text","text":"tool"}]}'),
+    msg('{"role":"user"}'),
+    msg('{"content":"no role"}'),
+    msg('"a string message"'),
+    msg("[1,2]"),
+  ],
+  throwsOnNullBlock: [msg('{"role":"user","content":"before"}'), msg('{"role":"user","content":[null]}')],
+  throwsOnNullMessage: [msg('{"role":"user","content":"before"}'), msg("null")],
+  throwsOnNumberContent: [msg('{"role":"user","content":42}')],
+  timestamps: [
+    msg('{"role":"user","content":"num ts","timestamp":1704067300000}'),
+    msg('{"role":"user","content":"string ts","timestamp":"1704067400000"}', ',"x":1'),
+    '{"type":"message","id":"q","timestamp":"March 7, 2024","message":{"role":"user","content":"date text"}}',
+    '{"type":"message","id":"r","timestamp":1704067500000.7,"message":{"role":"assistant","content":"entry number"}}',
+  ],
+  names: [
+    '{"type":"session_info","name":"  My\\tName\\n "}',
+    '{"type":"session_info","name":"second"}',
+    '{"type":"session_info","name":null}',
+    '{"type":"session_info","name":"\\u0020final\\u000b"}',
+  ],
+  malformedBetween: [msg('{"role":"user","content":"ok"}'), '{"type":"message","message":{"role":"user","content":"bad\u0001"}}', "not json", "", msg('{"role":"user","content":"after"}')],
+  crlf: [msg('{"role":"user","content":"one"}') + "\r\n" + msg('{"role":"user","content":"two"}') + "\r" + msg('{"role":"user","content":"three"}')],
+};
+
+test("listing summaries equal the reference's on edge-case lines", async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-list-edge-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const [name, lines] of Object.entries(CASES)) {
+    fs.writeFileSync(path.join(dir, `${name}.jsonl`), [HEADER, ...lines].join("\n") + "\n");
+  }
+  const shape = (infos) =>
+    infos
+      .map((i) => ({ ...i, created: String(i.created.getTime()), modified: String(i.modified.getTime()) }))
+      .sort((a, b) => a.path.localeCompare(b.path));
+  const prev = process.env.PI_SESSION_LIST_CACHE;
+  process.env.PI_SESSION_LIST_CACHE = "0";
+  try {
+    const expected = shape(await ref.SessionManager.listAll(dir));
+    const actual = shape(await ours.SessionManager.listAll(dir));
+    assert.ok(expected.length >= 10, "most cases are sessions");
+    assert.deepEqual(
+      actual.map((i) => path.basename(i.path)),
+      expected.map((i) => path.basename(i.path)),
+    );
+    for (let k = 0; k < expected.length; k++) assert.deepEqual(actual[k], expected[k], path.basename(expected[k].path));
+  } finally {
+    if (prev === undefined) delete process.env.PI_SESSION_LIST_CACHE;
+    else process.env.PI_SESSION_LIST_CACHE = prev;
+  }
+});
