@@ -7,16 +7,14 @@ const path = require("node:path");
 const native = require("../native.js");
 const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = require("./paths.js");
 
-/** Files summarized per native call: small enough for steady progress, large enough to amortize.
- * With the cache most files are answered without reading them, so chunks can be larger. */
-const CHUNK = 16;
-const CACHED_CHUNK = 128;
+/** Most results taken per native call: the first call takes one so progress starts early. */
+const BATCH = 256;
 const LIST_PUBLISH_INTERVAL = 10;
 const LIST_ALL_PUBLISH_INTERVAL = 100;
 
-/** SessionInfo from the core's summary JSON. Dates are made here because only JS parses them. */
-function finishInfo(text) {
-  const r = JSON.parse(text);
+/** SessionInfo from the core's summary: `meta` JSON plus the two texts, which arrive as strings. */
+function finishInfo(metaText, firstMessage, allMessagesText) {
+  const r = JSON.parse(metaText);
   let activity = r.act;
   for (const raw of r.actPending) {
     const t = new Date(raw).getTime();
@@ -38,23 +36,54 @@ function finishInfo(text) {
     created: new Date(r.created),
     modified,
     messageCount: r.messageCount,
-    firstMessage: r.firstMessage || "(no messages)",
-    allMessagesText: r.allMessagesText,
+    firstMessage: firstMessage || "(no messages)",
+    allMessagesText,
   };
 }
 
+const byModifiedDesc = (a, b) => b.modified.getTime() - a.modified.getTime();
+
 function sortInfos(sessions) {
-  return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  return sessions.sort(byModifiedDesc);
+}
+
+/**
+ * The infos loaded so far, kept sorted as they arrive (stable: an info goes after those it ties
+ * with), so each progress report is a copy instead of a sort.
+ */
+class SortedPartial {
+  items = [];
+  arrived = [];
+  /** An invalid date makes the comparator inconsistent: then sort as the reference does. */
+  invalid = false;
+  add(info) {
+    const t = info.modified.getTime();
+    this.arrived.push(info);
+    if (Number.isNaN(t)) this.invalid = true;
+    if (this.invalid) return;
+    const items = this.items;
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (items[mid].modified.getTime() >= t) lo = mid + 1;
+      else hi = mid;
+    }
+    items.splice(lo, 0, info);
+  }
+  snapshot() {
+    return this.invalid ? sortInfos(this.arrived.slice()) : this.items.slice();
+  }
 }
 
 /**
  * The listing cache (`<agentDir>/session-list-cache.jsonl`): summaries of unchanged files are
  * reused between runs. Set PI_SESSION_LIST_CACHE=0 to read every file every time.
  */
-function openCache() {
+function cacheFile() {
   if (process.env.PI_SESSION_LIST_CACHE === "0") return null;
   try {
-    return native.ListCacheHandle.open(path.join(getAgentDir(), "session-list-cache.jsonl"));
+    return path.join(getAgentDir(), "session-list-cache.jsonl");
   } catch {
     return null;
   }
@@ -63,37 +92,32 @@ function openCache() {
 /** Summarize `files` ({path, mtimeMs?}) in order, calling onLoaded(info|null, index) per file. */
 async function summarizeAll(files, onLoaded, signal) {
   const results = new Array(files.length);
-  const cache = files.length > 0 ? openCache() : null;
+  if (files.length === 0) return results;
+  const run = native.SummaryRun.start(
+    files.map((f) => f.path),
+    files.map((f) => f.mtimeMs ?? null),
+    cacheFile(),
+  );
   try {
-    await summarizeChunks(files, results, cache, onLoaded, signal);
+    let i = 0;
+    while (i < files.length) {
+      signal?.throwIfAborted();
+      const batch = await run.next(i === 0 ? 1 : BATCH);
+      if (batch.length === 0) break;
+      for (let j = 0; j < batch.length; j += 3, i++) {
+        signal?.throwIfAborted();
+        const info = batch[j] === null ? null : finishInfo(batch[j], batch[j + 1], batch[j + 2]);
+        results[i] = info;
+        onLoaded(info, i);
+      }
+    }
+    signal?.throwIfAborted();
+    // The run saves the cache after its last file; this last call waits for that.
+    await run.next(1);
   } finally {
-    cache?.save();
+    run.cancel();
   }
   return results;
-}
-
-async function summarizeChunks(files, results, cache, onLoaded, signal) {
-  for (let i = 0, step = CHUNK; i < files.length; i += step) {
-    // The first chunk stays small so the first progress call comes early.
-    step = i === 0 || cache === null ? CHUNK : CACHED_CHUNK;
-    signal?.throwIfAborted();
-    const chunk = files.slice(i, i + step);
-    const paths = chunk.map((f) => f.path);
-    const raw =
-      cache !== null
-        ? await native.summarizeFilesCached(cache, paths)
-        : await native.summarizeFiles(
-            paths,
-            chunk.map((f) => f.mtimeMs ?? null),
-          );
-    for (let j = 0; j < raw.length; j++) {
-      signal?.throwIfAborted();
-      const info = raw[j] === null ? null : finishInfo(raw[j]);
-      results[i + j] = info;
-      onLoaded(info, i + j);
-    }
-  }
-  signal?.throwIfAborted();
 }
 
 async function listSessionsFromDir(dir, onProgress, signal) {
@@ -102,15 +126,16 @@ async function listSessionsFromDir(dir, onProgress, signal) {
   try {
     const files = native.listDirNames(dir).map((name) => ({ path: path.join(dir, name) }));
     const total = files.length;
-    const partial = [];
+    const partial = onProgress ? new SortedPartial() : null;
     let loaded = 0;
     const results = await summarizeAll(
       files,
       (info) => {
         loaded++;
-        if (info) partial.push(info);
+        if (!onProgress) return;
+        if (info) partial.add(info);
         const publish = loaded === 1 || loaded % LIST_PUBLISH_INTERVAL === 0 || loaded === total;
-        onProgress?.(loaded, total, publish ? sortInfos([...partial]) : undefined);
+        onProgress(loaded, total, publish ? partial.snapshot() : undefined);
       },
       signal,
     );
@@ -157,15 +182,16 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     const total = candidates.length;
     let loaded = 0;
     let firstDone = false;
-    const partial = [];
+    const partial = progress ? new SortedPartial() : null;
     const results = await summarizeAll(
       candidates,
       (info, index) => {
         loaded++;
+        if (!progress) return;
         if (index === 0) firstDone = true;
-        if (info) partial.push(info);
+        if (info) partial.add(info);
         const publish = firstDone && (index === 0 || loaded % LIST_ALL_PUBLISH_INTERVAL === 0 || loaded === total);
-        progress?.(loaded, total, publish ? sortInfos([...partial]) : undefined);
+        progress(loaded, total, publish ? partial.snapshot() : undefined);
       },
       abortSignal,
     );

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use pi_session_core::json::JsText;
 use pi_session_core::session;
-use pi_session_core::{context, fsio, list_cache, listing, tree, Session};
+use pi_session_core::summary_job::{Ready, SummaryJob};
+use pi_session_core::{context, fsio, listing, tree, Session};
 
 const NONE: i64 = -1;
 
@@ -466,96 +468,148 @@ pub fn list_all_candidates(root: String) -> Vec<Candidate> {
         .collect()
 }
 
-/// A listing cache shared by the chunks of one `list`/`listAll` call.
+/// One `list`/`listAll` run: the core's [`SummaryJob`] summarizes the files on its own threads
+/// (through the listing cache when a cache file is given), and `next()` hands finished results
+/// over in order.
 #[napi]
-pub struct ListCacheHandle {
-    inner: std::sync::Arc<std::sync::Mutex<list_cache::ListCache>>,
+pub struct SummaryRun {
+    job: std::sync::Arc<SummaryJob>,
 }
 
 #[napi]
-impl ListCacheHandle {
-    /// Load (or start) the cache kept in `file`.
+impl SummaryRun {
+    /// Start summarizing `paths` (with known mtimes, ms, where given); returns at once.
     #[napi(factory, catch_unwind)]
-    pub fn open(file: String) -> Self {
-        ListCacheHandle {
-            inner: std::sync::Arc::new(std::sync::Mutex::new(list_cache::ListCache::load(
-                PathBuf::from(file),
-            ))),
-        }
-    }
-
-    /// Write it back if anything changed (errors are ignored: the cache is disposable).
-    #[napi(catch_unwind)]
-    pub fn save(&self) -> bool {
-        self.inner
-            .lock()
-            .map(|mut c| c.save().is_ok())
-            .unwrap_or(false)
-    }
-}
-
-/// Summarizing files off the JS thread, through the listing cache when one is given.
-pub struct SummarizeTask {
-    cache: Option<std::sync::Arc<std::sync::Mutex<list_cache::ListCache>>>,
-    files: Vec<(PathBuf, Option<f64>)>,
-}
-
-impl Task for SummarizeTask {
-    type Output = Vec<Option<String>>;
-    type JsValue = Vec<Option<String>>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
+    pub fn start(
+        paths: Vec<String>,
+        mtimes: Option<Vec<Option<f64>>>,
+        cache_file: Option<String>,
+    ) -> Self {
+        let files = paths
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                (
+                    PathBuf::from(p),
+                    mtimes.as_ref().and_then(|m| m.get(i).copied().flatten()),
+                )
+            })
+            .collect();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2)
             .min(8);
-        Ok(match &self.cache {
-            Some(cache) => {
-                let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-                list_cache::summarize_many_cached(&mut cache, &self.files, threads)
-            }
-            None => listing::summarize_many(&self.files, threads),
+        SummaryRun {
+            job: std::sync::Arc::new(SummaryJob::start(
+                files,
+                cache_file.map(PathBuf::from),
+                threads,
+            )),
+        }
+    }
+
+    /// The next finished results, in order, as a flat array `[meta, first, all, ...]` (three
+    /// items per file; `meta` is null for a skipped file). Empty when the run is over.
+    #[napi(catch_unwind, ts_return_type = "Promise<Array<string | null>>")]
+    pub fn next(&self, max: u32) -> AsyncTask<NextSummaries> {
+        AsyncTask::new(NextSummaries {
+            job: self.job.clone(),
+            max: max as usize,
         })
+    }
+
+    /// Stop reading files; pending and later `next()` calls resolve empty.
+    #[napi(catch_unwind)]
+    pub fn cancel(&self) {
+        self.job.cancel();
+    }
+}
+
+pub struct NextSummaries {
+    job: std::sync::Arc<SummaryJob>,
+    max: usize,
+}
+
+/// Summaries on their way to JS: texts already decoded into JS code units (off the JS thread),
+/// so creating the strings is a copy.
+pub struct SummaryBatch(Vec<Option<Ready>>);
+
+impl TypeName for SummaryBatch {
+    fn type_name() -> &'static str {
+        "Array"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for SummaryBatch {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let mut arr = std::ptr::null_mut();
+        check_status!(sys::napi_create_array_with_length(
+            env,
+            val.0.len() * 3,
+            &mut arr
+        ))?;
+        let text = |t: &JsText| -> Result<sys::napi_value> {
+            let mut v = std::ptr::null_mut();
+            match t {
+                JsText::Latin1(b) => check_status!(sys::napi_create_string_latin1(
+                    env,
+                    b.as_ptr().cast(),
+                    b.len() as isize,
+                    &mut v
+                ))?,
+                JsText::Utf16(u) => check_status!(sys::napi_create_string_utf16(
+                    env,
+                    u.as_ptr(),
+                    u.len() as isize,
+                    &mut v
+                ))?,
+            }
+            Ok(v)
+        };
+        let mut null = std::ptr::null_mut();
+        check_status!(sys::napi_get_null(env, &mut null))?;
+        for (i, item) in val.0.iter().enumerate() {
+            let i = (i * 3) as u32;
+            let (m, f, a) = match item {
+                None => (null, null, null),
+                Some(Ready {
+                    meta,
+                    first_message: first,
+                    all_text: all,
+                }) => {
+                    let mut m = std::ptr::null_mut();
+                    check_status!(sys::napi_create_string_utf8(
+                        env,
+                        meta.as_ptr().cast(),
+                        meta.len() as isize,
+                        &mut m
+                    ))?;
+                    (m, text(first)?, text(all)?)
+                }
+            };
+            check_status!(sys::napi_set_element(env, arr, i, m))?;
+            check_status!(sys::napi_set_element(env, arr, i + 1, f))?;
+            check_status!(sys::napi_set_element(env, arr, i + 2, a))?;
+        }
+        Ok(arr)
+    }
+}
+
+impl Task for NextSummaries {
+    type Output = SummaryBatch;
+    type JsValue = SummaryBatch;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(SummaryBatch(self.job.next(self.max)))
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
         Ok(output)
     }
-}
-
-/// As `summarizeFiles`, answering unchanged files from the listing cache.
-#[napi(catch_unwind)]
-pub fn summarize_files_cached(
-    cache: &ListCacheHandle,
-    paths: Vec<String>,
-) -> AsyncTask<SummarizeTask> {
-    let files = paths
-        .into_iter()
-        .map(|p| (PathBuf::from(p), None))
-        .collect();
-    AsyncTask::new(SummarizeTask {
-        cache: Some(cache.inner.clone()),
-        files,
-    })
-}
-
-/// Summaries (`SessionInfo` ingredients as JSON text, or null for skipped files), off the JS thread.
-#[napi(catch_unwind)]
-pub fn summarize_files(
-    paths: Vec<String>,
-    mtimes: Option<Vec<Option<f64>>>,
-) -> AsyncTask<SummarizeTask> {
-    let files = paths
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| {
-            (
-                PathBuf::from(p),
-                mtimes.as_ref().and_then(|m| m.get(i).copied().flatten()),
-            )
-        })
-        .collect();
-    AsyncTask::new(SummarizeTask { cache: None, files })
 }
 
 /// Remove the lease files this process holds (called when the process exits).

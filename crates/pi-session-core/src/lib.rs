@@ -22,6 +22,7 @@ pub mod paths;
 pub mod record;
 pub mod scan;
 pub mod session;
+pub mod summary_job;
 pub mod timefmt;
 pub mod tree;
 

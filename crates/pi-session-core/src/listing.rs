@@ -378,11 +378,39 @@ fn lines_from(
     }
 }
 
-/// One file's `SessionInfo` ingredients as a JSON object the binding finishes (Dates need JS):
-/// `{path, id?, cwd, name?, parentSessionPath?, created?, act?, actPending, mtimeMs, messageCount,
-/// firstMessage, allMessagesText}`. `None` when the reference would skip the file (not a session,
-/// unreadable, or a record its reader would throw on).
+/// One file's `SessionInfo` ingredients. `meta` is a JSON object the binding finishes (Dates need
+/// JS): `{path, id?, cwd, name?, parentSessionPath?, created?, act?, actPending, mtimeMs,
+/// messageCount}`; the two texts are kept apart, as escaped JSON string contents, because they are
+/// most of the bytes and cross to JS without a JSON round trip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSummary {
+    pub meta: String,
+    pub first_message: String,
+    pub all_text: String,
+}
+
+impl FileSummary {
+    /// The whole summary as one JSON object (`meta` plus `firstMessage` and `allMessagesText`).
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(self.meta.len() + self.all_text.len() + 64);
+        out.push_str(self.meta.strip_suffix('}').unwrap_or(&self.meta));
+        out.push_str(",\"firstMessage\":\"");
+        out.push_str(&self.first_message);
+        out.push_str("\",\"allMessagesText\":\"");
+        out.push_str(&self.all_text);
+        out.push_str("\"}");
+        out
+    }
+}
+
+/// [`summarize_file_parts`] as one JSON object (see [`FileSummary::to_json`]). `None` when the
+/// reference would skip the file (not a session, unreadable, or a record its reader would throw on).
 pub fn summarize_file(path: &Path, mtime: Option<f64>) -> Option<String> {
+    summarize_file_parts(path, mtime).map(|s| s.to_json())
+}
+
+/// One file's summary, computed in one streaming pass; `None` when the reference would skip it.
+pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSummary> {
     let mtime = match mtime {
         Some(m) => m,
         None => mtime_ms(fs::metadata(path).ok()?.modified().ok()?),
@@ -402,7 +430,7 @@ pub fn summarize_file(path: &Path, mtime: Option<f64>) -> Option<String> {
         return None;
     }
     let header = s.header.as_ref()?;
-    let mut out = String::with_capacity(256 + s.all_text.len());
+    let mut out = String::with_capacity(256);
     out.push_str("{\"path\":");
     json::write_js_string(&json::JsStr::from_str(&path.to_string_lossy()), &mut out);
     if let Some(id) = header.get("id") {
@@ -442,12 +470,12 @@ pub fn summarize_file(path: &Path, mtime: Option<f64>) -> Option<String> {
     json::write_number(mtime, &mut out);
     out.push_str(",\"messageCount\":");
     out.push_str(&s.message_count.to_string());
-    out.push_str(",\"firstMessage\":\"");
-    out.push_str(s.first_message.as_deref().unwrap_or(""));
-    out.push_str("\",\"allMessagesText\":\"");
-    out.push_str(&s.all_text);
-    out.push_str("\"}");
-    Some(out)
+    out.push('}');
+    Some(FileSummary {
+        meta: out,
+        first_message: s.first_message.unwrap_or_default(),
+        all_text: s.all_text,
+    })
 }
 
 #[derive(Default)]
