@@ -8,7 +8,7 @@ const native = require("../native.js");
 const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = require("./paths.js");
 
 /** Most results taken per native call: the first call takes one so progress starts early. */
-const BATCH = 256;
+const BATCH = 64;
 const LIST_PUBLISH_INTERVAL = 10;
 const LIST_ALL_PUBLISH_INTERVAL = 100;
 
@@ -120,11 +120,21 @@ async function summarizeAll(files, onLoaded, signal) {
   return results;
 }
 
+/**
+ * `path.join(dir, name)` is `prefix + name` for any plain file name (no separators, not `.`/`..`),
+ * and readdir only yields such names: join once instead of thousands of times.
+ */
+function joinPrefix(dir) {
+  return path.join(dir, "x").slice(0, -1);
+}
+
 async function listSessionsFromDir(dir, onProgress, signal) {
   signal?.throwIfAborted();
   if (!fs.existsSync(dir)) return [];
   try {
-    const files = native.listDirNames(dir).map((name) => ({ path: path.join(dir, name) }));
+    const names = await native.listDirNames(dir);
+    const prefix = joinPrefix(dir);
+    const files = names.map((name) => ({ path: prefix + name }));
     const total = files.length;
     const partial = onProgress ? new SortedPartial() : null;
     let loaded = 0;
@@ -154,7 +164,17 @@ async function list(cwd, sessionDir, onProgress, signal, defaults) {
   const dir = sessionDir ? normalizePath(sessionDir) : defaults.getDefaultSessionDir(cwd);
   const filterCwd = sessionDir !== undefined && !pathsEqual(dir, defaults.getDefaultSessionDirPath(cwd));
   const resolvedCwd = resolvePath(cwd);
-  const include = (s) => !filterCwd || cwdMatches(s.cwd, resolvedCwd);
+  // Resolving a cwd costs microseconds and progress re-filters every snapshot: decide once per cwd.
+  const decided = new Map();
+  const include = (s) => {
+    if (!filterCwd) return true;
+    let ok = decided.get(s.cwd);
+    if (ok === undefined) {
+      ok = cwdMatches(s.cwd, resolvedCwd);
+      decided.set(s.cwd, ok);
+    }
+    return ok;
+  };
   const progress = onProgress ? (loaded, total, partial) => onProgress(loaded, total, partial?.filter(include)) : undefined;
   const sessions = (await listSessionsFromDir(dir, progress, signal)).filter(include);
   return sortInfos(sessions);
@@ -175,10 +195,12 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   const root = getSessionsDir();
   try {
     if (!fs.existsSync(root)) return [];
-    const candidates = native.listAllCandidates(root).map((c) => ({
-      path: path.join(path.join(root, c.dir), c.file),
-      mtimeMs: c.mtimeMs ?? undefined,
-    }));
+    const prefixes = new Map();
+    const candidates = (await native.listAllCandidates(root)).map((c) => {
+      let prefix = prefixes.get(c.dir);
+      if (prefix === undefined) prefixes.set(c.dir, (prefix = joinPrefix(path.join(root, c.dir))));
+      return { path: prefix + c.file, mtimeMs: c.mtimeMs ?? undefined };
+    });
     const total = candidates.length;
     let loaded = 0;
     let firstDone = false;

@@ -428,16 +428,37 @@ pub fn load_entries_json(path: String) -> Result<String, Code> {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-/// `.jsonl` names of a directory, in the order `list` reads them (name descending).
-#[napi(catch_unwind)]
-pub fn list_dir_names(dir: String) -> Result<Vec<String>, Code> {
-    listing::list_dir_files(Path::new(&dir))
-        .map(|v| {
-            v.into_iter()
-                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .collect()
-        })
-        .map_err(|e| to_napi(pi_session_core::Error::io(&e, "scandir", Path::new(&dir))))
+/// `.jsonl` names of a directory, in the order `list` reads them (name descending), read off the
+/// JS thread (thousands of names take milliseconds to read and sort).
+#[napi(catch_unwind, ts_return_type = "Promise<string[]>")]
+pub fn list_dir_names(dir: String) -> AsyncTask<ListDirTask> {
+    AsyncTask::new(ListDirTask { dir })
+}
+
+pub struct ListDirTask {
+    dir: String,
+}
+
+impl Task for ListDirTask {
+    type Output = Vec<String>;
+    type JsValue = Vec<String>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        listing::list_dir_files(Path::new(&self.dir))
+            .map(|v| {
+                v.into_iter()
+                    .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect()
+            })
+            .map_err(|e| {
+                let e = pi_session_core::Error::io(&e, "scandir", Path::new(&self.dir));
+                napi::Error::new(Status::GenericFailure, e.message)
+            })
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
 }
 
 #[napi(object)]
@@ -449,23 +470,40 @@ pub struct Candidate {
     pub mtime_ms: Option<f64>,
 }
 
-/// `listAll()` candidates under a sessions root, newest first.
-#[napi(catch_unwind)]
-pub fn list_all_candidates(root: String) -> Vec<Candidate> {
-    listing::list_all_candidates(Path::new(&root))
-        .into_iter()
-        .map(|(p, m)| {
-            let name = |q: Option<&std::ffi::OsStr>| {
-                q.map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            };
-            Candidate {
-                dir: name(p.parent().and_then(|d| d.file_name())),
-                file: name(p.file_name()),
-                mtime_ms: m,
-            }
-        })
-        .collect()
+/// `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread).
+#[napi(catch_unwind, ts_return_type = "Promise<Candidate[]>")]
+pub fn list_all_candidates(root: String) -> AsyncTask<CandidatesTask> {
+    AsyncTask::new(CandidatesTask { root })
+}
+
+pub struct CandidatesTask {
+    root: String,
+}
+
+impl Task for CandidatesTask {
+    type Output = Vec<Candidate>;
+    type JsValue = Vec<Candidate>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(listing::list_all_candidates(Path::new(&self.root))
+            .into_iter()
+            .map(|(p, m)| {
+                let name = |q: Option<&std::ffi::OsStr>| {
+                    q.map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                };
+                Candidate {
+                    dir: name(p.parent().and_then(|d| d.file_name())),
+                    file: name(p.file_name()),
+                    mtime_ms: m,
+                }
+            })
+            .collect())
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
 }
 
 /// One `list`/`listAll` run: the core's [`SummaryJob`] summarizes the files on its own threads

@@ -143,6 +143,18 @@ impl Shared {
     }
 }
 
+/// Workers run at a lower priority than the thread that started them: when the JS thread wakes
+/// up it gets a core at once instead of waiting out the workers' time slices (a listing must not
+/// stall the event loop). Linux applies nice values per thread; elsewhere this does nothing.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread's own id.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
 fn lock_cache(c: &Mutex<ListCache>) -> MutexGuard<'_, ListCache> {
     c.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -179,7 +191,10 @@ impl SummaryJob {
         });
         for _ in 0..threads {
             let s = shared.clone();
-            std::thread::spawn(move || s.work());
+            std::thread::spawn(move || {
+                lower_priority();
+                s.work()
+            });
         }
         SummaryJob { shared }
     }
