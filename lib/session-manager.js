@@ -122,6 +122,14 @@ class SessionManager {
     this.#cwd = paths.resolvePath(cwd);
     this.#sessionDir = paths.normalizePath(sessionDir);
     this.#persist = persist;
+    if (sessionFile === PRIVATE) {
+      // forkFrom: the core writes the fork and opens it in one step (without reading it again).
+      const { source, id } = newSessionOptions;
+      this.#n = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
+      this.#resetCaches();
+      this.#syncLeaf();
+      return;
+    }
     this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
@@ -769,11 +777,10 @@ class SessionManager {
     const source = paths.resolvePath(sourcePath);
     const target = paths.resolvePath(targetCwd);
     const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDirPath(target);
-    if (options?.id !== undefined && !SESSION_ID_PATTERN.test(options.id)) {
-      // Checked by the core after the source is read and the directory exists, like the reference.
-    }
-    const file = native.forkFile(source, target, dir, options?.id === undefined ? null : String(options.id));
-    return new SessionManager(target, dir, file, true);
+    // The id is checked by the core after the source is read and the directory exists, like the
+    // reference.
+    const id = options?.id === undefined ? null : String(options.id);
+    return new SessionManager(target, dir, PRIVATE, true, { source, id });
   }
 
   static findById(cwd, id, sessionDir) {

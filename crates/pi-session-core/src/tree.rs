@@ -208,10 +208,21 @@ fn assign(obj: &mut json::Object, prop: &str, value: Option<Value>) {
     }
 }
 
+/// One record of a branched session.
+pub enum Piece {
+    /// Byte for byte the line of this record (same meta too): copied, never looked at.
+    Same(u32),
+    /// A new or changed line.
+    New(Vec<u8>),
+}
+
 /// The records of `createBranchedSession` after the header: the path without label records,
 /// re-chained, then fresh label records for every current label whose target is on that path.
-pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> {
-    let mut out: Vec<Vec<u8>> = Vec::with_capacity(path.len());
+/// A record whose re-chained line is its own line (canonical, same `parentId` and
+/// `firstKeptEntryId`: most of them on a linear path) is [`Piece::Same`], so it costs nothing
+/// when its meta says it is canonical.
+pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Piece>> {
+    let mut out: Vec<Piece> = Vec::with_capacity(path.len());
     let mut replacement: HashMap<Key, Key> = HashMap::new();
     let mut pending: Vec<Key> = Vec::new();
     let mut parent_key: Key = "null".into();
@@ -235,25 +246,41 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> 
                     .unwrap_or_else(|| m.first_kept.clone())
             }
         });
-        let line = s.line(p)?;
-        let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
-        if let Some(fk) = &fk {
-            sets.push(("firstKeptEntryId", fk));
-        }
-        match splice_members(&line, &sets) {
-            Some(fast) => out.push(fast),
-            None => {
-                // `{...scalar}` copies nothing.
-                let mut obj = json::parse(&line)
-                    .ok()
-                    .and_then(Value::into_object)
-                    .unwrap_or_default();
-                for (prop, key) in &sets {
-                    assign(&mut obj, prop, key_value(key));
+        // Setting a member to the value it has changes nothing in canonical text (a canonical
+        // line's raw values are their keys).
+        let unchanged = &*parent_key != UNDEFINED
+            && m.parent == parent_key
+            && match &fk {
+                None => true,
+                Some(fk) => &**fk != UNDEFINED && *fk == m.first_kept,
+            };
+        out.push(if unchanged && m.canonical {
+            Piece::Same(p)
+        } else {
+            let line = s.line(p)?;
+            if unchanged && json::is_canonical(&line) {
+                Piece::Same(p)
+            } else {
+                let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
+                if let Some(fk) = &fk {
+                    sets.push(("firstKeptEntryId", fk));
                 }
-                out.push(json::to_json(&Value::Object(obj)).into_bytes());
+                Piece::New(match splice_members(&line, &sets) {
+                    Some(fast) => fast,
+                    None => {
+                        // `{...scalar}` copies nothing.
+                        let mut obj = json::parse(&line)
+                            .ok()
+                            .and_then(Value::into_object)
+                            .unwrap_or_default();
+                        for (prop, key) in &sets {
+                            assign(&mut obj, prop, key_value(key));
+                        }
+                        json::to_json(&Value::Object(obj)).into_bytes()
+                    }
+                })
             }
-        }
+        });
         parent_key = m.id.clone();
         kept_ids.push(m.id.clone());
     }
@@ -287,7 +314,7 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> 
             json::write_json(l, &mut line);
         }
         line.push('}');
-        out.push(line.into_bytes());
+        out.push(Piece::New(line.into_bytes()));
         taken.insert(id_key.clone());
         parent = id_key;
     }
