@@ -429,8 +429,14 @@ class SessionManager {
       want[w++] = plan[at];
       if (plan[at + 1] !== NONE) want[w++] = plan[at + 1];
     }
-    this.#entries(want.subarray(0, w));
     const objs = this.#objs;
+    // Parsed at once, and only when some are missing (after the first call, none are).
+    for (let k = 0; k < w; k++) {
+      if (objs[want[k]] === undefined) {
+        this.#entries(want.subarray(k, w));
+        break;
+      }
+    }
     const { thinkingLevel, model } = ctx.settingsFrom(
       plan[0] === NONE ? undefined : objs[plan[0]],
       plan[1] === NONE ? undefined : objs[plan[1]],
@@ -475,20 +481,32 @@ class SessionManager {
       if (plan[j + 1] !== NONE) want[w++] = plan[j + 1];
       j += 4 + plan[j + 3];
     }
-    this.#entries(want.subarray(0, w));
     const objs = this.#objs;
+    // Parsed at once, and only when some are missing (after the first call, none are).
+    for (let k = 0; k < w; k++) {
+      if (objs[want[k]] === undefined) {
+        this.#entries(want.subarray(k, w));
+        break;
+      }
+    }
     const nodeAtPos = new Array(this.#n.recordCount());
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
       const labelEntry = plan[j + 1] === NONE ? undefined : objs[plan[j + 1]];
-      nodeAtPos[plan[j]] = { entry: objs[plan[j]], children: [], label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp };
+      nodeAtPos[plan[j]] = { entry: objs[plan[j]], children: null, label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp };
       j += 4 + plan[j + 3];
     }
+    // Children arrays are made at their final size (most nodes have one child): pushing into an
+    // empty array would allocate room for 17 and make the garbage collector work for it.
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
       const cc = plan[j + 3];
-      if (cc > 0) {
-        const children = nodeAtPos[plan[j]].children;
-        for (let c = 0; c < cc; c++) children.push(nodeAtPos[plan[j + 4 + c]]);
+      const node = nodeAtPos[plan[j]];
+      if (cc === 0) node.children = [];
+      else if (cc === 1) node.children = [nodeAtPos[plan[j + 4]]];
+      else {
+        const children = [nodeAtPos[plan[j + 4]], nodeAtPos[plan[j + 5]]];
+        for (let c = 2; c < cc; c++) children.push(nodeAtPos[plan[j + 4 + c]]);
         if (plan[j + 2] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+        node.children = children;
       }
       j += 4 + cc;
     }
