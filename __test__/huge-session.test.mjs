@@ -65,6 +65,77 @@ test("a session read lazily gives the same entries and context as the reference"
   assert.equal(reopened.getEntries().length, 401);
 });
 
+/** A session with a left-behind branch, labels (one between entries, one off the path), a
+ * compaction keeping from a label, lines that are not canonical JSON, a malformed line and a
+ * second header: what forkFrom and createBranchedSession must copy, re-chain or re-serialize. */
+function writeTangledSession(file, pad) {
+  const filler = "y".repeat(pad);
+  const lines = [
+    JSON.stringify({ type: "session", version: 3, id: "tangled", timestamp: "2024-01-01T00:00:00.000Z", cwd: "/w" }),
+    JSON.stringify({ type: "message", id: "a", parentId: null, timestamp: "2024-01-01T00:00:01.000Z", message: { role: "user", content: filler, timestamp: 1 } }),
+    "{not json",
+    JSON.stringify({ type: "message", id: "b", parentId: "a", timestamp: "2024-01-01T00:00:02.000Z", message: { role: "assistant", content: [{ type: "text", text: "b" }], timestamp: 2 } }),
+    JSON.stringify({ type: "message", id: "z", parentId: "a", timestamp: "2024-01-01T00:00:03.000Z", message: { role: "assistant", content: "abandoned", timestamp: 3 } }),
+    JSON.stringify({ type: "label", id: "l1", parentId: "b", timestamp: "2024-01-01T00:00:04.000Z", targetId: "a", label: "start" }),
+    '{ "type": "message", "id": "c", "parentId": "l1", "timestamp": "2024-01-01T00:00:05.000Z", "message": { "role": "user", "content": "\\u0063 \\/ é", "timestamp": 5.0 } }',
+    JSON.stringify({ type: "session", version: 3, id: "second", timestamp: "2024-01-01T00:00:05.500Z", cwd: "/w" }),
+    JSON.stringify({ type: "message", id: "d", parentId: "c", timestamp: "2024-01-01T00:00:06.000Z", message: { role: "assistant", content: [{ type: "text", text: filler }], timestamp: 6 } }),
+    JSON.stringify({ type: "compaction", id: "e", parentId: "d", timestamp: "2024-01-01T00:00:07.000Z", summary: "s", firstKeptEntryId: "l1", tokensBefore: 5 }),
+    '{"2":"two","type":"custom","1":"one","id":"f","parentId":"e","timestamp":"2024-01-01T00:00:08.000Z","customType":"k","data":{"n":1e21}}',
+    JSON.stringify({ type: "label", id: "l2", parentId: "f", timestamp: "2024-01-01T00:00:09.000Z", targetId: "c", label: "mid" }),
+    JSON.stringify({ type: "label", id: "l3", parentId: "l2", timestamp: "2024-01-01T00:00:09.500Z", targetId: "z", label: "off path" }),
+    JSON.stringify({ type: "message", id: "g", parentId: "l3", timestamp: "2024-01-01T00:00:10.000Z", message: { role: "user", content: "g", timestamp: 10 } }),
+  ];
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+}
+
+/** File text without the header line, with generated 8-hex ids numbered by first appearance. */
+function comparableText(text) {
+  const ids = new Map();
+  return text
+    .split("\n")
+    .slice(1)
+    .join("\n")
+    .replace(/"([0-9a-f]{8})"/g, (_, id) => {
+      if (!ids.has(id)) ids.set(id, `id#${ids.size}`);
+      return `"${ids.get(id)}"`;
+    });
+}
+
+for (const [what, pad] of [
+  ["small", 100],
+  ["with big lines", 300_000],
+]) {
+  test(`forkFrom and createBranchedSession of a lazily read session (${what}) write what the reference writes`, async (t) => {
+    const ref = await loadReference();
+    const dir = tmp(t);
+    const file = path.join(dir, "s.jsonl");
+    writeTangledSession(file, pad);
+    withLazy(0, () => {
+      const fork = { ours: ours.SessionManager.forkFrom(file, "/t", path.join(dir, "ours-fork")), ref: ref.SessionManager.forkFrom(file, "/t", path.join(dir, "ref-fork")) };
+      assert.equal(comparableText(fs.readFileSync(fork.ours.getSessionFile(), "utf8")), comparableText(fs.readFileSync(fork.ref.getSessionFile(), "utf8")));
+      assert.deepEqual(fork.ours.getEntries(), fork.ref.getEntries());
+      assert.deepEqual(fork.ours.buildSessionContext(), fork.ref.buildSessionContext());
+      assert.equal(fork.ours.getHeader().parentSession, file);
+      // The fork is a working session: appends land in its file.
+      fork.ours.appendMessage({ role: "user", content: "after the fork", timestamp: 11 });
+      assert.equal(ours.SessionManager.open(fork.ours.getSessionFile()).getEntries().length, fork.ref.getEntries().length + 1);
+
+      const sm = { ours: ours.SessionManager.open(file, path.join(dir, "ours-branch")), ref: ref.SessionManager.open(file, path.join(dir, "ref-branch")) };
+      const leaf = sm.ref.getLeafId();
+      const files = { ours: sm.ours.createBranchedSession(leaf), ref: sm.ref.createBranchedSession(leaf) };
+      assert.equal(comparableText(fs.readFileSync(files.ours, "utf8")), comparableText(fs.readFileSync(files.ref, "utf8")));
+      assert.equal(sm.ours.getEntries().length, sm.ref.getEntries().length);
+      assert.deepEqual(sm.ours.buildSessionContext(), sm.ref.buildSessionContext());
+      // The leaf is the last re-created label (a fresh id on each side).
+      const leafOf = (m) => ({ ...m.getLeafEntry(), id: undefined, parentId: undefined });
+      assert.deepEqual(leafOf(sm.ours), leafOf(sm.ref));
+      sm.ours.appendMessage({ role: "user", content: "after the branch", timestamp: 12 });
+      assert.equal(ours.SessionManager.open(files.ours).getLeafEntry().message.content, "after the branch");
+    });
+  });
+}
+
 test("a big session changed in place after opening is reported, not misread", (t) => {
   const file = path.join(tmp(t), "s.jsonl");
   writeSession(file, 20, 100);

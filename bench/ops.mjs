@@ -131,11 +131,16 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
 
 // Each operation gets its own batch loop, compiled separately (new Function => its own feedback
 // vector), so the loop's call site stays monomorphic and nanosecond-scale operations are not
-// dominated by megamorphic-call overhead.
+// dominated by megamorphic-call overhead. The source must differ per batch: V8 caches `new
+// Function` by source text, and from the second batch of identical text on, batches share one
+// function and its feedback, so every operation but the first would find the call site
+// polymorphic.
+let batchCount = 0;
 function compileBatch(run, isAsync) {
+  const tag = `// ${import.meta.url} #${batchCount++}`;
   const body = isAsync
-    ? "return async function batch(impl, state, k) { for (let i = 0; i < k; i++) await run(impl, state); };"
-    : "return function batch(impl, state, k) { for (let i = 0; i < k; i++) run(impl, state); };";
+    ? `return async function batch(impl, state, k) { for (let i = 0; i < k; i++) await run(impl, state); }; ${tag}`
+    : `return function batch(impl, state, k) { for (let i = 0; i < k; i++) run(impl, state); }; ${tag}`;
   return new Function("run", body)(run);
 }
 

@@ -84,9 +84,15 @@ export function makeCall(sm, name) {
 
 
 // Each operation gets its own batch loop, compiled separately (new Function => its own feedback
-// vector), so the loop's call site stays monomorphic.
+// vector), so the loop's call site stays monomorphic. The source must differ per batch: V8 caches
+// `new Function` by source text, and from the second batch of identical text on, batches share
+// one function and its feedback (across both implementations' module instances too), so the call
+// site turned polymorphic and the implementation warmed up second paid for it (getLeafEntry: the
+// reference ~1 ns inlined, ours ~4-6 ns through a generic call, even with a body of one field read).
+let batchCount = 0;
 export function compileBatch(call) {
-  return new Function("call", "return function batch(k) { for (let i = 0; i < k; i++) call(); };")(call);
+  const tag = `${import.meta.url} #${batchCount++}`;
+  return new Function("call", `return function batch(k) { for (let i = 0; i < k; i++) call(); }; // ${tag}`)(call);
 }
 
 /** Runs k calls with a compiled batch loop; returns elapsed ms. */

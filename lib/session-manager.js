@@ -122,6 +122,14 @@ class SessionManager {
     this.#cwd = paths.resolvePath(cwd);
     this.#sessionDir = paths.normalizePath(sessionDir);
     this.#persist = persist;
+    if (sessionFile === PRIVATE) {
+      // forkFrom: the core writes the fork and opens it in one step (without reading it again).
+      const { source, id } = newSessionOptions;
+      this.#n = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
+      this.#resetCaches();
+      this.#syncLeaf();
+      return;
+    }
     this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
@@ -421,8 +429,14 @@ class SessionManager {
       want[w++] = plan[at];
       if (plan[at + 1] !== NONE) want[w++] = plan[at + 1];
     }
-    this.#entries(want.subarray(0, w));
     const objs = this.#objs;
+    // Parsed at once, and only when some are missing (after the first call, none are).
+    for (let k = 0; k < w; k++) {
+      if (objs[want[k]] === undefined) {
+        this.#entries(want.subarray(k, w));
+        break;
+      }
+    }
     const { thinkingLevel, model } = ctx.settingsFrom(
       plan[0] === NONE ? undefined : objs[plan[0]],
       plan[1] === NONE ? undefined : objs[plan[1]],
@@ -467,20 +481,32 @@ class SessionManager {
       if (plan[j + 1] !== NONE) want[w++] = plan[j + 1];
       j += 4 + plan[j + 3];
     }
-    this.#entries(want.subarray(0, w));
     const objs = this.#objs;
+    // Parsed at once, and only when some are missing (after the first call, none are).
+    for (let k = 0; k < w; k++) {
+      if (objs[want[k]] === undefined) {
+        this.#entries(want.subarray(k, w));
+        break;
+      }
+    }
     const nodeAtPos = new Array(this.#n.recordCount());
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
       const labelEntry = plan[j + 1] === NONE ? undefined : objs[plan[j + 1]];
-      nodeAtPos[plan[j]] = { entry: objs[plan[j]], children: [], label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp };
+      nodeAtPos[plan[j]] = { entry: objs[plan[j]], children: null, label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp };
       j += 4 + plan[j + 3];
     }
+    // Children arrays are made at their final size (most nodes have one child): pushing into an
+    // empty array would allocate room for 17 and make the garbage collector work for it.
     for (let k = 0, j = nodeAt; k < nodeCount; k++) {
       const cc = plan[j + 3];
-      if (cc > 0) {
-        const children = nodeAtPos[plan[j]].children;
-        for (let c = 0; c < cc; c++) children.push(nodeAtPos[plan[j + 4 + c]]);
+      const node = nodeAtPos[plan[j]];
+      if (cc === 0) node.children = [];
+      else if (cc === 1) node.children = [nodeAtPos[plan[j + 4]]];
+      else {
+        const children = [nodeAtPos[plan[j + 4]], nodeAtPos[plan[j + 5]]];
+        for (let c = 2; c < cc; c++) children.push(nodeAtPos[plan[j + 4 + c]]);
         if (plan[j + 2] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+        node.children = children;
       }
       j += 4 + cc;
     }
@@ -769,11 +795,10 @@ class SessionManager {
     const source = paths.resolvePath(sourcePath);
     const target = paths.resolvePath(targetCwd);
     const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDirPath(target);
-    if (options?.id !== undefined && !SESSION_ID_PATTERN.test(options.id)) {
-      // Checked by the core after the source is read and the directory exists, like the reference.
-    }
-    const file = native.forkFile(source, target, dir, options?.id === undefined ? null : String(options.id));
-    return new SessionManager(target, dir, file, true);
+    // The id is checked by the core after the source is read and the directory exists, like the
+    // reference.
+    const id = options?.id === undefined ? null : String(options.id);
+    return new SessionManager(target, dir, PRIVATE, true, { source, id });
   }
 
   static findById(cwd, id, sessionDir) {

@@ -91,6 +91,32 @@ impl NativeSession {
         })
     }
 
+    /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
+    /// a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
+    /// new file again. Nothing is created when the source is refused.
+    #[napi(factory, catch_unwind)]
+    pub fn fork_from(
+        env: Env,
+        source: String,
+        target_cwd: String,
+        dir: String,
+        custom_id: Option<String>,
+    ) -> Result<Self, Code> {
+        let forked = session::fork(
+            Path::new(&source),
+            &target_cwd,
+            Path::new(&dir),
+            custom_id.as_deref(),
+            fsio::Durability::from_env(),
+        )
+        .map_err(to_napi)?;
+        let mut inner = Session::blank(target_cwd, dir, true).map_err(to_napi)?;
+        inner.set_session_file_forked(forked).map_err(to_napi)?;
+        let mut this = NativeSession { inner, reported: 0 };
+        this.account(&env);
+        Ok(this)
+    }
+
     #[napi(catch_unwind)]
     pub fn new_session(
         &mut self,
@@ -345,24 +371,6 @@ impl NativeSession {
             ))
         }
     }
-}
-
-/// `forkFrom` file work; returns the new file's path.
-#[napi(catch_unwind)]
-pub fn fork_file(
-    source: String,
-    target_cwd: String,
-    dir: String,
-    custom_id: Option<String>,
-) -> Result<String, Code> {
-    session::fork_file(
-        Path::new(&source),
-        &target_cwd,
-        Path::new(&dir),
-        custom_id.as_deref(),
-    )
-    .map(|p| p.to_string_lossy().into_owned())
-    .map_err(to_napi)
 }
 
 #[napi(object)]

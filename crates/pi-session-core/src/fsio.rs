@@ -5,8 +5,15 @@
 //!   `appendFileSync`, so a file deleted behind our back is recreated.
 //! - First write of a session: exclusive create (`EEXIST` when the name is taken), whole content in
 //!   one write.
-//! - Rewrites: a temp file in the same directory, fsync, rename over the target, fsync of the
-//!   directory. A crash leaves the old file or the new one, never a mix.
+//! - Rewrites of an existing file (migration, initialisation of an empty file): a temp file in the
+//!   same directory, fsync, rename over the target, fsync of the directory. A crash leaves the old
+//!   file or the new one, never a mix, even on a power loss.
+//! - New whole files (`forkFrom`'s target, `createBranchedSession`'s new file): [`TempFile`], a
+//!   temp file in the same directory made visible by a link (new name) or rename only once it is
+//!   complete. A process crash at any moment leaves the new file complete or absent. They are not
+//!   fsynced by default, as the reference (plain `writeFileSync`) does not: the source session is
+//!   never touched, so a power loss can at worst cost the new file; [`Durability::Fsync`] fsyncs
+//!   the file before it is linked and the directory after.
 //! - Durability: by default nothing is fsynced per append (as the reference); [`Durability::Fsync`]
 //!   makes every append and first write durable before it returns.
 
@@ -206,6 +213,97 @@ pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     })();
     let _ = fs::remove_file(&tmp);
     result
+}
+
+/// A new file under construction: a hidden temp file next to its target, written in pieces and
+/// then made visible complete ([`TempFile::link_new`], [`TempFile::rename_over`]). Dropped before
+/// that (an error on the way), the temp file is removed. A simulated kill (a panicking fault
+/// hook) leaves it behind, as a real kill would: hidden `.tmp` names are never read.
+#[derive(Debug)]
+pub struct TempFile {
+    tmp: PathBuf,
+    /// Taken out when the finished file is handed over.
+    file: Option<File>,
+    linked: bool,
+}
+
+impl TempFile {
+    /// Create the temp file for `target` (readable too: the finished file can be read back
+    /// through [`TempFile::file`] without opening it again).
+    pub fn create(target: &Path) -> Result<TempFile> {
+        let tmp = temp_path(target);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&e, "open", &tmp))?;
+        Ok(TempFile {
+            tmp,
+            file: Some(file),
+            linked: false,
+        })
+    }
+
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        let f = self.file.as_mut().expect("open until handed over");
+        write_whole(f, bytes, &self.tmp)
+    }
+
+    /// The open file (its content so far).
+    pub fn file(&self) -> &File {
+        self.file.as_ref().expect("open until handed over")
+    }
+
+    fn sync(&self, durability: Durability) -> Result<()> {
+        if durability == Durability::Fsync {
+            self.file()
+                .sync_all()
+                .map_err(|e| Error::io(&e, "fsync", &self.tmp))?;
+        }
+        Ok(())
+    }
+
+    /// Give the complete file the name `target`, which must not exist yet (`EEXIST`, as an
+    /// exclusive create). Returns the open file.
+    pub fn link_new(mut self, target: &Path, durability: Durability) -> Result<File> {
+        self.sync(durability)?;
+        fault::hit(Point::BeforeLink, target)?;
+        fs::hard_link(&self.tmp, target).map_err(|e| Error::io(&e, "open", target))?;
+        self.linked = true;
+        let _ = fs::remove_file(&self.tmp);
+        if durability == Durability::Fsync {
+            sync_dir(target);
+        }
+        Ok(self.into_file())
+    }
+
+    /// Give the complete file the name `target`, replacing what has that name. Returns the open
+    /// file.
+    pub fn rename_over(mut self, target: &Path, durability: Durability) -> Result<File> {
+        self.sync(durability)?;
+        fault::hit(Point::BeforeRename, target)?;
+        fs::rename(&self.tmp, target).map_err(|e| Error::io(&e, "rename", target))?;
+        self.linked = true;
+        fault::hit(Point::AfterRename, target)?;
+        if durability == Durability::Fsync {
+            sync_dir(target);
+        }
+        Ok(self.into_file())
+    }
+
+    fn into_file(mut self) -> File {
+        self.file.take().expect("open until handed over")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        // Unwinding from a panic is how tests simulate a kill: nothing is cleaned up then.
+        if !self.linked && !std::thread::panicking() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Keep the original bytes next to the file as `<file>.bak` before we rewrite it (`<file>.bak.1`,

@@ -40,6 +40,15 @@ fn version_of(header: Option<&Value>) -> f64 {
     }
 }
 
+/// The `version` of a header line as [`migrate_file`] sees it (NaN when it does not parse, which
+/// is never `>= 3`).
+pub fn header_version(line: &[u8]) -> f64 {
+    match json::parse(line) {
+        Ok(v) => version_of(Some(&v)),
+        Err(_) => f64::NAN,
+    }
+}
+
 /// Migrate a list of parsed record values in place; returns whether the reference would consider
 /// anything migrated (and so rewrite the file).
 pub fn migrate_values(values: &mut [Value]) -> bool {

@@ -77,6 +77,10 @@ pub struct Meta {
     pub header_id_is_string: bool,
     /// `timestamp` in ms when it is a strict ISO string, NaN otherwise (JS decides then).
     pub ts_ms: f64,
+    /// The line is known to be canonical (`JSON.stringify(JSON.parse(line))` gives it back), so it
+    /// can be copied as is wherever the reference would re-serialize the entry. False means
+    /// unknown: check with [`json::is_canonical`].
+    pub canonical: bool,
 }
 
 impl Meta {
@@ -93,6 +97,7 @@ impl Meta {
             label_truthy: false,
             header_id_is_string: false,
             ts_ms: f64::NAN,
+            canonical: false,
         }
     }
 
@@ -217,14 +222,28 @@ pub fn read_meta(line: &[u8]) -> Option<Meta> {
     Some(meta_from(line, &raw))
 }
 
+/// [`read_meta`] that also finds out whether the line is canonical ([`Meta::canonical`]), in the
+/// same pass for the common case of a canonical object (about as fast as validating alone).
+pub fn read_meta_canonical(line: &[u8]) -> Option<Meta> {
+    let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
+    if json::visit_canonical_object(line, |key, range| note_member(&mut raw, key, range)) {
+        let mut meta = meta_from(line, &raw);
+        meta.canonical = true;
+        return Some(meta);
+    }
+    read_meta(line)
+}
+
 /// [`read_meta`] for a line known to be valid, compact JSON of an object (our own
-/// `JSON.stringify` output): skips validation.
+/// `JSON.stringify` output, which is canonical): skips validation.
 pub fn read_meta_trusted(line: &[u8]) -> Option<Meta> {
     let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
     if !json::visit_members_trusted(line, |key, range| note_member(&mut raw, key, range)) {
         return read_meta(line);
     }
-    Some(meta_from(line, &raw))
+    let mut meta = meta_from(line, &raw);
+    meta.canonical = true;
+    Some(meta)
 }
 
 /// Remember where the members we read are. JSON.parse keeps the last of duplicate keys, so later

@@ -12,7 +12,9 @@ use crate::json;
 use crate::lock;
 use crate::migrate;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
+use crate::scan::ScannedRec;
 use crate::timefmt;
+use crate::tree::Piece;
 
 /// One parsed record: its line (bytes in [`Session::text`]) and what we read from it.
 #[derive(Debug, Clone)]
@@ -345,13 +347,7 @@ impl Session {
         crate::scan::read_exact_at(file, &mut buf, r.start as u64)
             .map_err(|e| Error::io(&e, "read", path))?;
         if fingerprint(&buf) != r.check {
-            return Err(Error::new(
-                ErrorCode::FileChanged,
-                format!(
-                    "Session file changed on disk since it was opened: {}",
-                    path.display()
-                ),
-            ));
+            return Err(file_changed(path));
         }
         Ok(std::borrow::Cow::Owned(buf))
     }
@@ -754,9 +750,24 @@ impl Session {
             fsio::append(path, b"\n", Durability::Buffered)?;
         }
         let reader = std::fs::File::open(path).map_err(|e| Error::io(&e, "open", path))?;
+        self.adopt_scan(path, scan.recs, scan.header_id, reader);
+        Ok(Some(LoadReport {
+            loaded: true,
+            ..LoadReport::default()
+        }))
+    }
+
+    /// Take the records of a scanned file as the state; their lines stay in the file (`reader`).
+    fn adopt_scan(
+        &mut self,
+        path: &Path,
+        recs: Vec<ScannedRec>,
+        session_id: String,
+        reader: std::fs::File,
+    ) {
         self.reset_state();
-        self.recs.reserve(scan.recs.len());
-        for (start, end, meta, check) in scan.recs {
+        self.recs.reserve(recs.len());
+        for (start, end, meta, check) in recs {
             if meta.is_conversation_message() {
                 self.conversation += 1;
             }
@@ -767,16 +778,39 @@ impl Session {
                 check,
                 meta,
             });
-            self.parent_slot.push(NO_SLOT);
-            self.rec_slot.push(NO_SLOT);
         }
+        self.parent_slot = vec![NO_SLOT; self.recs.len()];
+        self.rec_slot = vec![NO_SLOT; self.recs.len()];
         self.reader = Some((path.to_path_buf(), reader));
-        self.session_id = scan.header_id;
+        self.session_id = session_id;
         self.build_index();
-        Ok(Some(LoadReport {
+    }
+
+    /// Open the file `forkFrom` just wrote, as [`Session::set_session_file`] would, reusing what
+    /// the fork learned about its lines instead of reading the file again when it is big enough
+    /// to be read lazily anyway (a smaller one is simply read).
+    pub fn set_session_file_forked(&mut self, forked: Forked) -> Result<LoadReport> {
+        let Forked {
+            file,
+            scan,
+            reader,
+            bytes,
+        } = forked;
+        let (Some((recs, header_id)), true) = (scan, bytes >= lazy_threshold()) else {
+            drop(reader);
+            return self.set_session_file(file);
+        };
+        if self.persist {
+            self.guard.before_open(&file)?;
+        }
+        self.guard.follow(Some(&file));
+        self.adopt_scan(&file, recs, header_id, reader);
+        self.file = Some(file);
+        self.flushed = true;
+        Ok(LoadReport {
             loaded: true,
             ..LoadReport::default()
-        }))
+        })
     }
 
     /// `inMemory(cwd, options, entries)` / the constructor with preloaded entries. `lines` are the
@@ -953,21 +987,47 @@ impl Session {
         self.leaf = Leaf::Null;
     }
 
-    /// Replace the whole state by new records (used by `createBranchedSession`).
-    fn replace_records(&mut self, lines: Vec<Vec<u8>>, session_id: String) {
+    /// Replace the whole state by records held in `text` (used by `createBranchedSession`).
+    fn adopt_text(&mut self, text: Vec<u8>, recs: Vec<(usize, usize, Meta)>, session_id: String) {
         self.reset_state();
-        // The lines were written by us (canonical JSON objects): no need to validate them again.
-        for l in &lines {
-            let meta = record::read_meta_trusted(l).expect("generated lines are JSON objects");
-            self.push_record(l, meta);
+        self.text = text;
+        self.recs.reserve(recs.len());
+        for (start, end, meta) in recs {
+            if meta.is_conversation_message() {
+                self.conversation += 1;
+            }
+            self.recs.push(Rec {
+                start,
+                end,
+                in_file: false,
+                check: 0,
+                meta,
+            });
         }
+        self.parent_slot = vec![NO_SLOT; self.recs.len()];
+        self.rec_slot = vec![NO_SLOT; self.recs.len()];
         self.session_id = session_id;
         self.build_index();
+    }
+
+    fn piece_len(&self, piece: &Piece) -> usize {
+        match piece {
+            Piece::Same(pos) => {
+                let r = &self.recs[*pos as usize];
+                r.end - r.start
+            }
+            Piece::New(line) => line.len(),
+        }
     }
 
     /// `createBranchedSession(leafId)`; `start` is the key of `leafId ?? current leaf`, `display`
     /// its text for the error. The new file is written (when it must be) before memory changes, so a
     /// failed write leaves the manager as it was.
+    ///
+    /// Lines that stay as they were ([`Piece::Same`]) are copied without being parsed. A new file
+    /// big enough to be read lazily is written by streaming (runs of lines that follow each other
+    /// in the old file in one read and one write), and the new session's records are left in it,
+    /// as opening it would; a smaller one is built in memory and written at once.
     pub fn create_branched_session(
         &mut self,
         start: Option<&str>,
@@ -984,41 +1044,176 @@ impl Session {
             (Some(f), true) => Some(to_js_string_json(&f.to_string_lossy())),
             _ => None,
         };
-        let mut lines =
-            vec![header_line(&new_id, &timestamp, &self.cwd, parent_json.as_deref()).into_bytes()];
-        lines.extend(plan);
-        if self.persist {
-            let new_file = Path::new(&self.session_dir).join(format!(
+        let header =
+            header_line(&new_id, &timestamp, &self.cwd, parent_json.as_deref()).into_bytes();
+        // The new records' metas (the lines were written by us or are unchanged).
+        let mut metas = Vec::with_capacity(plan.len() + 1);
+        metas.push(record::read_meta_trusted(&header).expect("header line is a JSON object"));
+        for piece in &plan {
+            metas.push(match piece {
+                Piece::Same(pos) => self.meta(*pos).clone(),
+                Piece::New(line) => {
+                    record::read_meta_trusted(line).expect("generated lines are JSON objects")
+                }
+            });
+        }
+        let has_conversation = metas.iter().any(|m| m.is_conversation_message());
+        let new_file = self.persist.then(|| {
+            Path::new(&self.session_dir).join(format!(
                 "{}_{}.jsonl",
                 timefmt::file_timestamp(&timestamp),
                 new_id
-            ));
-            let has_conversation = lines
-                .iter()
-                .skip(1)
-                .any(|l| record::read_meta_trusted(l).is_some_and(|m| m.is_conversation_message()));
-            if has_conversation {
-                let mut bytes = Vec::new();
-                for l in &lines {
-                    bytes.extend_from_slice(l);
-                    bytes.push(b'\n');
+            ))
+        });
+        let write_to = new_file.as_deref().filter(|_| has_conversation);
+        let total: usize =
+            header.len() + 1 + plan.iter().map(|p| self.piece_len(p) + 1).sum::<usize>();
+        if let Some(target) = write_to.filter(|_| total as u64 >= lazy_threshold()) {
+            self.guard.before_write(target)?;
+            let (recs, reader) = match self.write_branched_file(target, &header, &plan, metas) {
+                Ok(done) => done,
+                Err(e) => {
+                    self.guard.follow(self.file.as_deref());
+                    return Err(e);
                 }
-                self.guard.before_write(&new_file)?;
-                if let Err(e) = fsio::replace_atomic(&new_file, &bytes) {
+            };
+            self.adopt_scan(target, recs, new_id, reader);
+        } else {
+            let mut text = Vec::with_capacity(total);
+            let mut recs = Vec::with_capacity(metas.len());
+            let mut metas = metas.into_iter();
+            for line in std::iter::once(Ok(std::borrow::Cow::Borrowed(&header[..]))).chain(
+                plan.iter().map(|piece| match piece {
+                    Piece::Same(pos) => self.line(*pos),
+                    Piece::New(line) => Ok(std::borrow::Cow::Borrowed(&line[..])),
+                }),
+            ) {
+                let line = line?;
+                let start = text.len();
+                text.extend_from_slice(&line);
+                recs.push((start, text.len(), metas.next().expect("one meta per line")));
+                text.push(b'\n');
+            }
+            if let Some(target) = write_to {
+                self.guard.before_write(target)?;
+                let written = fsio::TempFile::create(target).and_then(|mut tmp| {
+                    tmp.write_all(&text)?;
+                    tmp.rename_over(target, self.durability)
+                });
+                if let Err(e) = written {
                     self.guard.follow(self.file.as_deref());
                     return Err(e);
                 }
             }
-            self.replace_records(lines, new_id);
-            self.file = Some(new_file.clone());
+            self.adopt_text(text, recs, new_id);
+        }
+        if self.persist {
+            self.file = new_file.clone();
             self.guard.follow(self.file.as_deref());
             self.flushed = has_conversation;
-            Ok(Some(new_file))
-        } else {
-            self.replace_records(lines, new_id);
-            Ok(None)
         }
+        Ok(new_file)
     }
+
+    /// Stream a branched session into `target`: the header, then each piece. Returns the records
+    /// `(start, end, meta, fingerprint)` in the new file and the file, open.
+    fn write_branched_file(
+        &self,
+        target: &Path,
+        header: &[u8],
+        plan: &[Piece],
+        metas: Vec<Meta>,
+    ) -> Result<(Vec<ScannedRec>, std::fs::File)> {
+        /// The new file so far and its records.
+        struct Sink {
+            tmp: fsio::TempFile,
+            recs: Vec<ScannedRec>,
+            at: usize,
+        }
+        impl Sink {
+            fn put(&mut self, line: &[u8], meta: Meta, check: u32) -> Result<()> {
+                self.tmp.write_all(line)?;
+                self.tmp.write_all(b"\n")?;
+                self.recs.push((self.at, self.at + line.len(), meta, check));
+                self.at += line.len() + 1;
+                Ok(())
+            }
+        }
+        let mut out = Sink {
+            tmp: fsio::TempFile::create(target)?,
+            recs: Vec::with_capacity(metas.len()),
+            at: 0,
+        };
+        let mut metas = metas.into_iter();
+        let mut meta = || metas.next().expect("one meta per line");
+        out.put(header, meta(), fingerprint(header))?;
+        let mut buf: Vec<u8> = Vec::new();
+        let mut i = 0;
+        while i < plan.len() {
+            let pos = match &plan[i] {
+                Piece::New(line) => {
+                    out.put(line, meta(), fingerprint(line))?;
+                    i += 1;
+                    continue;
+                }
+                Piece::Same(pos) => *pos as usize,
+            };
+            let first = &self.recs[pos];
+            if !first.in_file {
+                let line = &self.text[first.start..first.end];
+                out.put(line, meta(), fingerprint(line))?;
+                i += 1;
+                continue;
+            }
+            // A run of lines that follow each other in the session file, up to a buffer's worth:
+            // one read, checked line by line, one write.
+            let base = first.start;
+            let mut end = first.end;
+            let mut j = i + 1;
+            while let Some(Piece::Same(q)) = plan.get(j) {
+                let r = &self.recs[*q as usize];
+                if !r.in_file || r.start != end + 1 || r.end + 1 - base > crate::scan::CHUNK_BYTES {
+                    break;
+                }
+                end = r.end;
+                j += 1;
+            }
+            let (path, file) = self
+                .reader
+                .as_ref()
+                .expect("file-backed records have a reader");
+            buf.resize(end + 1 - base, 0);
+            crate::scan::read_exact_at(file, &mut buf, base as u64)
+                .map_err(|e| Error::io(&e, "read", path))?;
+            for piece in &plan[i..j] {
+                let Piece::Same(q) = piece else {
+                    unreachable!("runs hold unchanged lines only")
+                };
+                let r = &self.recs[*q as usize];
+                let line = &buf[r.start - base..r.end - base];
+                if fingerprint(line) != r.check || buf[r.end - base] != b'\n' {
+                    return Err(file_changed(path));
+                }
+                let at = out.at + r.start - base;
+                out.recs.push((at, at + line.len(), meta(), r.check));
+            }
+            out.tmp.write_all(&buf)?;
+            out.at += buf.len();
+            i = j;
+        }
+        let file = out.tmp.rename_over(target, self.durability)?;
+        Ok((out.recs, file))
+    }
+}
+
+fn file_changed(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::FileChanged,
+        format!(
+            "Session file changed on disk since it was opened: {}",
+            path.display()
+        ),
+    )
 }
 
 fn join_lines(lines: &[String]) -> Vec<u8> {
@@ -1068,6 +1263,27 @@ fn header_id_string(line: &[u8]) -> String {
     }
 }
 
+/// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
+/// a scan of the new file would find them, so the session opened on it need not read it again.
+pub struct Forked {
+    pub file: PathBuf,
+    /// Records `(start, end, meta, fingerprint)` in the new file, and the new session id.
+    scan: Option<(Vec<ScannedRec>, String)>,
+    /// The new file, open for reading.
+    reader: std::fs::File,
+    bytes: u64,
+}
+
+fn fork_source_invalid(source: &Path) -> Error {
+    Error::new(
+        ErrorCode::ForkSourceInvalid,
+        format!(
+            "Cannot fork: source session file is empty or invalid: {}",
+            source.display()
+        ),
+    )
+}
+
 /// `SessionManager.forkFrom` file work: copy every non-header record of `source` (migrated to v3
 /// first, unlike the reference) under a new header into `dir`. The new file appears complete or
 /// not at all (temp file, then an exclusive link), and an existing name fails with `EEXIST`.
@@ -1077,19 +1293,16 @@ pub fn fork_file(
     dir: &Path,
     custom_id: Option<&str>,
 ) -> Result<PathBuf> {
-    let loaded = load_file(source)?;
-    let loaded = match loaded {
-        Some(l) if l.has_valid_header() => l,
-        _ => {
-            return Err(Error::new(
-                ErrorCode::ForkSourceInvalid,
-                format!(
-                    "Cannot fork: source session file is empty or invalid: {}",
-                    source.display()
-                ),
-            ))
-        }
-    };
+    fork(source, target_cwd, dir, custom_id, Durability::from_env()).map(|f| f.file)
+}
+
+/// The new file's name and header line (after the checks the reference makes before writing).
+fn fork_target(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+) -> Result<(PathBuf, String, String)> {
     fsio::ensure_dir(dir)?;
     if let Some(id) = custom_id {
         if !ids::is_valid_session_id(id) {
@@ -1109,7 +1322,155 @@ pub fn fork_file(
         id
     ));
     let parent = to_js_string_json(&source.to_string_lossy());
-    let mut out = header_line(&id, &timestamp, target_cwd, Some(&parent)).into_bytes();
+    let header = header_line(&id, &timestamp, target_cwd, Some(&parent));
+    Ok((file, header, id))
+}
+
+/// [`fork_file`], keeping what the new session needs to open the new file without reading it.
+///
+/// The source is read once, in chunks: each line is validated, read and checked for canonical
+/// form in one pass, and runs of canonical records are written straight from the read buffer
+/// (the reference writes `JSON.stringify(JSON.parse(line))`, which for them is the line itself).
+/// A source that needs a migration (v1/v2) takes the in-memory path.
+pub fn fork(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+    durability: Durability,
+) -> Result<Forked> {
+    use crate::scan::{chunk_lines, LineChunks, CHUNK_BYTES};
+    let src = match std::fs::File::open(source) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(fork_source_invalid(source))
+        }
+        Err(e) => return Err(Error::io(&e, "open", source)),
+    };
+    let read_err = |e: std::io::Error| Error::io(&e, "read", source);
+    let mut chunks = LineChunks::new(&src, CHUNK_BYTES);
+    // Set once the first record turned out to be a valid v3 header.
+    struct Out {
+        file: PathBuf,
+        tmp: fsio::TempFile,
+        id: String,
+        recs: Vec<ScannedRec>,
+        /// Bytes written to `tmp`.
+        written: usize,
+    }
+    let mut out: Option<Out> = None;
+    while let Some((_, chunk)) = chunks.next_chunk().map_err(read_err)? {
+        // Canonical records waiting to be written: a range of `chunk`.
+        let mut run = 0..0;
+        for (at, line, has_nl) in chunk_lines(chunk) {
+            let Some(meta) = record::read_meta_canonical(line) else {
+                continue;
+            };
+            let Some(o) = out.as_mut() else {
+                // The first record decides: a valid header, and which path.
+                if meta.kind != Kind::Header || !meta.header_id_is_string {
+                    return Err(fork_source_invalid(source));
+                }
+                let version = migrate::header_version(line);
+                let needs_migration = version.is_nan() || version < 3.0;
+                // As `loadEntriesFromFile`: a final line without newline gets one.
+                let len = src
+                    .metadata()
+                    .map_err(|e| Error::io(&e, "stat", source))?
+                    .len();
+                let mut last = [0u8; 1];
+                if len > 0 {
+                    crate::scan::read_exact_at(&src, &mut last, len - 1).map_err(read_err)?;
+                    if last[0] != b'\n' {
+                        fsio::append(source, b"\n", Durability::Buffered)?;
+                    }
+                }
+                if needs_migration {
+                    return fork_migrated(source, target_cwd, dir, custom_id, durability);
+                }
+                let (file, header, id) = fork_target(source, target_cwd, dir, custom_id)?;
+                let mut tmp = fsio::TempFile::create(&file)?;
+                tmp.write_all(header.as_bytes())?;
+                tmp.write_all(b"\n")?;
+                let header_meta =
+                    record::read_meta_trusted(header.as_bytes()).expect("header line is JSON");
+                let recs = vec![(0, header.len(), header_meta, fingerprint(header.as_bytes()))];
+                out = Some(Out {
+                    file,
+                    tmp,
+                    id,
+                    recs,
+                    written: header.len() + 1,
+                });
+                continue;
+            };
+            if meta.kind == Kind::Header {
+                continue;
+            }
+            if meta.canonical && has_nl {
+                if run.end != at {
+                    o.tmp.write_all(&chunk[run.clone()])?;
+                    o.written += run.len();
+                    run = at..at;
+                }
+                let start = o.written + run.len();
+                run.end = at + line.len() + 1;
+                o.recs
+                    .push((start, start + line.len(), meta, fingerprint(line)));
+                continue;
+            }
+            o.tmp.write_all(&chunk[run.clone()])?;
+            o.written += run.len();
+            run = 0..0;
+            let (text, meta) = if meta.canonical {
+                (std::borrow::Cow::Borrowed(line), meta)
+            } else {
+                // Records are written as JSON.stringify(JSON.parse(line)) would (a record
+                // always parses: `read_meta` took it).
+                let Some(n) = json::normalize(line) else {
+                    continue;
+                };
+                let n = n.into_bytes();
+                let meta = record::read_meta_trusted(&n).unwrap_or(meta);
+                (std::borrow::Cow::Owned(n), meta)
+            };
+            o.tmp.write_all(&text)?;
+            o.tmp.write_all(b"\n")?;
+            o.recs
+                .push((o.written, o.written + text.len(), meta, fingerprint(&text)));
+            o.written += text.len() + 1;
+        }
+        if let Some(o) = out.as_mut() {
+            o.tmp.write_all(&chunk[run.clone()])?;
+            o.written += run.len();
+        }
+    }
+    let Some(o) = out else {
+        return Err(fork_source_invalid(source));
+    };
+    let reader = o.tmp.link_new(&o.file, durability)?;
+    Ok(Forked {
+        file: o.file,
+        scan: Some((o.recs, o.id)),
+        reader,
+        bytes: o.written as u64,
+    })
+}
+
+/// [`fork`] of a source that needs a migration first (v1/v2 files: small and rare), in memory.
+fn fork_migrated(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+    durability: Durability,
+) -> Result<Forked> {
+    let loaded = match load_file(source)? {
+        Some(l) if l.has_valid_header() => l,
+        _ => return Err(fork_source_invalid(source)),
+    };
+    let (file, header, _) = fork_target(source, target_cwd, dir, custom_id)?;
+    let mut out = header.into_bytes();
     out.push(b'\n');
     match migrate::migrate_file(&loaded) {
         Some(m) => {
@@ -1126,7 +1487,7 @@ pub fn fork_file(
                 if meta.kind == Kind::Header {
                     continue;
                 }
-                // Records are written as JSON.stringify(JSON.parse(line)) would; most lines already are.
+                // Records are written as JSON.stringify(JSON.parse(line)) would.
                 if json::is_canonical(line) {
                     out.extend_from_slice(line);
                 } else if let Some(n) = json::normalize(line) {
@@ -1136,6 +1497,13 @@ pub fn fork_file(
             }
         }
     }
-    fsio::create_new_atomic(&file, &out)?;
-    Ok(file)
+    let mut tmp = fsio::TempFile::create(&file)?;
+    tmp.write_all(&out)?;
+    let reader = tmp.link_new(&file, durability)?;
+    Ok(Forked {
+        file,
+        scan: None,
+        reader,
+        bytes: out.len() as u64,
+    })
 }

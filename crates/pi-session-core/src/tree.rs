@@ -20,18 +20,27 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
     // A node per index slot (the reference's nodeMap keyed by id): its entry is the slot's record.
     let n = s.slot_count();
     let node_slot = |p: u32| s.record_slot(p).expect("entries are indexed") as usize;
-    let mut parent_of: Vec<Option<usize>> = vec![None; entries.len()];
+    let mut parent_of: Vec<u32> = vec![NONE; entries.len()];
     let mut roots: Vec<usize> = Vec::new();
     let mut child_count = vec![0u32; n];
+    // Every edge goes from a node to one whose record comes later in the file (as in any file
+    // written by appends): then there is no cycle to look for.
+    let mut forward_only = true;
     for (i, &p) in entries.iter().enumerate() {
         let m = s.meta(p);
-        if &*m.parent == "null" || m.parent == m.id {
+        if &*m.parent == "null" {
             continue;
         }
         let parent = s.cached_parent_slot(p).or_else(|| s.slot_of_key(&m.parent));
         if let Some(ps) = parent {
-            parent_of[i] = Some(ps as usize);
+            let own = node_slot(p);
+            // A parentId equal to the entry's own id (same key, so same slot) makes a root.
+            if ps as usize == own {
+                continue;
+            }
+            parent_of[i] = ps;
             child_count[ps as usize] += 1;
+            forward_only &= s.slot_pos(ps) < s.slot_pos(own as u32);
         }
     }
     // Children lists laid out back to back (insertion order kept), offsets per node.
@@ -43,11 +52,12 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
     let mut flat = vec![0usize; offset[n]];
     for (i, &p) in entries.iter().enumerate() {
         match parent_of[i] {
-            Some(ps) => {
+            NONE => roots.push(node_slot(p)),
+            ps => {
+                let ps = ps as usize;
                 flat[fill[ps]] = node_slot(p);
                 fill[ps] += 1;
             }
-            None => roots.push(node_slot(p)),
         }
     }
     let mut cut = vec![false; flat.len()];
@@ -55,15 +65,18 @@ pub fn tree_plan(s: &Session) -> Vec<u32> {
     // path (a cycle closed through a duplicate id) is cut. Entries caught in a parentId cycle hang
     // off no root (the reference drops them, or loops): the first such entry of each cycle becomes
     // a root, and the walk from it cuts the edge that closes its cycle. Every entry appears.
-    let mut color = vec![0u8; n];
-    walk_cutting_cycles(&roots, &offset, &flat, &mut cut, &mut color);
-    for &p in &entries {
-        let node = node_slot(p);
-        if color[node] != 0 || s.slot_pos(node as u32) != p {
-            continue;
+    // Without a backward edge there is no cycle: nothing to cut, and every node hangs off a root.
+    if !forward_only {
+        let mut color = vec![0u8; n];
+        walk_cutting_cycles(&roots, &offset, &flat, &mut cut, &mut color);
+        for &p in &entries {
+            let node = node_slot(p);
+            if color[node] != 0 || s.slot_pos(node as u32) != p {
+                continue;
+            }
+            roots.push(node);
+            walk_cutting_cycles(&[node], &offset, &flat, &mut cut, &mut color);
         }
-        roots.push(node);
-        walk_cutting_cycles(&[node], &offset, &flat, &mut cut, &mut color);
     }
     // Labels by node.
     let mut label_of = vec![NONE; n];
@@ -208,10 +221,21 @@ fn assign(obj: &mut json::Object, prop: &str, value: Option<Value>) {
     }
 }
 
+/// One record of a branched session.
+pub enum Piece {
+    /// Byte for byte the line of this record (same meta too): copied, never looked at.
+    Same(u32),
+    /// A new or changed line.
+    New(Vec<u8>),
+}
+
 /// The records of `createBranchedSession` after the header: the path without label records,
 /// re-chained, then fresh label records for every current label whose target is on that path.
-pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> {
-    let mut out: Vec<Vec<u8>> = Vec::with_capacity(path.len());
+/// A record whose re-chained line is its own line (canonical, same `parentId` and
+/// `firstKeptEntryId`: most of them on a linear path) is [`Piece::Same`], so it costs nothing
+/// when its meta says it is canonical.
+pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Piece>> {
+    let mut out: Vec<Piece> = Vec::with_capacity(path.len());
     let mut replacement: HashMap<Key, Key> = HashMap::new();
     let mut pending: Vec<Key> = Vec::new();
     let mut parent_key: Key = "null".into();
@@ -235,25 +259,41 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> 
                     .unwrap_or_else(|| m.first_kept.clone())
             }
         });
-        let line = s.line(p)?;
-        let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
-        if let Some(fk) = &fk {
-            sets.push(("firstKeptEntryId", fk));
-        }
-        match splice_members(&line, &sets) {
-            Some(fast) => out.push(fast),
-            None => {
-                // `{...scalar}` copies nothing.
-                let mut obj = json::parse(&line)
-                    .ok()
-                    .and_then(Value::into_object)
-                    .unwrap_or_default();
-                for (prop, key) in &sets {
-                    assign(&mut obj, prop, key_value(key));
+        // Setting a member to the value it has changes nothing in canonical text (a canonical
+        // line's raw values are their keys).
+        let unchanged = &*parent_key != UNDEFINED
+            && m.parent == parent_key
+            && match &fk {
+                None => true,
+                Some(fk) => &**fk != UNDEFINED && *fk == m.first_kept,
+            };
+        out.push(if unchanged && m.canonical {
+            Piece::Same(p)
+        } else {
+            let line = s.line(p)?;
+            if unchanged && json::is_canonical(&line) {
+                Piece::Same(p)
+            } else {
+                let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
+                if let Some(fk) = &fk {
+                    sets.push(("firstKeptEntryId", fk));
                 }
-                out.push(json::to_json(&Value::Object(obj)).into_bytes());
+                Piece::New(match splice_members(&line, &sets) {
+                    Some(fast) => fast,
+                    None => {
+                        // `{...scalar}` copies nothing.
+                        let mut obj = json::parse(&line)
+                            .ok()
+                            .and_then(Value::into_object)
+                            .unwrap_or_default();
+                        for (prop, key) in &sets {
+                            assign(&mut obj, prop, key_value(key));
+                        }
+                        json::to_json(&Value::Object(obj)).into_bytes()
+                    }
+                })
             }
-        }
+        });
         parent_key = m.id.clone();
         kept_ids.push(m.id.clone());
     }
@@ -287,7 +327,7 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Vec<u8>>> 
             json::write_json(l, &mut line);
         }
         line.push('}');
-        out.push(line.into_bytes());
+        out.push(Piece::New(line.into_bytes()));
         taken.insert(id_key.clone());
         parent = id_key;
     }

@@ -2,8 +2,8 @@
 //! top_level_members, is_canonical) and number formatting.
 
 use pi_session_core::json::{
-    is_canonical, normalize, parse, to_json, top_level_members, validate, write_js_string,
-    write_json, write_number, JsStr, Object, ParseError, Value,
+    is_canonical, normalize, parse, to_json, top_level_members, validate, visit_canonical_object,
+    write_js_string, write_json, write_number, JsStr, Object, ParseError, Value,
 };
 
 fn num(n: f64) -> String {
@@ -472,6 +472,66 @@ fn is_canonical_accepts_only_json_stringify_output() {
     }
     assert!(!is_canonical(b"\"\xff\""));
     assert!(is_canonical("\"\u{fffd}\"".as_bytes()));
+    // UTF-8 is checked in every part of the string scan: short gaps, 32-byte blocks, the tail.
+    for pad in [0, 3, 7, 8, 15, 16, 31, 32, 33, 64, 100] {
+        let ascii = "a".repeat(pad);
+        let good = format!("{{\"k\":\"{ascii}é{ascii}\\n{ascii}😀\"}}");
+        assert!(is_canonical(good.as_bytes()), "{good}");
+        for bad in [
+            &b"\xff"[..],
+            b"\xc3",
+            b"\xed\xa0\x80",
+            b"\xf4\x90\x80\x80",
+            b"\xc0\xaf",
+        ] {
+            let mut doc = format!("{{\"k\":\"{ascii}").into_bytes();
+            doc.extend_from_slice(bad);
+            doc.extend_from_slice(format!("{ascii}\"}}").as_bytes());
+            assert!(!is_canonical(&doc), "{}", String::from_utf8_lossy(&doc));
+            let mut key = b"{\"".to_vec();
+            key.extend_from_slice(bad);
+            key.extend_from_slice(format!("{ascii}\":1}}").as_bytes());
+            assert!(!is_canonical(&key), "{}", String::from_utf8_lossy(&key));
+        }
+    }
+}
+
+#[test]
+fn visit_canonical_object_reports_members_of_canonical_objects_only() {
+    let line = r#"{"type":"message","id":"a\"b","n":-1.5e+21,"o":{"x":[1,{"y":"}"}]},"t":true,"e":{},"é":"😀"}"#;
+    let mut seen = Vec::new();
+    assert!(visit_canonical_object(line.as_bytes(), |k, r| seen.push((
+        String::from_utf8_lossy(k).into_owned(),
+        line[r].to_owned()
+    ))));
+    let expect = [
+        ("type", "\"message\""),
+        ("id", "\"a\\\"b\""),
+        ("n", "-1.5e+21"),
+        ("o", r#"{"x":[1,{"y":"}"}]}"#),
+        ("t", "true"),
+        ("e", "{}"),
+        ("é", "\"😀\""),
+    ];
+    let seen: Vec<(&str, &str)> = seen.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(seen, expect);
+    assert!(visit_canonical_object(b"{}", |_, _| panic!("no members")));
+    for not in [
+        &b"[1]"[..],
+        b"5",
+        b"\"s\"",
+        b"{ \"a\":1}",
+        br#"{"a":1,"a":2}"#,
+        br#"{"a":1.0}"#,
+        b"{\"a\":\"\xff\"}",
+        br#"{"a":1"#,
+    ] {
+        assert!(
+            !visit_canonical_object(not, |_, _| panic!("not visited")),
+            "{}",
+            String::from_utf8_lossy(not)
+        );
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! by `tests/data/gen_json_cases.mjs` (hand-picked edge cases plus seeded random documents).
 
 use pi_session_core::json::{
-    is_canonical, normalize, parse, to_json, top_level_members, validate, Object, Value,
+    is_canonical, normalize, parse, to_json, top_level_members, validate, visit_canonical_object,
+    Object, Value,
 };
 
 struct Case {
@@ -84,8 +85,16 @@ fn check(case: &Case) -> Vec<String> {
         "is_canonical iff the input is Node's output",
         is_canonical(input) == (expected.map(str::as_bytes) == Some(input)),
     );
+    expect(
+        "visit_canonical_object takes exactly canonical objects, with their members",
+        canonical_members_agree(input, expected),
+    );
     if let Some(out) = expected {
         expect("Node's output is canonical", is_canonical(out.as_bytes()));
+        expect(
+            "visit_canonical_object agrees on Node's output",
+            canonical_members_agree(out.as_bytes(), expected),
+        );
         expect(
             "normalize is idempotent",
             normalize(out.as_bytes()).as_deref() == Some(out),
@@ -195,6 +204,7 @@ fn mutated_documents_get_the_same_verdict_from_every_entry_point() {
             || top_level_members(&doc).is_ok() != ok
             || normalize(&doc) != expected
             || is_canonical(&doc) != (expected.as_deref().map(str::as_bytes) == Some(&doc[..]))
+            || !canonical_members_agree(&doc, expected.as_deref())
         {
             problems.push(String::from_utf8_lossy(&doc).into_owned());
         }
@@ -209,4 +219,24 @@ fn mutated_documents_get_the_same_verdict_from_every_entry_point() {
         still_valid > 200,
         "only {still_valid} mutated documents still parse"
     );
+}
+
+/// `visit_canonical_object` accepts exactly the canonical objects, and reports the members
+/// `top_level_members` finds.
+fn canonical_members_agree(doc: &[u8], expected: Option<&str>) -> bool {
+    let mut seen = Vec::new();
+    let accepted = visit_canonical_object(doc, |k, r| seen.push((k.to_vec(), r)));
+    let canonical_object = doc.first() == Some(&b'{') && expected.map(str::as_bytes) == Some(doc);
+    if accepted != canonical_object {
+        return false;
+    }
+    if !accepted {
+        return seen.is_empty();
+    }
+    let members = top_level_members(doc).unwrap().unwrap();
+    members.len() == seen.len()
+        && members
+            .iter()
+            .zip(&seen)
+            .all(|((k, r), (sk, sr))| k.as_escaped().as_bytes() == &sk[..] && r == sr)
 }

@@ -12,8 +12,8 @@ mod trusted;
 
 pub use object::Object;
 pub use parse::{
-    is_canonical, normalize, parse, top_level_members, validate, visit_top_level_members,
-    visit_two_levels, Members, ParseError,
+    is_canonical, normalize, parse, top_level_members, validate, visit_canonical_object,
+    visit_top_level_members, visit_two_levels, Members, ParseError,
 };
 pub use ser::{to_json, write_js_string, write_json, write_number};
 pub use string::{decode_escaped, JsStr, JsText};

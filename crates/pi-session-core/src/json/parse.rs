@@ -144,18 +144,38 @@ pub fn normalize(bytes: &[u8]) -> Option<String> {
 
 /// Fast check: are these bytes already exactly what `normalize` would return?
 pub fn is_canonical(bytes: &[u8]) -> bool {
-    // Canonical text is always valid UTF-8; knowing the input is lets `Compare` accept string
-    // content by position alone.
-    let src = Source::checked(bytes);
-    if !src.is_utf8() {
+    check_canonical(bytes, None)
+}
+
+/// [`is_canonical`] for the text of an object, also reporting its top-level members as (raw key
+/// bytes between the quotes, which in canonical text are the canonical key; byte range of the
+/// value), in source order. Returns false when the text is not canonical JSON of an object; then
+/// `visit` has not been called.
+pub fn visit_canonical_object(bytes: &[u8], mut visit: impl FnMut(&[u8], Range<usize>)) -> bool {
+    if bytes.first() != Some(&b'{') {
         return false;
     }
+    let mut members = Vec::new();
+    if !check_canonical(bytes, Some(&mut members)) {
+        return false;
+    }
+    for (k, v) in members {
+        visit(&bytes[k], v);
+    }
+    true
+}
+
+fn check_canonical(bytes: &[u8], top: Option<&mut Vec<(Range<usize>, Range<usize>)>>) -> bool {
+    // Canonical text is always valid UTF-8. Outside strings the grammar only admits ASCII, and
+    // string content is checked run by run as it is scanned (`Compare::CHECK_UTF8`), so string
+    // content that is valid can be accepted by position alone.
     let compare = Compare {
         input: bytes,
         pos: 0,
         ok: true,
     };
-    let mut w = Writer::new(compare, src);
+    let mut w = Writer::new(compare, Source::per_run(bytes));
+    w.top = top;
     parse_document(bytes, &mut w).is_ok() && !w.fallback && w.out.ok && w.out.pos == bytes.len()
 }
 
@@ -164,6 +184,10 @@ pub fn is_canonical(bytes: &[u8]) -> bool {
 trait Handler {
     /// Whether `stopped` can ever return true (lets the driver skip the check entirely).
     const CAN_STOP: bool = false;
+    /// String content must be valid UTF-8: runs with non-ASCII bytes are checked while scanning,
+    /// and an invalid one is reported through `str_bad_utf8`.
+    const CHECK_UTF8: bool = false;
+    fn str_bad_utf8(&mut self) {}
     /// The handler has seen enough; the driver returns early (result then meaningless).
     fn stopped(&self) -> bool {
         false
@@ -401,6 +425,9 @@ fn short_integer(raw: &[u8]) -> Option<f64> {
 
 /// Receives the pieces of one string literal.
 trait StrSink {
+    /// See [`Handler::CHECK_UTF8`].
+    const CHECK_UTF8: bool = false;
+    fn bad_utf8(&mut self) {}
     /// Source bytes between escapes (no quote, backslash or control characters).
     fn raw(&mut self, run: Range<usize>);
     fn escape(&mut self, c: u8);
@@ -423,6 +450,11 @@ impl<'h, H: Handler> HandlerStr<'h, H> {
 }
 
 impl<H: Handler> StrSink for HandlerStr<'_, H> {
+    const CHECK_UTF8: bool = H::CHECK_UTF8;
+    #[inline]
+    fn bad_utf8(&mut self) {
+        self.h.str_bad_utf8();
+    }
     #[inline]
     fn raw(&mut self, run: Range<usize>) {
         self.h.str_raw(run);
@@ -445,8 +477,11 @@ impl<H: Handler> StrSink for HandlerStr<'_, H> {
 /// quote. `str_begin` is the caller's business (it knows key vs value); the sink sees the rest.
 fn scan_string<S: StrSink>(b: &[u8], mut i: usize, sink: &mut S) -> Result<usize, ParseError> {
     loop {
-        let stop = find_string_special(b, i);
+        let (stop, high) = find_string_special::<S>(b, i);
         if stop > i {
+            if S::CHECK_UTF8 && high && std::str::from_utf8(&b[i..stop]).is_err() {
+                sink.bad_utf8();
+            }
             sink.raw(i..stop);
         }
         i = stop;
@@ -500,35 +535,65 @@ fn scan_string<S: StrSink>(b: &[u8], mut i: usize, sink: &mut S) -> Result<usize
 /// Offset of the first `"`, `\` or control character at or after `i` (or `b.len()`).
 ///
 /// This is the hot loop of every mode. Escapes in session text (`\n`, `\"`) are typically a few
-/// dozen bytes apart, so short gaps are checked a word at a time (SWAR) and only longer runs go
-/// through 32-byte blocks, whose branch-free test LLVM turns into SIMD compares. (A `memchr2`
-/// for the quote and backslash plus a separate control-character pass measured 2-3x slower
-/// here, mostly from per-call overhead at short gaps.)
+/// dozen bytes apart, so short gaps are checked a word at a time (SWAR); longer runs (tool output,
+/// base64 images) go through SSE2 compares, 64 bytes per step. (A `memchr2` for the quote and
+/// backslash plus a separate control-character pass measured 2-3x slower here, mostly from
+/// per-call overhead at short gaps.)
+///
+/// The second result is true when the run before that offset may hold a byte >= 0x80 (never false
+/// when it does); it is only computed for sinks that check UTF-8 (`S::CHECK_UTF8`), by OR-ing the
+/// data already loaded, so ASCII runs need no second pass.
 #[inline]
-pub(crate) fn find_string_special(b: &[u8], mut i: usize) -> usize {
+fn find_string_special<S: StrSink>(b: &[u8], i: usize) -> (usize, bool) {
+    if S::CHECK_UTF8 {
+        find_special::<true>(b, i)
+    } else {
+        find_special::<false>(b, i)
+    }
+}
+
+/// [`find_string_special`] without the UTF-8 hint (for scanners of already validated text).
+#[inline]
+pub(crate) fn find_string_special_plain(b: &[u8], i: usize) -> usize {
+    find_special::<false>(b, i).0
+}
+
+#[inline]
+fn find_special<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, bool) {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut high = 0u64;
     for _ in 0..2 {
         let Some(w) = word_at(b, i) else { break };
+        if HIGH_BITS {
+            high |= w;
+        }
         let m = special_mask(w);
         if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
+            let stop = i + (m.trailing_zeros() / 8) as usize;
+            // Bytes of the word at and after the stop may be counted: "may hold" stays true.
+            return (stop, high & HIGH != 0);
         }
         i += 8;
     }
-    i = find_special_long(b, i);
+    let (mut i, long_high) = find_special_long::<HIGH_BITS>(b, i);
     while i < b.len() && !is_special(b[i]) {
+        if HIGH_BITS {
+            high |= u64::from(b[i]);
+        }
         i += 1;
     }
-    i
+    (i, long_high || high & HIGH != 0)
 }
 
-/// The long-run part of [`find_string_special`]: SSE2 (baseline on x86_64) 64 bytes per step.
-/// Returns the offset of the first special byte, or where fewer than 16 bytes remain.
+/// The long-run part of [`find_special`]: SSE2 (baseline on x86_64) 64 bytes per step. Returns
+/// the offset of the first special byte, or where fewer than 16 bytes remain, and whether any byte
+/// looked at may be >= 0x80 (when `HIGH_BITS`).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn find_special_long(b: &[u8], mut i: usize) -> usize {
+fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, bool) {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
+        _mm_set1_epi8, _mm_setzero_si128,
     };
     // SAFETY: SSE2 is part of the x86_64 baseline; every load reads 16 bytes that the bounds
     // checks before it keep inside `b`.
@@ -536,8 +601,8 @@ fn find_special_long(b: &[u8], mut i: usize) -> usize {
         let quote = _mm_set1_epi8(b'"' as i8);
         let backslash = _mm_set1_epi8(b'\\' as i8);
         let ctl = _mm_set1_epi8(0x1f);
-        let special = |p: *const u8| {
-            let v = _mm_loadu_si128(p.cast::<__m128i>());
+        let mut seen = _mm_setzero_si128();
+        let special = |v: __m128i| {
             // max(v, 0x1f) == 0x1f exactly for the bytes below 0x20.
             let c = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl);
             _mm_or_si128(
@@ -545,55 +610,70 @@ fn find_special_long(b: &[u8], mut i: usize) -> usize {
                 c,
             )
         };
-        let base = b.as_ptr();
+        let load = |k: usize| _mm_loadu_si128(b.as_ptr().add(k).cast::<__m128i>());
         while i + 64 <= b.len() {
-            let p = base.add(i);
-            let (m0, m1, m2, m3) = (
-                special(p),
-                special(p.add(16)),
-                special(p.add(32)),
-                special(p.add(48)),
-            );
+            let (v0, v1, v2, v3) = (load(i), load(i + 16), load(i + 32), load(i + 48));
+            if HIGH_BITS {
+                seen = _mm_or_si128(
+                    seen,
+                    _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3)),
+                );
+            }
+            let (m0, m1, m2, m3) = (special(v0), special(v1), special(v2), special(v3));
             let any = _mm_or_si128(_mm_or_si128(m0, m1), _mm_or_si128(m2, m3));
             if _mm_movemask_epi8(any) != 0 {
                 let mask = (_mm_movemask_epi8(m0) as u32 as u64)
                     | ((_mm_movemask_epi8(m1) as u32 as u64) << 16)
                     | ((_mm_movemask_epi8(m2) as u32 as u64) << 32)
                     | ((_mm_movemask_epi8(m3) as u32 as u64) << 48);
-                return i + mask.trailing_zeros() as usize;
+                return (
+                    i + mask.trailing_zeros() as usize,
+                    _mm_movemask_epi8(seen) != 0,
+                );
             }
             i += 64;
         }
         while i + 16 <= b.len() {
-            let m = _mm_movemask_epi8(special(base.add(i)));
+            let v = load(i);
+            if HIGH_BITS {
+                seen = _mm_or_si128(seen, v);
+            }
+            let m = _mm_movemask_epi8(special(v));
             if m != 0 {
-                return i + m.trailing_zeros() as usize;
+                return (
+                    i + m.trailing_zeros() as usize,
+                    _mm_movemask_epi8(seen) != 0,
+                );
             }
             i += 16;
         }
+        (i, _mm_movemask_epi8(seen) != 0)
     }
-    i
 }
 
 /// Portable long-run scan: 32-byte blocks whose branch-free test LLVM vectorizes.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn find_special_long(b: &[u8], mut i: usize) -> usize {
+fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, bool) {
+    let mut high = false;
     while let Some(block) = b.get(i..i + 32) {
         let hit = block.iter().fold(false, |acc, &c| {
             acc | (c == b'"') | (c == b'\\') | (c < 0x20)
         });
+        if HIGH_BITS {
+            high |= block.iter().fold(0u8, |acc, &c| acc | c) >= 0x80;
+        }
         if hit {
             for k in (0..32).step_by(8) {
                 let m = word_at(b, i + k).map_or(0, special_mask);
                 if m != 0 {
-                    return i + k + (m.trailing_zeros() / 8) as usize;
+                    return (i + k + (m.trailing_zeros() / 8) as usize, high);
                 }
             }
         }
         i += 32;
     }
-    i
+    (i, high)
 }
 
 #[inline]
@@ -777,6 +857,9 @@ struct Writer<'a, O: Out + Tracked> {
     keys: Vec<Range<usize>>,
     key_start: usize,
     fallback: bool,
+    /// When set: the top-level object's members as (key range, value range) in output coordinates
+    /// (which are input coordinates for `Compare` while it matches).
+    top: Option<&'a mut Vec<(Range<usize>, Range<usize>)>>,
 }
 
 /// An open container.
@@ -805,11 +888,16 @@ impl WFrame {
 
 /// Output that can show back what was written (to compare keys).
 trait Tracked {
+    /// This output accepts source runs by position, so their UTF-8 must be checked as they are
+    /// scanned (see [`Handler::CHECK_UTF8`]).
+    const CHECK_UTF8: bool = false;
     fn pos(&self) -> usize;
     fn written(&self, r: Range<usize>) -> &[u8];
     fn failed(&self) -> bool {
         false
     }
+    /// The output can no longer match (only outputs that compare can fail).
+    fn fail(&mut self) {}
 }
 
 impl Tracked for String {
@@ -844,8 +932,8 @@ impl Out for Compare<'_> {
         }
     }
 
-    /// Source text at the current position is canonical as is (given the whole input is
-    /// valid UTF-8, which `is_canonical` checks first).
+    /// Source text at the current position is canonical as is (its UTF-8 is checked while it
+    /// is scanned: `CHECK_UTF8`).
     #[inline]
     fn put_run(&mut self, _src: &Source<'_>, r: Range<usize>) {
         if r.start == self.pos {
@@ -857,6 +945,10 @@ impl Out for Compare<'_> {
 }
 
 impl Tracked for Compare<'_> {
+    const CHECK_UTF8: bool = true;
+    fn fail(&mut self) {
+        self.ok = false;
+    }
     fn pos(&self) -> usize {
         self.pos
     }
@@ -878,6 +970,17 @@ impl<'a, O: Out + Tracked> Writer<'a, O> {
             keys: Vec::new(),
             key_start: 0,
             fallback: false,
+            top: None,
+        }
+    }
+
+    /// A top-level member's value ends at the current output position.
+    #[inline]
+    fn close_top_value(&mut self) {
+        if let (Some(top), 1) = (&mut self.top, self.frames.len()) {
+            if let Some((_, v)) = top.last_mut() {
+                v.end = self.out.pos();
+            }
         }
     }
 
@@ -945,8 +1048,12 @@ fn as_str(b: &[u8]) -> &str {
 
 impl<O: Out + Tracked> Handler for Writer<'_, O> {
     const CAN_STOP: bool = true;
+    const CHECK_UTF8: bool = O::CHECK_UTF8;
     fn stopped(&self) -> bool {
         self.fallback || self.out.failed()
+    }
+    fn str_bad_utf8(&mut self) {
+        self.out.fail();
     }
     fn null(&mut self) {
         self.before_value();
@@ -972,6 +1079,7 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
     }
     fn str_begin(&mut self, key: bool) {
         if key {
+            self.close_top_value();
             if let Some(f) = self.frames.last_mut() {
                 if f.nonempty {
                     self.out.put_str(",");
@@ -998,6 +1106,10 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
         if key {
             let r = self.key_start..self.out.pos();
             self.out.put_str("\":");
+            if let (Some(top), 1) = (&mut self.top, self.frames.len()) {
+                let at = self.out.pos();
+                top.push((r.clone(), at..at));
+            }
             if !self.out.failed() {
                 self.check_key(r);
             }
@@ -1020,6 +1132,7 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
         self.frames.push(WFrame::new(true, self.keys.len()));
     }
     fn end_object(&mut self) {
+        self.close_top_value();
         if let Some(f) = self.frames.pop() {
             self.keys.truncate(f.keys_from);
         }

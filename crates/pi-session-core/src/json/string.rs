@@ -440,10 +440,6 @@ impl<'a> Source<'a> {
         Source { bytes, text: None }
     }
 
-    pub(crate) fn is_utf8(&self) -> bool {
-        self.text.is_some()
-    }
-
     /// A run of string content between escapes. Invalid UTF-8 becomes U+FFFD, which is what
     /// Node's utf8 decoding does before `JSON.parse`; runs end at ASCII delimiters, so decoding
     /// them separately gives the same result as decoding the whole document.

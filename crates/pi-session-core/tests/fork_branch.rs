@@ -1,0 +1,284 @@
+//! `forkFrom` and `createBranchedSession` write whole new files without fsync (as the reference),
+//! through a temp file that is linked or renamed into place only once complete. These tests check
+//! what that promises, at each fault point (`pi_session_core::fault`): a kill leaves the new file
+//! complete or absent and the source untouched; a failed write leaves no file and (for
+//! `createBranchedSession`) the manager as it was. They also check that the streaming paths used
+//! for big sessions (records left in the file) write the same bytes and give the same state as the
+//! in-memory paths, and that a big session's file changed behind its back is reported.
+//!
+//! One test function: the lazy threshold is a process-wide environment variable.
+
+use std::fs;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use pi_session_core::fault::{self, Point};
+use pi_session_core::record::string_key;
+use pi_session_core::{session, Error, ErrorCode, Session};
+
+type R = Result<(), Error>;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "pi-forkbranch-{name}-{}-{}",
+        std::process::id(),
+        pi_session_core::ids::entry_id(|_| false)
+    ));
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A session with what the copies must handle: a branch left behind, labels on and off the path
+/// (one between two entries, so the entry after it is re-chained), a compaction whose first kept
+/// entry is that label, lines that are not canonical JSON (spacing, escapes, key order), malformed
+/// lines, a second header, and a last line without newline.
+fn source_text(pad: usize) -> String {
+    let big = "x".repeat(pad);
+    [
+        r#"{"type":"session","version":3,"id":"src","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"a","parentId":null,"timestamp":"2024-01-01T00:00:01.000Z","message":{{"role":"user","content":"{big}"}}}}"#),
+        "not json".to_owned(),
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2024-01-01T00:00:02.000Z","message":{"role":"assistant","content":"b"}}"#.to_owned(),
+        r#"{"type":"message","id":"z","parentId":"a","timestamp":"2024-01-01T00:00:03.000Z","message":{"role":"assistant","content":"other branch"}}"#.to_owned(),
+        r#"{"type":"label","id":"l1","parentId":"b","timestamp":"2024-01-01T00:00:04.000Z","targetId":"a","label":"start"}"#.to_owned(),
+        r#"{ "type": "message", "id": "c", "parentId": "l1", "timestamp": "2024-01-01T00:00:05.000Z", "message": {"role":"user","content":"\u0063 \/"} }"#.to_owned(),
+        r#"{"type":"session","version":3,"id":"again","timestamp":"2024-01-01T00:00:05.500Z","cwd":"/w"}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2024-01-01T00:00:06.000Z","message":{{"role":"assistant","content":"{big}"}}}}"#),
+        r#"{"type":"compaction","id":"e","parentId":"d","timestamp":"2024-01-01T00:00:07.000Z","summary":"s","firstKeptEntryId":"l1","tokensBefore":5}"#.to_owned(),
+        r#"{"2":"two","type":"custom","1":"one","id":"f","parentId":"e","timestamp":"2024-01-01T00:00:08.000Z","customType":"k","data":{"n":1.0}}"#.to_owned(),
+        r#"{"type":"label","id":"l2","parentId":"f","timestamp":"2024-01-01T00:00:09.000Z","targetId":"c","label":"mid"}"#.to_owned(),
+        r#"{"type":"label","id":"l3","parentId":"l2","timestamp":"2024-01-01T00:00:09.500Z","targetId":"z","label":"off path"}"#.to_owned(),
+        r#"{"type":"message","id":"g","parentId":"l3","timestamp":"2024-01-01T00:00:10.000Z","message":{"role":"user","content":"g"}}"#.to_owned(),
+    ]
+    .join("\n")
+}
+
+fn open(dir: &Path, file: &Path) -> Result<Session, Error> {
+    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
+    s.set_session_file(file.to_path_buf())?;
+    Ok(s)
+}
+
+fn with_lazy<T>(bytes: u64, f: impl FnOnce() -> T) -> T {
+    std::env::set_var("PI_SESSION_LAZY_BYTES", bytes.to_string());
+    let out = f();
+    std::env::remove_var("PI_SESSION_LAZY_BYTES");
+    out
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn jsonl(dir: &Path) -> Vec<String> {
+    names(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect()
+}
+
+/// Every record's line, in order.
+fn lines(s: &Session) -> Vec<String> {
+    (0..s.record_count() as u32)
+        .map(|p| String::from_utf8(s.line(p).unwrap().into_owned()).unwrap())
+        .collect()
+}
+
+/// The text of a written session without its header line and with label ids (random) blanked.
+fn comparable(text: &str) -> String {
+    let mut out: Vec<String> = text.lines().skip(1).map(str::to_owned).collect();
+    for l in &mut out {
+        if !l.starts_with(r#"{"type":"label""#) {
+            continue;
+        }
+        for key in [r#""id":""#, r#""parentId":""#] {
+            if let Some(k) = l.find(key) {
+                let at = k + key.len();
+                let hex8 = l.get(at..at + 9).is_some_and(|v| {
+                    v.ends_with('"') && v[..8].bytes().all(|c| c.is_ascii_hexdigit())
+                });
+                if hex8 {
+                    l.replace_range(at..at + 8, "--------");
+                }
+            }
+        }
+    }
+    out.join("\n")
+}
+
+fn branch(s: &mut Session) -> Result<Option<PathBuf>, Error> {
+    let leaf = s.leaf_key().map(str::to_owned);
+    s.create_branched_session(leaf.as_deref(), "leaf")
+}
+
+/// Run `f` with a hook that "kills" the process (panics) at `point`; true if it was killed.
+fn killed_at<T>(point: Point, f: impl FnOnce() -> T) -> bool {
+    let _guard = fault::set_hook(move |p, _| {
+        if p == point {
+            panic!("simulated kill at {p:?}");
+        }
+        Ok(())
+    });
+    catch_unwind(AssertUnwindSafe(f)).is_err()
+}
+
+fn failing_at<T>(point: Point, f: impl FnOnce() -> T) -> T {
+    let _guard = fault::set_hook(move |p, _| {
+        if p == point {
+            return Err(Error::new(ErrorCode::Io, "simulated ENOSPC"));
+        }
+        Ok(())
+    });
+    f()
+}
+
+#[test]
+fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
+    for (pad, lazy) in [(10, u64::MAX), (10, 0), (300_000, 0)] {
+        let dir = temp_dir("src");
+        let src = dir.join("src.jsonl");
+        let original = source_text(pad);
+        fs::write(&src, &original).unwrap();
+
+        // ---- forkFrom: same bytes and state either way.
+        let eager_dir = dir.join("eager");
+        let eager = session::fork(&src, "/t", &eager_dir, None, Default::default())?;
+        let eager_text = fs::read_to_string(&eager.file).unwrap();
+        // As loadEntriesFromFile: the source gets its missing final newline, nothing else.
+        assert_eq!(fs::read_to_string(&src).unwrap(), format!("{original}\n"));
+        let eager_session = open(&eager_dir, &eager.file)?;
+        let lazy_dir = dir.join("lazy");
+        let (lazy_text, lazy_lines) = with_lazy(lazy, || -> Result<_, Error> {
+            let forked = session::fork(&src, "/t", &lazy_dir, None, Default::default())?;
+            let file = forked.file.clone();
+            let mut s = Session::blank("/t".into(), lazy_dir.to_string_lossy().into(), true)?;
+            s.set_session_file_forked(forked)?;
+            assert_eq!(s.session_file(), Some(file.as_path()));
+            assert!(s.is_flushed());
+            // What the fork learned about the new file is what reading it finds.
+            let reread = open(&lazy_dir, &file)?;
+            assert_eq!(lines(&s), lines(&reread));
+            assert_eq!(s.leaf_key(), reread.leaf_key());
+            assert_eq!(s.session_id(), reread.session_id());
+            Ok((fs::read_to_string(&file).unwrap(), lines(&s)))
+        })?;
+        assert_eq!(comparable(&lazy_text), comparable(&eager_text));
+        assert_eq!(lazy_lines.len(), eager_session.record_count());
+        assert!(!eager_text.contains("not json") && !eager_text.contains("\"again\""));
+        assert!(eager_text.contains(r#""id":"c","parentId":"l1","timestamp":"2024-01-01T00:00:05.000Z","message":{"role":"user","content":"c /"}}"#));
+        assert!(eager_text.contains(r#"{"1":"one","2":"two","type":"custom","id":"f""#));
+
+        // ---- forkFrom killed before the link: no target, a hidden temp file at most.
+        let kill_dir = dir.join("killed");
+        assert!(killed_at(Point::BeforeLink, || with_lazy(lazy, || {
+            session::fork(&src, "/t", &kill_dir, None, Default::default())
+        })));
+        assert!(jsonl(&kill_dir).is_empty(), "{:?}", names(&kill_dir));
+        assert!(names(&kill_dir).iter().all(|n| n.ends_with(".tmp")));
+        // ... and failing there: nothing at all.
+        let fail_dir = dir.join("failed");
+        let err = failing_at(Point::BeforeLink, || {
+            with_lazy(lazy, || {
+                session::fork(&src, "/t", &fail_dir, None, Default::default())
+            })
+        })
+        .err()
+        .expect("the fork failed");
+        assert_eq!(err.message, "simulated ENOSPC");
+        assert!(names(&fail_dir).is_empty(), "{:?}", names(&fail_dir));
+
+        // ---- createBranchedSession: same bytes and state either way.
+        let mut eager_s = open(&dir, &src)?;
+        let eager_new = branch(&mut eager_s)?.expect("persisted");
+        let eager_branch = fs::read_to_string(&eager_new).unwrap();
+        let (lazy_branch, lazy_s_lines) = with_lazy(lazy, || -> Result<_, Error> {
+            let mut s = open(&dir, &src)?;
+            let new_file = branch(&mut s)?.expect("persisted");
+            assert_eq!(s.session_file(), Some(new_file.as_path()));
+            let reread = open(&dir, &new_file)?;
+            assert_eq!(lines(&s), lines(&reread));
+            assert_eq!(s.leaf_key(), reread.leaf_key());
+            Ok((fs::read_to_string(&new_file).unwrap(), lines(&s)))
+        })?;
+        assert_eq!(comparable(&lazy_branch), comparable(&eager_branch));
+        assert_eq!(lazy_s_lines.len(), eager_s.record_count());
+        // Re-chained past the dropped labels, first kept entry moved off the label, labels last.
+        assert!(!eager_branch.contains("other branch") && !eager_branch.contains("\"l1\""));
+        assert!(eager_branch.contains(r#""id":"c","parentId":"b""#));
+        assert!(eager_branch.contains(r#""firstKeptEntryId":"c""#));
+        assert!(eager_branch.contains(r#""id":"g","parentId":"f""#));
+        assert_eq!(
+            eager_branch.matches(r#"{"type":"label""#).count(),
+            2,
+            "{eager_branch}"
+        );
+
+        // ---- createBranchedSession killed before the rename: the old file is untouched and no
+        // new session file appears.
+        let before = jsonl(&dir);
+        let src_bytes = fs::read(&src).unwrap();
+        assert!(killed_at(Point::BeforeRename, || with_lazy(lazy, || {
+            let mut s = open(&dir, &src).unwrap();
+            branch(&mut s)
+        })));
+        assert_eq!(jsonl(&dir), before);
+        assert_eq!(fs::read(&src).unwrap(), src_bytes);
+        // ... and failing there: no file, no temp file, the manager as it was.
+        let tmps = names(&dir)
+            .into_iter()
+            .filter(|n| n.ends_with(".tmp"))
+            .count();
+        with_lazy(lazy, || -> R {
+            let mut s = open(&dir, &src)?;
+            let leaf = s.leaf_key().map(str::to_owned);
+            let before_lines = lines(&s);
+            let err = failing_at(Point::BeforeRename, || branch(&mut s)).unwrap_err();
+            assert_eq!(err.message, "simulated ENOSPC");
+            assert_eq!(s.session_file(), Some(src.as_path()));
+            assert_eq!(s.leaf_key(), leaf.as_deref());
+            assert_eq!(lines(&s), before_lines);
+            Ok(())
+        })?;
+        assert_eq!(jsonl(&dir), before);
+        assert_eq!(
+            names(&dir)
+                .into_iter()
+                .filter(|n| n.ends_with(".tmp"))
+                .count(),
+            tmps
+        );
+
+        // ---- a big session's file changed in place after opening: reported, nothing written.
+        if lazy == 0 {
+            let file = dir.join("changed.jsonl");
+            fs::write(&file, source_text(pad)).unwrap();
+            with_lazy(lazy, || -> R {
+                let mut s = open(&dir, &file)?;
+                let text = fs::read_to_string(&file).unwrap();
+                fs::write(
+                    &file,
+                    text.replace("\"content\":\"b\"", "\"content\":\"B\""),
+                )
+                .unwrap();
+                let before = jsonl(&dir);
+                let err = s
+                    .create_branched_session(Some(&string_key("g")), "g")
+                    .unwrap_err();
+                assert_eq!(err.code, ErrorCode::FileChanged);
+                assert_eq!(jsonl(&dir), before);
+                assert_eq!(s.session_file(), Some(file.as_path()));
+                Ok(())
+            })?;
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
