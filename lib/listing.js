@@ -112,8 +112,8 @@ async function summarizeAll(files, onLoaded, signal) {
       }
     }
     signal?.throwIfAborted();
-    // The run saves the cache after its last file; this last call waits for that.
-    await run.next(1);
+    // Written back before the listing returns, never after it (callers may remove the dir).
+    await run.finish();
   } finally {
     run.cancel();
   }

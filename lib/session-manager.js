@@ -22,8 +22,12 @@ const { guardErrors } = require("./guard.js");
 const CURRENT_SESSION_VERSION = 3;
 const NONE = 0xffffffff;
 const UNKNOWN = Symbol("unknown");
-/** Upper bound of the JSON text fetched from the core in one call when materializing entries. */
-const BATCH_BYTES = 64 * 1024 * 1024;
+/**
+ * Upper bound of the JSON text fetched from the core in one call when materializing entries: the
+ * text is garbage once parsed, so small batches keep a big materialization's peak near the size
+ * of the objects themselves.
+ */
+const BATCH_BYTES = 1024 * 1024;
 const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 const SESSION_ID_MESSAGE =
   "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
@@ -181,7 +185,7 @@ class SessionManager {
     if (missing !== null) {
       const want = new Uint32Array(missing.length);
       for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
-      // In batches of at most ~64 MB of JSON text: a JS string cannot hold a huge session at once.
+      // In batches of at most ~1 MB of JSON text (a JS string could not hold a huge session anyway).
       for (let done = 0; done < want.length; ) {
         const parsed = JSON.parse(this.#n.linesJson(want.subarray(done), BATCH_BYTES));
         for (let j = 0; j < parsed.length; j++) {

@@ -564,10 +564,36 @@ impl SummaryRun {
         })
     }
 
+    /// After the last result: wait for the workers, then write the listing cache back (off the
+    /// JS thread). Resolves to whether a cache was written.
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
+    pub fn finish(&self) -> AsyncTask<FinishSummaries> {
+        AsyncTask::new(FinishSummaries {
+            job: self.job.clone(),
+        })
+    }
+
     /// Stop reading files; pending and later `next()` calls resolve empty.
     #[napi(catch_unwind)]
     pub fn cancel(&self) {
         self.job.cancel();
+    }
+}
+
+pub struct FinishSummaries {
+    job: std::sync::Arc<SummaryJob>,
+}
+
+impl Task for FinishSummaries {
+    type Output = bool;
+    type JsValue = bool;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(self.job.finish())
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
     }
 }
 

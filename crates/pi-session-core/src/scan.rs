@@ -109,8 +109,12 @@ pub fn chunk_lines(chunk: &[u8]) -> impl Iterator<Item = (usize, &[u8], bool)> {
     })
 }
 
-/// Buffer size of the streaming reads.
+/// Buffer size of the streaming copies (fork, branch).
 pub const CHUNK_BYTES: usize = 8 << 20;
+
+/// Buffer size of the scan on open: reads of 1 MiB cost no more per byte than bigger ones, and the
+/// scan's peak memory is what a huge session's open adds to the process.
+pub const SCAN_CHUNK_BYTES: usize = 1 << 20;
 
 /// Scan `path` line by line (split on `\n`, as the loader does). `Ok(None)` when it is missing.
 /// Records also learn whether they are canonical ([`Meta::canonical`]), which lets
@@ -121,7 +125,7 @@ pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&e, "open", path)),
     };
-    let mut chunks = LineChunks::new(file, CHUNK_BYTES);
+    let mut chunks = LineChunks::new(file, SCAN_CHUNK_BYTES);
     let mut scan = Scan {
         recs: Vec::new(),
         header_id: String::new(),

@@ -123,23 +123,8 @@ impl Shared {
             self.lock().slots[i] = Some(r);
             self.changed.notify_all();
         }
-        let last = {
-            let mut st = self.lock();
-            st.workers_left -= 1;
-            st.workers_left == 0
-        };
-        if last && !self.cancelled.load(Ordering::Relaxed) {
-            // Saved here, off the JS thread, before the consumer can see the end of the run.
-            if let Some(cache) = self.cache() {
-                let _ = lock_cache(cache).save();
-            }
-        }
-        if last {
-            let mut st = self.lock();
-            st.workers_left = usize::MAX; // finished (saved or cancelled)
-            drop(st);
-            self.changed.notify_all();
-        }
+        self.lock().workers_left -= 1;
+        self.changed.notify_all();
     }
 }
 
@@ -200,7 +185,7 @@ impl SummaryJob {
     }
 
     /// Take up to `max` finished results, in input order, waiting for the next one. An empty
-    /// result means the run is over (all taken, or cancelled); by then the cache is saved.
+    /// result means the run is over (all taken, or cancelled).
     pub fn next(&self, max: usize) -> Vec<Option<Ready>> {
         let s = &self.shared;
         let mut st = s.lock();
@@ -224,10 +209,29 @@ impl SummaryJob {
                 s.changed.notify_all();
                 return out;
             }
-            if st.taken == st.slots.len() && st.workers_left == usize::MAX {
+            if st.taken == st.slots.len() {
                 return Vec::new();
             }
             st = s.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Wait for the workers to stop, then (unless cancelled) write the cache back. Called by the
+    /// consumer after the last result, so that nothing is written once the listing has returned:
+    /// a caller may delete the agent dir right after. Returns whether a cache was saved.
+    pub fn finish(&self) -> bool {
+        let s = &self.shared;
+        let mut st = s.lock();
+        while st.workers_left > 0 {
+            st = s.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(st);
+        if s.cancelled.load(Ordering::Relaxed) {
+            return false;
+        }
+        match s.cache.get() {
+            Some(Some(cache)) => lock_cache(cache).save().is_ok(),
+            _ => false,
         }
     }
 
@@ -305,6 +309,11 @@ mod tests {
         let cache = dir.join("cache.jsonl");
         assert_eq!(drain(&SummaryJob::start(files.clone(), None, 3), 7), want);
         // Cold cache, then warm (served from the loaded file's lines).
+        let job = SummaryJob::start(files.clone(), Some(cache.clone()), 2);
+        assert_eq!(drain(&job, 50), want);
+        assert!(!cache.exists(), "nothing is written before finish()");
+        assert!(job.finish());
+        assert!(cache.exists(), "saved by finish()");
         assert_eq!(
             drain(
                 &SummaryJob::start(files.clone(), Some(cache.clone()), 2),
@@ -334,6 +343,7 @@ mod tests {
         assert_eq!(job.next(1).len(), 1);
         job.cancel();
         assert!(job.next(10).is_empty());
+        assert!(!job.finish(), "a cancelled run saves nothing");
         assert!(SummaryJob::start(Vec::new(), None, 2).next(5).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
