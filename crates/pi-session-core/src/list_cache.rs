@@ -15,7 +15,7 @@ use crate::json::{self, JsStr, Value};
 use crate::listing::FileSummary;
 
 /// Bump when the summary format changes: old caches are then ignored.
-const FORMAT: &str = "pi-session-list-cache/2";
+const FORMAT: &str = "pi-session-list-cache/3";
 
 /// What identifies a file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,12 +59,12 @@ impl Stamp {
 /// A cached answer: the summary, or `None` for a file that is not a session.
 pub type Cached = Option<Arc<FileSummary>>;
 
-/// A hit: a summary computed in this run, or a line of the loaded cache file, which is only
-/// validated and decoded when used (on the worker that asked, see [`Hit::line`]).
+/// A hit: a summary computed in this run, or a record of the cache file, which is only read,
+/// validated and decoded when used (on the worker that asked, see [`Hit::read`]).
 #[derive(Debug, Clone)]
 pub enum Hit {
     Fresh(Cached),
-    Line(Arc<[u8]>, Range<usize>),
+    Stored(Arc<fs::File>, Range<u64>),
 }
 
 /// A cache line that does not hold a summary (torn or edited).
@@ -72,6 +72,22 @@ pub enum Hit {
 pub struct Damaged;
 
 impl Hit {
+    /// Read a stored record (`Err(Damaged)`: unreadable, or not the record of `path`/`stamp`).
+    pub fn read(
+        file: &fs::File,
+        range: Range<u64>,
+        path: &str,
+        stamp: &Stamp,
+    ) -> Result<Vec<u8>, Damaged> {
+        let len = usize::try_from(range.end - range.start).map_err(|_| Damaged)?;
+        let mut buf = vec![0u8; len];
+        read_exact_at(file, &mut buf, range.start).map_err(|_| Damaged)?;
+        match parse_key(&buf) {
+            Some((p, s)) if p == path && s == *stamp => Ok(buf),
+            _ => Err(Damaged),
+        }
+    }
+
     /// The summary of a cache-file line (`Err(Damaged)`: read the file again).
     pub fn line(text: &[u8]) -> Result<Option<(&str, &str, &str)>, Damaged> {
         let members = json::top_level_members(text)
@@ -107,8 +123,8 @@ impl Hit {
 #[derive(Debug, Clone)]
 enum Stored {
     Fresh(Cached),
-    /// Byte range of the entry's line in `ListCache::text`.
-    Line(Range<usize>),
+    /// Byte range of the entry's record in the loaded cache file.
+    At(Range<u64>),
 }
 
 #[derive(Debug, Clone)]
@@ -118,66 +134,57 @@ struct Entry {
     used: bool,
 }
 
-/// An in-memory view of the cache file.
-#[derive(Debug)]
+/// An in-memory view of the cache file: the index of its records (read at load) and the open
+/// file they are read from when used.
+#[derive(Debug, Default)]
 pub struct ListCache {
     file: Option<PathBuf>,
-    /// The cache file as loaded; `Line` entries point into it.
-    text: Arc<[u8]>,
+    data: Option<Arc<fs::File>>,
     entries: HashMap<String, Entry>,
     dirty: bool,
 }
 
-impl Default for ListCache {
-    fn default() -> Self {
-        ListCache {
-            file: None,
-            text: Arc::from(Vec::new()),
-            entries: HashMap::new(),
-            dirty: false,
-        }
-    }
+#[cfg(unix)]
+fn read_exact_at(f: &fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
 }
 
+#[cfg(windows)]
+fn read_exact_at(f: &fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match f.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Length of the fixed-size last line: `{"index":<offset>}` padded with spaces.
+const TRAILER: usize = 40;
+
 impl ListCache {
-    /// Read the cache at `file` (anything unreadable is ignored). Only each line's key and stamp
-    /// are read here; summaries are checked when used.
+    /// Read the cache at `file` (anything unreadable is ignored). Only the index at its end is
+    /// read here; a summary is read and checked when it is used.
     pub fn load(file: PathBuf) -> ListCache {
         let mut cache = ListCache {
             file: Some(file.clone()),
             ..ListCache::default()
         };
-        let Ok(text) = fs::read(&file) else {
+        let Ok(f) = fs::File::open(&file) else {
             return cache;
         };
-        let header_end = memchr::memchr(b'\n', &text).unwrap_or(text.len());
-        let header_ok = json::parse(&text[..header_end])
-            .is_ok_and(|h| matches!(h.get("format"), Some(Value::String(f)) if f.eq_str(FORMAT)));
-        if !header_ok {
-            cache.dirty = true;
-            return cache;
-        }
-        let mut start = header_end + 1;
-        while start < text.len() {
-            let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |k| start + k);
-            match parse_key(&text[start..end]) {
-                Some((path, stamp)) => {
-                    cache.entries.insert(
-                        path,
-                        Entry {
-                            stamp,
-                            value: Stored::Line(start..end),
-                            used: false,
-                        },
-                    );
-                }
-                // A damaged line: rewrite the file without it on the next save.
-                None if end > start => cache.dirty = true,
-                None => {}
+        match read_index(&f) {
+            Some(entries) => {
+                cache.entries = entries;
+                cache.data = Some(Arc::new(f));
             }
-            start = end + 1;
+            None => cache.dirty = true,
         }
-        cache.text = Arc::from(text);
         cache
     }
 
@@ -190,7 +197,7 @@ impl ListCache {
         e.used = true;
         Some(match &e.value {
             Stored::Fresh(c) => Hit::Fresh(c.clone()),
-            Stored::Line(r) => Hit::Line(self.text.clone(), r.clone()),
+            Stored::At(r) => Hit::Stored(self.data.clone()?, r.clone()),
         })
     }
 
@@ -232,21 +239,43 @@ impl ListCache {
         let result = (|| {
             let f = fs::File::create(&tmp).map_err(io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            writeln!(w, "{{\"format\":\"{FORMAT}\"}}").map_err(io)?;
+            let header = format!("{{\"format\":\"{FORMAT}\"}}\n");
+            w.write_all(header.as_bytes()).map_err(io)?;
+            let mut at = header.len() as u64;
+            let mut index = String::with_capacity(self.entries.len() * 200);
             let mut line = String::new();
+            let mut copy = Vec::new();
             for (path, e) in &self.entries {
-                match &e.value {
-                    Stored::Line(r) => {
-                        w.write_all(&self.text[r.clone()]).map_err(io)?;
-                        w.write_all(b"\n").map_err(io)?;
+                let bytes: &[u8] = match &e.value {
+                    Stored::At(r) => {
+                        // Unchanged records are copied from the old file (which stays readable
+                        // through our descriptor until the rename below replaces its name).
+                        let Some(data) = &self.data else { continue };
+                        copy.resize((r.end - r.start) as usize, 0);
+                        if read_exact_at(data, &mut copy, r.start).is_err() {
+                            continue;
+                        }
+                        copy.push(b'\n');
+                        &copy
                     }
                     Stored::Fresh(summary) => {
                         line.clear();
                         write_entry(path, e.stamp, summary, &mut line);
-                        w.write_all(line.as_bytes()).map_err(io)?;
+                        line.as_bytes()
                     }
-                }
+                };
+                w.write_all(bytes).map_err(io)?;
+                let len = bytes.len() as u64 - 1; // without the newline
+                write_index_line(path, e.stamp, at..at + len, &mut index);
+                at += len + 1;
             }
+            w.write_all(index.as_bytes()).map_err(io)?;
+            let mut trailer = format!("{{\"index\":{at}}}");
+            while trailer.len() < TRAILER - 1 {
+                trailer.push(' ');
+            }
+            trailer.push('\n');
+            w.write_all(trailer.as_bytes()).map_err(io)?;
             w.into_inner().map_err(|e| io(e.into_error()))?;
             fs::rename(&tmp, &file).map_err(|e| crate::Error::io(&e, "rename", &file))
         })();
@@ -267,15 +296,84 @@ impl ListCache {
     }
 }
 
-/// `{"p":path,"s":size,"m":"mtime ns","c":"ctime ns","i":inode,"v":meta|null,"f":"first","a":"all"}`
-/// (path and stamp first: loading reads only those).
-fn write_entry(path: &str, stamp: Stamp, summary: &Cached, out: &mut String) {
+/// The index of a cache file: header check, trailer, then one key line per record.
+fn read_index(f: &fs::File) -> Option<HashMap<String, Entry>> {
+    let size = f.metadata().ok()?.len();
+    let mut head = vec![0u8; (FORMAT.len() + 16).min(size as usize)];
+    read_exact_at(f, &mut head, 0).ok()?;
+    let header_end = memchr::memchr(b'\n', &head)?;
+    let header_ok = json::parse(&head[..header_end])
+        .is_ok_and(|h| matches!(h.get("format"), Some(Value::String(v)) if v.eq_str(FORMAT)));
+    if !header_ok || size < TRAILER as u64 {
+        return None;
+    }
+    let mut trailer = [0u8; TRAILER];
+    read_exact_at(f, &mut trailer, size - TRAILER as u64).ok()?;
+    let index_at = match json::parse(trailer.strip_suffix(b"\n")?).ok()?.get("index") {
+        Some(Value::Number(n)) if *n >= 0.0 && n.fract() == 0.0 => *n as u64,
+        _ => return None,
+    };
+    let index_len = (size - TRAILER as u64).checked_sub(index_at)?;
+    let mut index = vec![0u8; usize::try_from(index_len).ok()?];
+    read_exact_at(f, &mut index, index_at).ok()?;
+    let mut entries = HashMap::new();
+    for line in index.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let (path, stamp, range) = parse_index_line(line)?;
+        if range.end > index_at || range.start > range.end {
+            return None;
+        }
+        let entry = Entry {
+            stamp,
+            value: Stored::At(range),
+            used: false,
+        };
+        entries.insert(path, entry);
+    }
+    Some(entries)
+}
+
+/// `{"p":path,"s":size,"m":"mtime ns","c":"ctime ns","i":inode,"o":offset,"n":length}`
+fn write_index_line(path: &str, stamp: Stamp, range: Range<u64>, out: &mut String) {
+    write_key(path, stamp, out);
+    out.push_str(&format!(
+        ",\"o\":{},\"n\":{}}}\n",
+        range.start,
+        range.end - range.start
+    ));
+}
+
+fn parse_index_line(line: &[u8]) -> Option<(String, Stamp, Range<u64>)> {
+    let (path, stamp, rest) = parse_key_prefix(line)?;
+    let mut rest = rest;
+    let mut field = |name: &[u8]| -> Option<u64> {
+        rest = rest
+            .strip_prefix(b",")?
+            .strip_prefix(name)?
+            .strip_prefix(b":")?;
+        let end = rest.iter().position(|c| !c.is_ascii_digit())?;
+        let n = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
+        rest = &rest[end..];
+        Some(n)
+    };
+    let start = field(b"\"o\"")?;
+    let len = field(b"\"n\"")?;
+    (rest == b"}").then_some((path, stamp, start..start.checked_add(len)?))
+}
+
+fn write_key(path: &str, stamp: Stamp, out: &mut String) {
     out.push_str("{\"p\":");
     json::write_js_string(&JsStr::from_str(path), out);
     out.push_str(&format!(
-        ",\"s\":{},\"m\":\"{}\",\"c\":\"{}\",\"i\":{},\"v\":",
+        ",\"s\":{},\"m\":\"{}\",\"c\":\"{}\",\"i\":{}",
         stamp.size, stamp.mtime_ns, stamp.ctime_ns, stamp.ino
     ));
+}
+
+/// `{"p":path,"s":size,"m":"mtime ns","c":"ctime ns","i":inode,"v":meta|null,"f":"first","a":"all"}`
+/// (path and stamp first: loading reads only those).
+fn write_entry(path: &str, stamp: Stamp, summary: &Cached, out: &mut String) {
+    write_key(path, stamp, out);
+    out.push_str(",\"v\":");
     match summary {
         None => out.push_str("null"),
         Some(s) => {
@@ -293,6 +391,11 @@ fn write_entry(path: &str, stamp: Stamp, summary: &Cached, out: &mut String) {
 /// Path and stamp from the start of a cache line, as `write_entry` lays it out (anything else
 /// is treated as damaged).
 fn parse_key(line: &[u8]) -> Option<(String, Stamp)> {
+    parse_key_prefix(line).map(|(p, s, _)| (p, s))
+}
+
+/// [`parse_key`] and the bytes after the key.
+fn parse_key_prefix(line: &[u8]) -> Option<(String, Stamp, &[u8])> {
     let rest = line.strip_prefix(b"{\"p\":\"")?;
     // The path string: up to the first unescaped quote.
     let mut i = 0;
@@ -334,7 +437,7 @@ fn parse_key(line: &[u8]) -> Option<(String, Stamp)> {
         ctime_ns: field(b"\"c\"", true)?,
         ino: u64::try_from(field(b"\"i\"", false)?).ok()?,
     };
-    Some((path, stamp))
+    Some((path, stamp, rest))
 }
 
 #[cfg(test)]
@@ -358,67 +461,92 @@ mod tests {
         }
     }
 
+    /// The summary a hit stands for (reading stored records the way the job does).
+    fn resolve(
+        hit: Hit,
+        path: &str,
+        stamp: &Stamp,
+    ) -> Result<Option<(String, String, String)>, Damaged> {
+        match hit {
+            Hit::Fresh(c) => {
+                Ok(c.map(|s| (s.meta.clone(), s.first_message.clone(), s.all_text.clone())))
+            }
+            Hit::Stored(f, r) => {
+                let rec = Hit::read(&f, r, path, stamp)?;
+                Hit::line(&rec)
+                    .map(|o| o.map(|(m, f, a)| (m.to_owned(), f.to_owned(), a.to_owned())))
+            }
+        }
+    }
+
+    fn owned(c: &Cached) -> Option<(String, String, String)> {
+        c.as_ref()
+            .map(|s| (s.meta.clone(), s.first_message.clone(), s.all_text.clone()))
+    }
+
     #[test]
-    fn saved_entries_hit_after_a_reload_and_damaged_lines_do_not() {
+    fn saved_entries_hit_after_a_reload_and_damage_is_detected() {
         let dir = std::env::temp_dir().join(format!("pi-list-cache-unit-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join("session-list-cache.jsonl");
         let mut c = ListCache::load(file.clone());
         assert!(c.is_empty());
+        let path = |n: u32| format!("/s/\"q\"{n}.jsonl");
         for n in 0..3u32 {
-            c.put(
-                &format!("/s/\"q\"{n}.jsonl"),
-                stamp(u64::from(n)),
-                summary(n),
-            );
+            c.put(&path(n), stamp(u64::from(n)), summary(n));
         }
         c.put("/s/not-a-session.jsonl", stamp(9), None);
         c.save().unwrap();
 
-        let mut c = ListCache::load(file.clone());
-        assert_eq!(c.len(), 4);
-        for n in 0..3u32 {
-            let path = format!("/s/\"q\"{n}.jsonl");
-            assert!(
-                c.get(&path, &stamp(u64::from(n) + 1)).is_none(),
-                "other stamp"
-            );
-            let Some(Hit::Line(text, r)) = c.get(&path, &stamp(u64::from(n))) else {
-                panic!("loaded entries are lines");
-            };
-            let s = summary(n).unwrap();
-            assert_eq!(
-                Hit::line(&text[r]),
-                Ok(Some((
-                    s.meta.as_str(),
-                    s.first_message.as_str(),
-                    s.all_text.as_str()
-                )))
-            );
-        }
-        let Some(Hit::Line(text, r)) = c.get("/s/not-a-session.jsonl", &stamp(9)) else {
-            panic!("hit");
+        let check = |c: &mut ListCache| {
+            assert_eq!(c.len(), 4);
+            for n in 0..3u32 {
+                assert!(
+                    c.get(&path(n), &stamp(u64::from(n) + 1)).is_none(),
+                    "other stamp"
+                );
+                let hit = c.get(&path(n), &stamp(u64::from(n))).expect("hit");
+                assert!(
+                    matches!(hit, Hit::Stored(..)),
+                    "loaded entries are read from the file"
+                );
+                assert_eq!(
+                    resolve(hit, &path(n), &stamp(u64::from(n))),
+                    Ok(owned(&summary(n)))
+                );
+            }
+            let hit = c.get("/s/not-a-session.jsonl", &stamp(9)).expect("hit");
+            assert_eq!(resolve(hit, "/s/not-a-session.jsonl", &stamp(9)), Ok(None));
         };
-        assert_eq!(Hit::line(&text[r]), Ok(None));
+        let mut loaded = ListCache::load(file.clone());
+        check(&mut loaded);
+        // Saving copies the stored records into a new file that reads back the same.
+        loaded.put("/s/extra.jsonl", stamp(7), summary(7));
+        loaded.save().unwrap();
+        let mut again = ListCache::load(file.clone());
+        assert!(again.get("/s/extra.jsonl", &stamp(7)).is_some());
+        again.entries.remove("/s/extra.jsonl");
+        check(&mut again);
 
-        // Cut one line short: its key still reads, its summary is reported damaged.
-        let body = fs::read_to_string(&file).unwrap();
-        let damaged: String = body
-            .lines()
-            .map(|l| {
-                if l.contains("q\\\"1") {
-                    format!("{}\n", &l[..l.len() - 3])
-                } else {
-                    format!("{l}\n")
-                }
-            })
-            .collect();
-        fs::write(&file, damaged).unwrap();
+        // A record whose bytes changed is reported damaged (the key no longer matches, or the
+        // JSON no longer parses), never served.
+        let mut bytes = fs::read(&file).unwrap();
+        let needle = b"1.jsonl\",\"s\":1,";
+        let at = bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("record 1 (records come before the index)");
+        bytes[at + needle.len() - 2] = b'8';
+        fs::write(&file, &bytes).unwrap();
         let mut c = ListCache::load(file.clone());
-        let Some(Hit::Line(text, r)) = c.get("/s/\"q\"1.jsonl", &stamp(1)) else {
-            panic!("key survives");
-        };
-        assert_eq!(Hit::line(&text[r]), Err(Damaged));
+        let hit = c.get(&path(1), &stamp(1)).expect("index still names it");
+        assert_eq!(resolve(hit, &path(1), &stamp(1)), Err(Damaged));
+        // A torn file (no trailer) or a foreign one is ignored and marked for rewriting.
+        fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let c = ListCache::load(file.clone());
+        assert!(c.is_empty() && c.dirty);
+        fs::write(&file, b"{\"format\":\"something else\"}\n").unwrap();
+        assert!(ListCache::load(file.clone()).is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -85,17 +85,20 @@ impl Shared {
         let hit = lock_cache(cache).get(&key, &stamp);
         match hit {
             Some(Hit::Fresh(c)) => return c.as_deref().map(Ready::of),
-            Some(Hit::Line(text, range)) => match Hit::line(&text[range]) {
-                Ok(None) => return None,
-                Ok(Some((meta, first, all))) => {
-                    return Some(Ready {
-                        meta: meta.to_owned(),
-                        first_message: decode_escaped(first),
-                        all_text: decode_escaped(all),
-                    })
+            Some(Hit::Stored(file, range)) => {
+                let record = Hit::read(&file, range, &key, &stamp);
+                match record.as_deref().map(Hit::line) {
+                    Ok(Ok(None)) => return None,
+                    Ok(Ok(Some((meta, first, all)))) => {
+                        return Some(Ready {
+                            meta: meta.to_owned(),
+                            first_message: decode_escaped(first),
+                            all_text: decode_escaped(all),
+                        })
+                    }
+                    _ => {} // damaged: read the session file again
                 }
-                Err(_) => {} // damaged: read the file again
-            },
+            }
             None => {}
         }
         let summary: Cached = fresh(meta.modified().ok().map(listing::mtime_ms));
