@@ -67,6 +67,9 @@ pub enum Hit {
     Stored(Arc<fs::File>, Range<u64>),
 }
 
+/// A stored summary as read: `meta` JSON and the two texts' escaped bytes.
+pub type StoredSummary<'a> = (&'a str, &'a [u8], &'a [u8]);
+
 /// A cache line that does not hold a summary (torn or edited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Damaged;
@@ -89,7 +92,7 @@ impl Hit {
     }
 
     /// The summary of a cache-file line (`Err(Damaged)`: read the file again).
-    pub fn line(text: &[u8]) -> Result<Option<(&str, &str, &str)>, Damaged> {
+    pub fn line(text: &[u8]) -> Result<Option<StoredSummary<'_>>, Damaged> {
         let members = json::top_level_members(text)
             .map_err(|_| Damaged)?
             .ok_or(Damaged)?;
@@ -107,13 +110,12 @@ impl Hit {
         if v.first() != Some(&b'{') {
             return Err(Damaged);
         }
-        let inner = |k: &str| -> Result<&str, Damaged> {
+        // The texts stay bytes: the decoder checks UTF-8 where it meets non-ASCII.
+        let inner = |k: &str| -> Result<&[u8], Damaged> {
             let raw = get(k).ok_or(Damaged)?;
-            let raw = raw
-                .strip_prefix(b"\"")
+            raw.strip_prefix(b"\"")
                 .and_then(|r| r.strip_suffix(b"\""))
-                .ok_or(Damaged)?;
-            std::str::from_utf8(raw).map_err(|_| Damaged)
+                .ok_or(Damaged)
         };
         let meta = std::str::from_utf8(v).map_err(|_| Damaged)?;
         Ok(Some((meta, inner("f")?, inner("a")?)))
@@ -473,8 +475,8 @@ mod tests {
             }
             Hit::Stored(f, r) => {
                 let rec = Hit::read(&f, r, path, stamp)?;
-                Hit::line(&rec)
-                    .map(|o| o.map(|(m, f, a)| (m.to_owned(), f.to_owned(), a.to_owned())))
+                let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("UTF-8");
+                Hit::line(&rec).map(|o| o.map(|(m, f, a)| (m.to_owned(), text(f), text(a))))
             }
         }
     }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
-use crate::json::{decode_escaped, JsText};
+use crate::json::{decode_escaped, decode_escaped_bytes, JsText};
 use crate::list_cache::{Cached, Hit, ListCache, Stamp};
 use crate::listing::{self, FileSummary};
 
@@ -92,8 +92,8 @@ impl Shared {
                     Ok(Ok(Some((meta, first, all)))) => {
                         return Some(Ready {
                             meta: meta.to_owned(),
-                            first_message: decode_escaped(first),
-                            all_text: decode_escaped(all),
+                            first_message: decode_escaped_bytes(first),
+                            all_text: decode_escaped_bytes(all),
                         })
                     }
                     _ => {} // damaged: read the session file again

@@ -178,9 +178,29 @@ impl JsStr {
 /// Decode canonical escaped text (the inside of a `JSON.stringify`ed string) into JS code units:
 /// Latin-1 while every unit fits a byte (the common case, copied run by run), UTF-16 otherwise.
 pub fn decode_escaped(escaped: &str) -> JsText {
+    decode_escaped_bytes(escaped.as_bytes())
+}
+
+/// [`decode_escaped`] on bytes that should be UTF-8 (a cache file's record): UTF-8 is checked
+/// only where a non-ASCII byte is met, and an invalid sequence reads as U+FFFD.
+pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
     match decode_latin1(escaped) {
         Some(bytes) => JsText::Latin1(bytes),
         None => JsText::Utf16(decode_utf16(escaped)),
+    }
+}
+
+/// The character starting at `s[i]` (a non-ASCII byte) and its length in bytes.
+fn char_at(s: &[u8], i: usize) -> (char, usize) {
+    let len = match s[i] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    };
+    match s.get(i..i + len).map(std::str::from_utf8) {
+        Some(Ok(t)) => (t.chars().next().unwrap_or('\u{fffd}'), len),
+        _ => ('\u{fffd}', 1),
     }
 }
 
@@ -238,8 +258,7 @@ fn escape_at(s: &[u8], i: usize) -> (u16, usize) {
     (unit, len)
 }
 
-fn decode_latin1(escaped: &str) -> Option<Vec<u8>> {
-    let s = escaped.as_bytes();
+fn decode_latin1(s: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
@@ -254,17 +273,16 @@ fn decode_latin1(escaped: &str) -> Option<Vec<u8>> {
                 i += len;
             }
             Some(_) => {
-                let ch = escaped[i..].chars().next()?;
+                let (ch, len) = char_at(s, i);
                 out.push(u8::try_from(u32::from(ch)).ok()?);
-                i += ch.len_utf8();
+                i += len;
             }
         }
     }
     Some(out)
 }
 
-fn decode_utf16(escaped: &str) -> Vec<u16> {
-    let s = escaped.as_bytes();
+fn decode_utf16(s: &[u8]) -> Vec<u16> {
     let mut out: Vec<u16> = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
@@ -279,12 +297,10 @@ fn decode_utf16(escaped: &str) -> Vec<u16> {
                 i += len;
             }
             Some(_) => {
-                let Some(ch) = escaped[i..].chars().next() else {
-                    break;
-                };
+                let (ch, len) = char_at(s, i);
                 let mut buf = [0u16; 2];
                 out.extend_from_slice(ch.encode_utf16(&mut buf));
-                i += ch.len_utf8();
+                i += len;
             }
         }
     }
@@ -326,6 +342,9 @@ mod js_text_tests {
                 "{escaped}"
             );
         }
+        // Invalid UTF-8 from a damaged file reads as U+FFFD, one per bad byte.
+        let t = decode_escaped_bytes(b"a\xffb\xe2\x82");
+        assert_eq!(units(&t), vec![0x61, 0xfffd, 0x62, 0xfffd, 0xfffd]);
         // Lone surrogates stay single units.
         let t = decode_escaped("a\\ud800b\\udc00");
         assert_eq!(units(&t), vec![0x61, 0xd800, 0x62, 0xdc00]);
