@@ -171,48 +171,18 @@ pub fn replace_atomic_with_hook(
     bytes: &[u8],
     before_rename: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<()> {
-    let tmp = temp_path(path);
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&e, "open", &tmp))?;
-        write_whole(&mut f, bytes, &tmp)?;
-        f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
-        drop(f);
-        before_rename(&tmp)?;
-        fs::rename(&tmp, path).map_err(|e| Error::io(&e, "rename", path))?;
-        fault::hit(Point::AfterRename, path)?;
-        sync_dir(path);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    let mut tmp = TempFile::create(path)?;
+    tmp.write_all(bytes)?;
+    tmp.rename_over_after(path, Durability::Fsync, before_rename)
+        .map(drop)
 }
 
 /// Create a file that must not exist yet, atomically: the content goes to a temp file first and is
 /// linked into place only when complete, so a crash or failure leaves no partial target.
 pub fn create_new_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = temp_path(path);
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&e, "open", &tmp))?;
-        write_whole(&mut f, bytes, &tmp)?;
-        f.sync_all().map_err(|e| Error::io(&e, "fsync", &tmp))?;
-        drop(f);
-        fault::hit(Point::BeforeLink, path)?;
-        fs::hard_link(&tmp, path).map_err(|e| Error::io(&e, "open", path))?;
-        sync_dir(path);
-        Ok(())
-    })();
-    let _ = fs::remove_file(&tmp);
-    result
+    let mut tmp = TempFile::create(path)?;
+    tmp.write_all(bytes)?;
+    tmp.link_new(path, Durability::Fsync).map(drop)
 }
 
 /// A new file under construction: a hidden temp file next to its target, written in pieces and
@@ -280,9 +250,21 @@ impl TempFile {
 
     /// Give the complete file the name `target`, replacing what has that name. Returns the open
     /// file.
-    pub fn rename_over(mut self, target: &Path, durability: Durability) -> Result<File> {
+    pub fn rename_over(self, target: &Path, durability: Durability) -> Result<File> {
+        self.rename_over_after(target, durability, |_| {
+            fault::hit(Point::BeforeRename, target)
+        })
+    }
+
+    /// [`TempFile::rename_over`] with `before_rename(temp path)` in place of the fault point.
+    fn rename_over_after(
+        mut self,
+        target: &Path,
+        durability: Durability,
+        before_rename: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<File> {
         self.sync(durability)?;
-        fault::hit(Point::BeforeRename, target)?;
+        before_rename(&self.tmp)?;
         fs::rename(&self.tmp, target).map_err(|e| Error::io(&e, "rename", target))?;
         self.linked = true;
         fault::hit(Point::AfterRename, target)?;

@@ -11,6 +11,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::fsio;
 use crate::json::{self, JsStr, Value};
 use crate::listing::FileSummary;
 
@@ -236,11 +237,11 @@ impl ListCache {
         {
             return Ok(());
         }
-        let tmp = file.with_extension(format!("jsonl.tmp-{}", std::process::id()));
-        let io = |e: std::io::Error| crate::Error::io(&e, "write", &tmp);
-        let result = (|| {
-            let f = fs::File::create(&tmp).map_err(io)?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        // No fsync: after a power loss the cache may be old or missing, and both are fine.
+        let tmp = fsio::TempFile::create(&file)?;
+        let io = |e: std::io::Error| crate::Error::io(&e, "write", &file);
+        {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.file());
             let header = format!("{{\"format\":\"{FORMAT}\"}}\n");
             w.write_all(header.as_bytes()).map_err(io)?;
             let mut at = header.len() as u64;
@@ -278,13 +279,9 @@ impl ListCache {
             }
             trailer.push('\n');
             w.write_all(trailer.as_bytes()).map_err(io)?;
-            w.into_inner().map_err(|e| io(e.into_error()))?;
-            fs::rename(&tmp, &file).map_err(|e| crate::Error::io(&e, "rename", &file))
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
+            w.flush().map_err(io)?;
         }
-        result?;
+        tmp.rename_over(&file, fsio::Durability::Buffered)?;
         self.dirty = false;
         Ok(())
     }
