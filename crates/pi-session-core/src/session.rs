@@ -766,22 +766,29 @@ impl Session {
         reader: std::fs::File,
     ) {
         self.reset_state();
+        self.reader = Some((path.to_path_buf(), reader));
+        let recs = recs.into_iter().map(|(start, end, meta, check)| Rec {
+            start,
+            end,
+            in_file: true,
+            check,
+            meta,
+        });
+        self.adopt_recs(recs, session_id);
+    }
+
+    /// The shared tail of [`Session::adopt_scan`] and [`Session::adopt_text`]: take `recs` (on a
+    /// reset state) and index them.
+    fn adopt_recs(&mut self, recs: impl ExactSizeIterator<Item = Rec>, session_id: String) {
         self.recs.reserve(recs.len());
-        for (start, end, meta, check) in recs {
-            if meta.is_conversation_message() {
+        for rec in recs {
+            if rec.meta.is_conversation_message() {
                 self.conversation += 1;
             }
-            self.recs.push(Rec {
-                start,
-                end,
-                in_file: true,
-                check,
-                meta,
-            });
+            self.recs.push(rec);
         }
         self.parent_slot = vec![NO_SLOT; self.recs.len()];
         self.rec_slot = vec![NO_SLOT; self.recs.len()];
-        self.reader = Some((path.to_path_buf(), reader));
         self.session_id = session_id;
         self.build_index();
     }
@@ -991,23 +998,14 @@ impl Session {
     fn adopt_text(&mut self, text: Vec<u8>, recs: Vec<(usize, usize, Meta)>, session_id: String) {
         self.reset_state();
         self.text = text;
-        self.recs.reserve(recs.len());
-        for (start, end, meta) in recs {
-            if meta.is_conversation_message() {
-                self.conversation += 1;
-            }
-            self.recs.push(Rec {
-                start,
-                end,
-                in_file: false,
-                check: 0,
-                meta,
-            });
-        }
-        self.parent_slot = vec![NO_SLOT; self.recs.len()];
-        self.rec_slot = vec![NO_SLOT; self.recs.len()];
-        self.session_id = session_id;
-        self.build_index();
+        let recs = recs.into_iter().map(|(start, end, meta)| Rec {
+            start,
+            end,
+            in_file: false,
+            check: 0,
+            meta,
+        });
+        self.adopt_recs(recs, session_id);
     }
 
     fn piece_len(&self, piece: &Piece) -> usize {
