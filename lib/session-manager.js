@@ -89,6 +89,26 @@ function randomEntryId() {
 // Entry text crosses to the core as UTF-8 in a reused buffer: TextEncoder.encodeInto is several
 // times cheaper than passing a JS string through N-API.
 const encoder = new TextEncoder();
+/**
+ * Parses what the core's `line` / `linesJson` return: a JSON text, or `[text, ...cuts]` when long
+ * strings were cut out of it (each replaced by 0 in the text): per cut, the item it belongs to,
+ * the number of steps, the steps (names and indexes) and the string. The strings are put back
+ * where they were, so the objects equal `JSON.parse` of the original lines, member order included
+ * (assigning to an existing own property keeps its place; the core cuts nothing where a name
+ * repeats). Returns an array of items; `single` means the text is one line, not an array.
+ */
+function parseLines(r, single) {
+  if (typeof r === "string") return single ? [JSON.parse(r)] : JSON.parse(r);
+  const items = single ? [JSON.parse(r[0])] : JSON.parse(r[0]);
+  for (let i = 1; i < r.length; ) {
+    let o = items[r[i++]];
+    const depth = r[i++];
+    for (let d = 1; d < depth; d++) o = o[r[i++]];
+    o[r[i++]] = r[i++];
+  }
+  return items;
+}
+
 let scratch = new Uint8Array(1 << 16);
 function encode(line) {
   let { read, written } = encoder.encodeInto(line, scratch);
@@ -166,7 +186,7 @@ class SessionManager {
   #entry(pos) {
     let o = this.#objs[pos];
     if (o === undefined) {
-      o = JSON.parse(this.#n.line(pos));
+      o = parseLines(this.#n.line(pos), true)[0];
       this.#objs[pos] = o;
     }
     return o;
@@ -187,7 +207,7 @@ class SessionManager {
       for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
       // In batches of at most ~1 MB of JSON text (a JS string could not hold a huge session anyway).
       for (let done = 0; done < want.length; ) {
-        const parsed = JSON.parse(this.#n.linesJson(want.subarray(done), BATCH_BYTES));
+        const parsed = parseLines(this.#n.linesJson(want.subarray(done), BATCH_BYTES), false);
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
           // Two requests for one position in the same call must yield one object.
@@ -282,7 +302,7 @@ class SessionManager {
   #seedFreshHeader() {
     const pos = this.#n.headerPos();
     if (pos < 0) return;
-    const h = JSON.parse(this.#n.line(pos));
+    const h = parseLines(this.#n.line(pos), true)[0];
     if (!("parentSession" in h)) h.parentSession = undefined;
     this.#objs[pos] = h;
   }

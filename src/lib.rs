@@ -14,7 +14,7 @@ use napi_derive::napi;
 use pi_session_core::json::JsText;
 use pi_session_core::session;
 use pi_session_core::summary_job::{Ready, SummaryJob};
-use pi_session_core::{context, fsio, listing, tree, Session};
+use pi_session_core::{context, fsio, listing, materialize, tree, Session};
 
 const NONE: i64 = -1;
 
@@ -250,39 +250,28 @@ impl NativeSession {
         pos_or_none(self.inner.session_name_pos())
     }
 
-    /// The JSON text of one record.
-    #[napi(catch_unwind)]
-    pub fn line(&self, pos: u32) -> Result<String, Code> {
-        self.check(pos)?;
-        let line = self.inner.line(pos).map_err(to_napi)?;
-        Ok(String::from_utf8_lossy(&line).into_owned())
+    /// The JSON text of one record, or `[text, ...cuts]` when long strings were cut out of it
+    /// (see [`JsLines`]).
+    #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
+    pub fn line(&self, pos: u32) -> Result<JsLines, Code> {
+        self.inner.line_for_js(pos).map(JsLines).map_err(to_napi)
     }
 
-    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`. Stops after the
-    /// line that reaches `max_bytes` (JS strings have a size limit), so the array may cover only a
-    /// prefix of `positions`; the caller asks again for the rest.
-    #[napi(catch_unwind)]
+    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
+    /// when long strings were cut out (see [`JsLines`]). Stops after the line that reaches
+    /// `max_bytes` (JS strings have a size limit), so the text may cover only a prefix of
+    /// `positions`; the caller asks again for the rest.
+    #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
     pub fn lines_json(
         &self,
         positions: Uint32Array,
         max_bytes: Option<u32>,
-    ) -> Result<String, Code> {
+    ) -> Result<JsLines, Code> {
         let budget = max_bytes.unwrap_or(u32::MAX) as usize;
-        let mut out = Vec::with_capacity(2 + positions.len() * 64);
-        out.push(b'[');
-        for (i, &p) in positions.iter().enumerate() {
-            self.check(p)?;
-            if i > 0 {
-                if out.len() >= budget {
-                    break;
-                }
-                out.push(b',');
-            }
-            out.extend_from_slice(&self.inner.line(p).map_err(to_napi)?);
-        }
-        out.push(b']');
-        Ok(String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        self.inner
+            .lines_for_js(&positions, budget)
+            .map(JsLines)
+            .map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
@@ -358,17 +347,6 @@ impl NativeSession {
         let delta = now - self.reported;
         if delta.abs() >= ACCOUNT_STEP && env.adjust_external_memory(delta).is_ok() {
             self.reported = now;
-        }
-    }
-
-    fn check(&self, pos: u32) -> Result<(), Code> {
-        if (pos as usize) < self.inner.record_count() {
-            Ok(())
-        } else {
-            Err(napi::Error::new(
-                Code("INVALID_ARGUMENT"),
-                format!("record {pos} out of range"),
-            ))
         }
     }
 }
@@ -602,6 +580,71 @@ pub struct NextSummaries {
     max: usize,
 }
 
+/// Record lines for `JSON.parse`: the text alone when nothing was cut, else the array
+/// `[text, item, depth, ...steps, string, item, depth, ...]`, where each cut string goes at the
+/// path of `depth` steps (names as strings, indexes as numbers) in item `item` of the parsed text.
+pub struct JsLines(materialize::Lines);
+
+impl TypeName for JsLines {
+    fn type_name() -> &'static str {
+        "string | Array<string | number>"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+/// A JS string of `text`'s code units (a plain copy on the JS side, unlike UTF-8).
+unsafe fn js_text(env: sys::napi_env, t: &JsText) -> Result<sys::napi_value> {
+    let mut v = std::ptr::null_mut();
+    match t {
+        JsText::Latin1(b) => check_status!(sys::napi_create_string_latin1(
+            env,
+            b.as_ptr().cast(),
+            b.len() as isize,
+            &mut v
+        ))?,
+        JsText::Utf16(u) => check_status!(sys::napi_create_string_utf16(
+            env,
+            u.as_ptr(),
+            u.len() as isize,
+            &mut v
+        ))?,
+    }
+    Ok(v)
+}
+
+impl ToNapiValue for JsLines {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let materialize::Lines { text, cuts, .. } = val.0;
+        if cuts.is_empty() {
+            return String::to_napi_value(env, text);
+        }
+        let mut arr = std::ptr::null_mut();
+        check_status!(sys::napi_create_array(env, &mut arr))?;
+        let mut at = 0u32;
+        let mut push = |v: sys::napi_value| -> Result<()> {
+            check_status!(sys::napi_set_element(env, arr, at, v))?;
+            at += 1;
+            Ok(())
+        };
+        push(String::to_napi_value(env, text)?)?;
+        for cut in &cuts {
+            push(u32::to_napi_value(env, cut.item)?)?;
+            push(u32::to_napi_value(env, cut.path.len() as u32)?)?;
+            for step in &cut.path {
+                push(match step {
+                    materialize::PathStep::Key(k) => <&str>::to_napi_value(env, k)?,
+                    materialize::PathStep::Index(i) => u32::to_napi_value(env, *i)?,
+                })?;
+            }
+            push(js_text(env, &cut.text)?)?;
+        }
+        Ok(arr)
+    }
+}
+
 /// Summaries on their way to JS: texts already decoded into JS code units (off the JS thread),
 /// so creating the strings is a copy.
 pub struct SummaryBatch(Vec<Option<Ready>>);
@@ -624,24 +667,7 @@ impl ToNapiValue for SummaryBatch {
             val.0.len() * 3,
             &mut arr
         ))?;
-        let text = |t: &JsText| -> Result<sys::napi_value> {
-            let mut v = std::ptr::null_mut();
-            match t {
-                JsText::Latin1(b) => check_status!(sys::napi_create_string_latin1(
-                    env,
-                    b.as_ptr().cast(),
-                    b.len() as isize,
-                    &mut v
-                ))?,
-                JsText::Utf16(u) => check_status!(sys::napi_create_string_utf16(
-                    env,
-                    u.as_ptr(),
-                    u.len() as isize,
-                    &mut v
-                ))?,
-            }
-            Ok(v)
-        };
+        let text = |t: &JsText| js_text(env, t);
         let mut null = std::ptr::null_mut();
         check_status!(sys::napi_get_null(env, &mut null))?;
         for (i, item) in val.0.iter().enumerate() {

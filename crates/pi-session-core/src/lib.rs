@@ -17,6 +17,7 @@ pub mod json;
 pub mod list_cache;
 pub mod listing;
 pub mod lock;
+pub mod materialize;
 pub mod migrate;
 pub mod paths;
 pub mod record;

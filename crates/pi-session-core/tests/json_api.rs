@@ -573,9 +573,9 @@ fn string_scanning_finds_special_bytes_at_every_offset() {
     for &c in interesting {
         for at in 0..100 {
             let mut doc = vec![b'"'];
-            doc.extend(std::iter::repeat(b'a').take(at));
+            doc.extend(std::iter::repeat_n(b'a', at));
             doc.push(c);
-            doc.extend(std::iter::repeat(b'z').take(70));
+            doc.extend(std::iter::repeat_n(b'z', 70));
             doc.push(b'"');
             let valid = c >= 0x20 && c != b'"' && c != b'\\';
             assert_eq!(validate(&doc), valid, "byte {c:#x} at {at}");

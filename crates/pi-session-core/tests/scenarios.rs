@@ -100,10 +100,7 @@ fn a_failed_first_write_rolls_back_memory_exactly() -> R {
     let before = (s.entry_count(), s.leaf(), s.record_count());
     let err = append_message(&mut s, "user", "x").unwrap_err();
     assert_eq!(err.errno_name, Some("EEXIST"));
-    assert_eq!(
-        (s.entry_count(), s.leaf().clone(), s.record_count()),
-        before
-    );
+    assert_eq!((s.entry_count(), s.leaf(), s.record_count()), before);
     assert_eq!(fs::read_to_string(&file).unwrap(), "taken");
     Ok(())
 }
@@ -162,7 +159,7 @@ fn a_non_session_file_is_refused_and_left_untouched() -> R {
     let dir = temp_dir("refuse");
     let file = dir.join("x.jsonl");
     fs::write(&file, "{\"type\":\"message\"}\nno newline").unwrap();
-    let err = open(&dir, &file).err().expect("refused");
+    let err = open(&dir, &file).expect_err("refused");
     assert_eq!(err.code, ErrorCode::InvalidSessionFile);
     assert_eq!(
         fs::read_to_string(&file).unwrap(),

@@ -17,7 +17,9 @@ pub use parse::{
 };
 pub use ser::{to_json, write_js_string, write_json, write_number};
 pub use string::{decode_escaped, decode_escaped_bytes, JsStr, JsText};
-pub use trusted::{visit_items_valid, visit_members_trusted, visit_members_valid};
+pub use trusted::{
+    long_strings, visit_items_valid, visit_members_trusted, visit_members_valid, LongString, Step,
+};
 
 /// A JSON value as JavaScript sees it.
 ///

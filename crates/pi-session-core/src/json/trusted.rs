@@ -118,6 +118,135 @@ pub fn visit_items_valid(b: &[u8], mut visit: impl FnMut(Range<usize>)) -> bool 
     true
 }
 
+/// One step of the path from a line's top-level value to a value inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// A member name: plain ASCII without escapes, so its bytes are its JS name.
+    Key(&'a [u8]),
+    Index(u32),
+}
+
+/// A long string value found by [`long_strings`]: the path to it and its contents (the bytes
+/// between the quotes, still escaped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LongString<'a> {
+    pub path: Vec<Step<'a>>,
+    pub range: Range<usize>,
+}
+
+/// Past this nesting, strings are left in place (paths stay short, the walk stays shallow).
+const MAX_LONG_STRING_DEPTH: usize = 32;
+
+/// The string values of at least `min_len` bytes inside the object or array `b` (validated JSON
+/// text), in text order. Only strings that can be put back by path into `JSON.parse`'s result of
+/// the text with each string replaced by another value are given: none in an object that repeats
+/// a member name (JSON.parse keeps the last one) or has a name that is escaped or not ASCII (its
+/// JS name would need decoding). Text that turns out not to be valid JSON gives none.
+pub fn long_strings(b: &[u8], min_len: usize) -> Vec<LongString<'_>> {
+    let mut out = Vec::new();
+    if b.len() < min_len.saturating_add(2) {
+        return out;
+    }
+    let i = skip_ws(b, 0);
+    if matches!(b.get(i), Some(b'{' | b'['))
+        && walk_long(b, i, min_len, &mut Vec::new(), &mut out).is_none()
+    {
+        out.clear();
+    }
+    out
+}
+
+/// Walks the value at `i`, collecting long strings; the index after the value, or None when the
+/// text is not what it should be.
+fn walk_long<'a>(
+    b: &'a [u8],
+    i: usize,
+    min_len: usize,
+    path: &mut Vec<Step<'a>>,
+    out: &mut Vec<LongString<'a>>,
+) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => {
+            let end = skip_valid_string(b, i + 1);
+            if end < i + 2 || b.get(end - 1) != Some(&b'"') {
+                return None;
+            }
+            if end - i - 2 >= min_len {
+                out.push(LongString {
+                    path: path.clone(),
+                    range: i + 1..end - 1,
+                });
+            }
+            Some(end)
+        }
+        b'{' if path.len() < MAX_LONG_STRING_DEPTH => {
+            let mark = out.len();
+            let mut names: Vec<&[u8]> = Vec::new();
+            let mut j = skip_ws(b, i + 1);
+            if b.get(j) == Some(&b'}') {
+                return Some(j + 1);
+            }
+            loop {
+                if b.get(j) != Some(&b'"') {
+                    return None;
+                }
+                let name_end = skip_valid_string(b, j + 1);
+                let name = b.get(j + 1..name_end.checked_sub(1)?)?;
+                names.push(name);
+                j = skip_ws(b, name_end);
+                if b.get(j) != Some(&b':') {
+                    return None;
+                }
+                path.push(Step::Key(name));
+                let end = walk_long(b, skip_ws(b, j + 1), min_len, path, out);
+                path.pop();
+                j = skip_ws(b, end?);
+                match b.get(j) {
+                    Some(b',') => j = skip_ws(b, j + 1),
+                    Some(b'}') => break,
+                    _ => return None,
+                }
+            }
+            if out.len() > mark && !plain_unique_names(&mut names) {
+                out.truncate(mark);
+            }
+            Some(j + 1)
+        }
+        b'[' if path.len() < MAX_LONG_STRING_DEPTH => {
+            let mut j = skip_ws(b, i + 1);
+            if b.get(j) == Some(&b']') {
+                return Some(j + 1);
+            }
+            let mut k = 0u32;
+            loop {
+                path.push(Step::Index(k));
+                let end = walk_long(b, j, min_len, path, out);
+                path.pop();
+                j = skip_ws(b, end?);
+                match b.get(j) {
+                    Some(b',') => j = skip_ws(b, j + 1),
+                    Some(b']') => break,
+                    _ => return None,
+                }
+                k = k.checked_add(1)?;
+            }
+            Some(j + 1)
+        }
+        _ => Some(skip_valid_value(b, i).max(i + 1)),
+    }
+}
+
+fn plain_unique_names(names: &mut [&[u8]]) -> bool {
+    if names
+        .iter()
+        .any(|n| n.iter().any(|&c| c == b'\\' || c >= 0x80))
+    {
+        return false;
+    }
+    names.sort_unstable();
+    names.windows(2).all(|w| w[0] != w[1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +304,89 @@ mod tests {
             visit_members_valid(junk, |_, _| {});
             visit_items_valid(junk, |_| {});
         }
+    }
+
+    fn cuts(doc: &str, min: usize) -> Vec<(String, String)> {
+        let b = doc.as_bytes();
+        long_strings(b, min)
+            .into_iter()
+            .map(|c| {
+                let path: Vec<String> = c
+                    .path
+                    .iter()
+                    .map(|s| match s {
+                        Step::Key(k) => String::from_utf8_lossy(k).into_owned(),
+                        Step::Index(i) => format!("[{i}]"),
+                    })
+                    .collect();
+                (path.join("."), doc[c.range].to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn long_strings_give_paths_and_contents() {
+        let doc = r#"{"type":"message","message":{"content":[{"type":"text","text":"0123456789"},{"type":"image","data":"abcdefghijkl","n":[1,{"x":"short"}]}]},"e":"esc\n\"aped!!"}"#;
+        assert_eq!(
+            cuts(doc, 10),
+            [
+                (
+                    "message.content.[0].text".to_owned(),
+                    "0123456789".to_owned()
+                ),
+                (
+                    "message.content.[1].data".to_owned(),
+                    "abcdefghijkl".to_owned()
+                ),
+                ("e".to_owned(), r#"esc\n\"aped!!"#.to_owned()),
+            ]
+        );
+        // Whitespace anywhere, arrays at the top, empty containers.
+        assert_eq!(
+            cuts(
+                r#" [ {} , [ ] , "0123456789" , { "k" : "0123456789" } ] "#,
+                10
+            ),
+            [
+                ("[2]".to_owned(), "0123456789".to_owned()),
+                ("[3].k".to_owned(), "0123456789".to_owned())
+            ]
+        );
+        // Names are never cut; a top-level string is not a container.
+        assert!(cuts(r#"{"0123456789":1}"#, 10).is_empty());
+        assert!(cuts(r#""0123456789abc""#, 10).is_empty());
+    }
+
+    #[test]
+    fn long_strings_skip_objects_with_unsafe_names() {
+        // A repeated name: JSON.parse keeps the last value, so nothing in that object is cut.
+        assert!(cuts(r#"{"a":"0123456789","a":"x"}"#, 10).is_empty());
+        assert!(cuts(r#"{"o":{"a":"0123456789"},"o":1}"#, 10).is_empty());
+        // Escaped or non-ASCII names anywhere in the object.
+        assert!(cuts(r#"{"a":"0123456789","\u0062":1}"#, 10).is_empty());
+        assert!(cuts("{\"a\":\"0123456789\",\"\u{e9}\":1}", 10).is_empty());
+        // ... but a sibling object is not affected.
+        assert_eq!(
+            cuts(r#"[{"a":"0123456789","a":1},{"b":"0123456789"}]"#, 10),
+            [("[1].b".to_owned(), "0123456789".to_owned())]
+        );
+        // Deep nesting stops the walk, never the program.
+        let deep = format!("{}\"0123456789\"{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(cuts(&deep, 10).is_empty());
+        let shallow = format!("{}\"0123456789\"{}", "[".repeat(5), "]".repeat(5));
+        assert_eq!(cuts(&shallow, 10).len(), 1);
+    }
+
+    #[test]
+    fn long_strings_never_panic_on_damage() {
+        let good = r#"{"a":[{"b":"0123456789"},"0123456789"],"c":{"d":"0123456789"}}"#;
+        for cut in 0..good.len() {
+            let _ = long_strings(&good.as_bytes()[..cut], 3);
+            let mut bent = good.as_bytes().to_vec();
+            bent[cut] = b'"';
+            let _ = long_strings(&bent, 3);
+        }
+        assert!(long_strings(br#"{"a":"0123456789""#, 3).is_empty());
+        assert!(long_strings(br#"{"a" "0123456789"}"#, 3).is_empty());
     }
 }
