@@ -253,8 +253,10 @@ impl NativeSession {
     /// The JSON text of one record, or `[text, ...cuts]` when long strings were cut out of it
     /// (see [`JsLines`]).
     #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
-    pub fn line(&self, pos: u32) -> Result<JsLines, Code> {
-        self.inner.line_for_js(pos).map(JsLines).map_err(to_napi)
+    pub fn line(&self, env: Env, pos: u32) -> Result<JsLines, Code> {
+        let mut cuts = JsCuts::new(&env);
+        let lines = self.inner.line_for_js(pos, &mut cuts).map_err(to_napi)?;
+        cuts.finish(lines.text)
     }
 
     /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
@@ -264,14 +266,17 @@ impl NativeSession {
     #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
     pub fn lines_json(
         &self,
+        env: Env,
         positions: Uint32Array,
         max_bytes: Option<u32>,
     ) -> Result<JsLines, Code> {
         let budget = max_bytes.unwrap_or(u32::MAX) as usize;
-        self.inner
-            .lines_for_js(&positions, budget)
-            .map(JsLines)
-            .map_err(to_napi)
+        let mut cuts = JsCuts::new(&env);
+        let lines = self
+            .inner
+            .lines_for_js(&positions, budget, &mut cuts)
+            .map_err(to_napi)?;
+        cuts.finish(lines.text)
     }
 
     #[napi(catch_unwind)]
@@ -583,7 +588,11 @@ pub struct NextSummaries {
 /// Record lines for `JSON.parse`: the text alone when nothing was cut, else the array
 /// `[text, item, depth, ...steps, string, item, depth, ...]`, where each cut string goes at the
 /// path of `depth` steps (names as strings, indexes as numbers) in item `item` of the parsed text.
-pub struct JsLines(materialize::Lines);
+/// The values were made during this call (they live in its handle scope).
+pub struct JsLines {
+    text: String,
+    cuts: Vec<sys::napi_value>,
+}
 
 impl TypeName for JsLines {
     fn type_name() -> &'static str {
@@ -595,53 +604,115 @@ impl TypeName for JsLines {
     }
 }
 
-/// A JS string of `text`'s code units (a plain copy on the JS side, unlike UTF-8).
-unsafe fn js_text(env: sys::napi_env, t: &JsText) -> Result<sys::napi_value> {
-    let mut v = std::ptr::null_mut();
-    match t {
-        JsText::Latin1(b) => check_status!(sys::napi_create_string_latin1(
+impl ToNapiValue for JsLines {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let text = String::to_napi_value(env, val.text)?;
+        if val.cuts.is_empty() {
+            return Ok(text);
+        }
+        let mut arr = std::ptr::null_mut();
+        check_status!(sys::napi_create_array_with_length(
             env,
-            b.as_ptr().cast(),
-            b.len() as isize,
-            &mut v
-        ))?,
-        JsText::Utf16(u) => check_status!(sys::napi_create_string_utf16(
-            env,
-            u.as_ptr(),
-            u.len() as isize,
-            &mut v
-        ))?,
+            val.cuts.len() + 1,
+            &mut arr
+        ))?;
+        check_status!(sys::napi_set_element(env, arr, 0, text))?;
+        for (i, &v) in val.cuts.iter().enumerate() {
+            check_status!(sys::napi_set_element(env, arr, i as u32 + 1, v))?;
+        }
+        Ok(arr)
     }
+}
+
+/// Makes the JS values of each cut string while its line is in memory: image data (ASCII, no
+/// escapes) becomes a string straight from the line's bytes, anything else is decoded first.
+struct JsCuts {
+    env: sys::napi_env,
+    values: Vec<sys::napi_value>,
+    failed: Option<napi::Error>,
+}
+
+impl JsCuts {
+    fn new(env: &Env) -> Self {
+        JsCuts {
+            env: env.raw(),
+            values: Vec::new(),
+            failed: None,
+        }
+    }
+
+    fn finish(self, text: String) -> Result<JsLines, Code> {
+        match self.failed {
+            Some(e) => Err(napi::Error::new(Code("INTERNAL_ERROR"), e.reason)),
+            None => Ok(JsLines {
+                text,
+                cuts: self.values,
+            }),
+        }
+    }
+
+    unsafe fn push_cut(
+        &mut self,
+        item: u32,
+        path: &[pi_session_core::json::Step<'_>],
+        escaped: &[u8],
+    ) -> Result<()> {
+        use pi_session_core::json::{self, Step};
+        let env = self.env;
+        self.values.push(u32::to_napi_value(env, item)?);
+        self.values
+            .push(u32::to_napi_value(env, path.len() as u32)?);
+        for step in path {
+            self.values.push(match *step {
+                Step::Key(name) => latin1(env, name)?,
+                Step::Index(i) => u32::to_napi_value(env, i)?,
+            });
+        }
+        self.values.push(if json::is_plain_ascii(escaped) {
+            latin1(env, escaped)?
+        } else {
+            js_text(env, &json::decode_escaped_bytes(escaped))?
+        });
+        Ok(())
+    }
+}
+
+impl materialize::CutSink for JsCuts {
+    fn cut(&mut self, item: u32, path: &[pi_session_core::json::Step<'_>], escaped: &[u8]) {
+        if self.failed.is_none() {
+            // SAFETY: `env` is the environment of the call this sink was made in, still running.
+            if let Err(e) = unsafe { self.push_cut(item, path, escaped) } {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
+unsafe fn latin1(env: sys::napi_env, bytes: &[u8]) -> Result<sys::napi_value> {
+    let mut v = std::ptr::null_mut();
+    check_status!(sys::napi_create_string_latin1(
+        env,
+        bytes.as_ptr().cast(),
+        bytes.len() as isize,
+        &mut v
+    ))?;
     Ok(v)
 }
 
-impl ToNapiValue for JsLines {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let materialize::Lines { text, cuts, .. } = val.0;
-        if cuts.is_empty() {
-            return String::to_napi_value(env, text);
+/// A JS string of `text`'s code units (a plain copy on the JS side, unlike UTF-8).
+unsafe fn js_text(env: sys::napi_env, t: &JsText) -> Result<sys::napi_value> {
+    match t {
+        JsText::Latin1(b) => latin1(env, b),
+        JsText::Utf16(u) => {
+            let mut v = std::ptr::null_mut();
+            check_status!(sys::napi_create_string_utf16(
+                env,
+                u.as_ptr(),
+                u.len() as isize,
+                &mut v
+            ))?;
+            Ok(v)
         }
-        let mut arr = std::ptr::null_mut();
-        check_status!(sys::napi_create_array(env, &mut arr))?;
-        let mut at = 0u32;
-        let mut push = |v: sys::napi_value| -> Result<()> {
-            check_status!(sys::napi_set_element(env, arr, at, v))?;
-            at += 1;
-            Ok(())
-        };
-        push(String::to_napi_value(env, text)?)?;
-        for cut in &cuts {
-            push(u32::to_napi_value(env, cut.item)?)?;
-            push(u32::to_napi_value(env, cut.path.len() as u32)?)?;
-            for step in &cut.path {
-                push(match step {
-                    materialize::PathStep::Key(k) => <&str>::to_napi_value(env, k)?,
-                    materialize::PathStep::Index(i) => u32::to_napi_value(env, *i)?,
-                })?;
-            }
-            push(js_text(env, &cut.text)?)?;
-        }
-        Ok(arr)
     }
 }
 

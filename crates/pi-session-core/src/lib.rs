@@ -14,6 +14,7 @@ pub mod fxhash;
 pub mod ids;
 pub mod inspect;
 pub mod json;
+pub mod key;
 pub mod list_cache;
 pub mod listing;
 pub mod lock;

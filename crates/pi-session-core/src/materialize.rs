@@ -7,44 +7,48 @@
 //! every long string twice. Cut out, it is decoded once (off V8's parser) and copied once.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::{self, JsText, Step};
+use crate::json::{self, Step};
 use crate::session::Session;
 
 /// String values at least this long (in bytes, as written) are cut out. Shorter ones cost more
 /// to hand over one by one than to parse.
 pub const MIN_CUT_BYTES: usize = 16 << 10;
 
-/// Where a cut string goes: member names and array indexes from the line's top-level value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathStep {
-    Key(String),
-    Index(u32),
+/// Receives each cut string while its line is in memory: the item (line) it belongs to in the
+/// text, the path to it, and its contents as written (between the quotes, still escaped; see
+/// [`json::is_plain_ascii`] and [`json::decode_escaped_bytes`]). The line is UTF-8.
+pub trait CutSink {
+    fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8]);
 }
 
-/// A string cut out of line `item` of a [`Lines`] text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cut {
-    pub item: u32,
-    pub path: Vec<PathStep>,
-    pub text: JsText,
+impl<F: FnMut(u32, &[Step<'_>], &[u8])> CutSink for F {
+    fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8]) {
+        self(item, path, escaped)
+    }
 }
 
-/// JSON text of one or more lines, each long string replaced by `0`, and the strings.
+/// JSON text of one or more lines, each long string replaced by `0` (given to the [`CutSink`]).
 #[derive(Debug, Default)]
 pub struct Lines {
     pub text: String,
-    pub cuts: Vec<Cut>,
     /// How many of the asked positions the text covers.
     pub count: usize,
+    /// How many strings were cut out.
+    pub cuts: usize,
 }
 
 impl Session {
     /// `[line, line, …]` for `positions`, stopping after the line that brings the text and cut
     /// strings to `budget` bytes (JS strings have a size limit), so it may cover only a prefix.
-    pub fn lines_for_js(&self, positions: &[u32], budget: usize) -> Result<Lines> {
+    pub fn lines_for_js(
+        &self,
+        positions: &[u32],
+        budget: usize,
+        sink: &mut impl CutSink,
+    ) -> Result<Lines> {
         let mut out = Vec::with_capacity(2 + positions.len() * 64);
-        let mut cuts = Vec::new();
         let mut cut_bytes = 0;
+        let mut cuts = 0;
         let mut count = 0;
         out.push(b'[');
         for &p in positions {
@@ -55,27 +59,28 @@ impl Session {
                 out.push(b',');
             }
             let line = self.line(self.checked(p)?)?;
-            cut_bytes += push_line(&line, count as u32, &mut out, &mut cuts);
+            let (n, bytes) = push_line(&line, count as u32, &mut out, sink);
+            cuts += n;
+            cut_bytes += bytes;
             count += 1;
         }
         out.push(b']');
         Ok(Lines {
             text: into_string(out),
-            cuts,
             count,
+            cuts,
         })
     }
 
     /// One record's line as [`Lines`] (no brackets; cuts are of item 0).
-    pub fn line_for_js(&self, pos: u32) -> Result<Lines> {
+    pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<Lines> {
         let line = self.line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
-        let mut cuts = Vec::new();
-        push_line(&line, 0, &mut out, &mut cuts);
+        let (cuts, _) = push_line(&line, 0, &mut out, sink);
         Ok(Lines {
             text: into_string(out),
-            cuts,
             count: 1,
+            cuts,
         })
     }
 
@@ -91,38 +96,27 @@ impl Session {
     }
 }
 
-/// Appends `line` to `out` with its long strings cut into `cuts`; returns the cut bytes.
-fn push_line(line: &[u8], item: u32, out: &mut Vec<u8>, cuts: &mut Vec<Cut>) -> usize {
+/// Appends `line` to `out` with its long strings given to `sink`; returns how many were cut and
+/// their bytes.
+fn push_line(line: &[u8], item: u32, out: &mut Vec<u8>, sink: &mut impl CutSink) -> (usize, usize) {
     // Lines that are not UTF-8 stay whole: the text's lossy decoding decides what JS sees.
     if line.len() < MIN_CUT_BYTES + 2 || std::str::from_utf8(line).is_err() {
         out.extend_from_slice(line);
-        return 0;
+        return (0, 0);
     }
+    let found = json::long_strings(line, MIN_CUT_BYTES);
     let mut cut_bytes = 0;
     let mut prev = 0;
-    for s in json::long_strings(line, MIN_CUT_BYTES) {
+    for s in &found {
         // Replace the string, quotes included.
         out.extend_from_slice(&line[prev..s.range.start - 1]);
         out.push(b'0');
         prev = s.range.end + 1;
         cut_bytes += s.range.len();
-        let path = s
-            .path
-            .iter()
-            .map(|step| match *step {
-                // Names are plain ASCII (long_strings gives no others).
-                Step::Key(k) => PathStep::Key(String::from_utf8_lossy(k).into_owned()),
-                Step::Index(i) => PathStep::Index(i),
-            })
-            .collect();
-        cuts.push(Cut {
-            item,
-            path,
-            text: json::decode_escaped_bytes(&line[s.range]),
-        });
+        sink.cut(item, &s.path, &line[s.range.clone()]);
     }
     out.extend_from_slice(&line[prev..]);
-    cut_bytes
+    (found.len(), cut_bytes)
 }
 
 fn into_string(out: Vec<u8>) -> String {
@@ -132,64 +126,92 @@ fn into_string(out: Vec<u8>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::JsText;
 
-    fn units(t: &JsText) -> String {
+    #[derive(Debug, PartialEq)]
+    struct Cut {
+        item: u32,
+        path: Vec<String>,
+        text: String,
+        latin1: bool,
+    }
+
+    fn units(t: &JsText) -> (String, bool) {
         match t {
-            JsText::Latin1(b) => b.iter().map(|&c| char::from(c)).collect(),
-            JsText::Utf16(u) => String::from_utf16_lossy(u),
+            JsText::Latin1(b) => (b.iter().map(|&c| char::from(c)).collect(), true),
+            JsText::Utf16(u) => (String::from_utf16_lossy(u), false),
         }
     }
 
-    fn cut_one(line: &str) -> (String, Vec<Cut>) {
+    fn cut_one(line: &[u8]) -> (Vec<u8>, Vec<Cut>) {
         let mut out = Vec::new();
         let mut cuts = Vec::new();
-        push_line(line.as_bytes(), 3, &mut out, &mut cuts);
-        (String::from_utf8(out).unwrap(), cuts)
+        let mut sink = |item: u32, path: &[Step<'_>], escaped: &[u8]| {
+            let (text, latin1) = units(&json::decode_escaped_bytes(escaped));
+            let path = path
+                .iter()
+                .map(|s| match s {
+                    Step::Key(k) => String::from_utf8_lossy(k).into_owned(),
+                    Step::Index(i) => i.to_string(),
+                })
+                .collect();
+            cuts.push(Cut {
+                item,
+                path,
+                text,
+                latin1,
+            });
+        };
+        let (n, _) = push_line(line, 3, &mut out, &mut sink);
+        assert_eq!(n, cuts.len());
+        (out, cuts)
     }
 
     #[test]
-    fn long_strings_become_zero_and_decoded_cuts() {
+    fn long_strings_become_zero_and_cuts() {
         let big = "x".repeat(MIN_CUT_BYTES);
         let esc = format!("{}\\n\\u00e9\\ud83d\\ude00", "y".repeat(MIN_CUT_BYTES));
         let line = format!(
             r#"{{"type":"message","message":{{"content":[{{"type":"image","data":"{big}"}},{{"type":"text","text":"{esc}"}}]}},"short":"s"}}"#
         );
-        let (text, cuts) = cut_one(&line);
+        let (text, cuts) = cut_one(line.as_bytes());
         assert_eq!(
-            text,
+            String::from_utf8(text).unwrap(),
             r#"{"type":"message","message":{"content":[{"type":"image","data":0},{"type":"text","text":0}]},"short":"s"}"#
         );
-        assert_eq!(cuts.len(), 2);
-        assert_eq!(cuts[0].item, 3);
+        let path = |last: &str, i: &str| -> Vec<String> {
+            ["message", "content", i, last].map(String::from).to_vec()
+        };
         assert_eq!(
-            cuts[0].path,
+            cuts,
             [
-                PathStep::Key("message".into()),
-                PathStep::Key("content".into()),
-                PathStep::Index(0),
-                PathStep::Key("data".into())
+                Cut {
+                    item: 3,
+                    path: path("data", "0"),
+                    text: big.clone(),
+                    latin1: true
+                },
+                Cut {
+                    item: 3,
+                    path: path("text", "1"),
+                    text: format!("{}\n\u{e9}\u{1f600}", "y".repeat(MIN_CUT_BYTES)),
+                    latin1: false
+                },
             ]
         );
-        assert!(matches!(cuts[0].text, JsText::Latin1(_)));
-        assert_eq!(units(&cuts[0].text), big);
-        assert!(matches!(cuts[1].text, JsText::Utf16(_)));
-        assert_eq!(
-            units(&cuts[1].text),
-            format!("{}\n\u{e9}\u{1f600}", "y".repeat(MIN_CUT_BYTES))
-        );
+        assert!(json::is_plain_ascii(big.as_bytes()));
+        assert!(!json::is_plain_ascii(esc.as_bytes()));
     }
 
     #[test]
     fn short_or_foreign_lines_stay_whole() {
-        let (text, cuts) = cut_one(r#"{"a":"short"}"#);
-        assert_eq!((text.as_str(), cuts.len()), (r#"{"a":"short"}"#, 0));
+        let (text, cuts) = cut_one(br#"{"a":"short"}"#);
+        assert_eq!((text.as_slice(), cuts.len()), (&br#"{"a":"short"}"#[..], 0));
         // Not UTF-8: kept whole, so the lossy decoding of the text applies.
         let mut line = format!(r#"{{"a":"{}"}}"#, "z".repeat(MIN_CUT_BYTES)).into_bytes();
         line[3] = 0xff;
-        let mut out = Vec::new();
-        let mut cuts = Vec::new();
-        assert_eq!(push_line(&line, 0, &mut out, &mut cuts), 0);
-        assert_eq!(out, line);
+        let (text, cuts) = cut_one(&line);
+        assert_eq!(text, line);
         assert!(cuts.is_empty());
     }
 }

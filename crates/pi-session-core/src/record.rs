@@ -9,11 +9,10 @@
 use crate::json::{self, JsStr};
 use crate::timefmt;
 
-/// The key of an absent property (`undefined` in JS). No JSON text is empty, so it never collides,
-/// and an empty `Box<str>` costs no allocation.
+/// The key of an absent property (`undefined` in JS). No JSON text is empty, so it never collides.
 pub const UNDEFINED: &str = "";
 
-pub type Key = Box<str>;
+pub use crate::key::Key;
 
 /// The `type` of a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

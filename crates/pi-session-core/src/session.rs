@@ -1248,7 +1248,9 @@ pub fn header_line(
 
 /// `JSON.stringify(s)` for a Rust string.
 pub fn to_js_string_json(s: &str) -> String {
-    record::string_key(s).into()
+    let mut out = String::with_capacity(s.len() + 2);
+    json::write_js_string(&json::JsStr::from_str(s), &mut out);
+    out
 }
 
 fn header_id_string(line: &[u8]) -> String {

@@ -190,6 +190,12 @@ pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
     }
 }
 
+/// True when escaped string contents are their own code units: ASCII without a backslash (the
+/// usual image data), so they can be handed to JS as Latin-1 without decoding.
+pub fn is_plain_ascii(escaped: &[u8]) -> bool {
+    find_backslash_or_high(escaped, 0) == escaped.len()
+}
+
 /// The character starting at `s[i]` (a non-ASCII byte) and its length in bytes.
 fn char_at(s: &[u8], i: usize) -> (char, usize) {
     let len = match s[i] {
