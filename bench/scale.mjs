@@ -141,6 +141,7 @@ async function childBoth(op, argsFor) {
   if (!CHILDREN) return null;
   const out = {};
   for (const impl of impls) {
+    settleDisk();
     log(`  child: ${impl.key} ${op}...`);
     out[impl.key] = await child(impl.key, op, typeof argsFor === "function" ? argsFor(impl) : argsFor);
     const o = out[impl.key];
@@ -151,6 +152,16 @@ async function childBoth(op, argsFor) {
 }
 
 // ---------------------------------------------------------------- measurement helpers
+/**
+ * Waits until the files earlier runs wrote are on disk (`sync`). forkFrom and
+ * createBranchedSession write 134 MB per run; without this, the kernel's write-back of the
+ * previous run (either implementation's) throttles the writes of the next one, which then measures
+ * 2-6× slower depending on what ran before it.
+ */
+function settleDisk() {
+  if (process.platform !== "win32") spawnSync("sync", { stdio: "ignore" });
+}
+
 /**
  * Slow operations: per repetition, setup (untimed), GC, one timed call, teardown; the
  * implementations alternate in Thue–Morse order. Returns { [impl]: { ms: median, all, error } }.
@@ -164,6 +175,7 @@ async function slow(spec, reps = REPS) {
     let state;
     try {
       state = await spec.setup?.(impl);
+      settleDisk();
       gc();
       const t = now();
       const v = await spec.run(impl, state);
