@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the JS test suite (every __test__/*.test.mjs, as `npm test` does) under other Node
-// majors than the one running this script, with the addon built once: Node-API 7 loads on all.
+// majors than the one running this script, with the addon built once: one binary loads on all.
 //
 //   node scripts/test-node-versions.js          Node 22 and 24
 //   node scripts/test-node-versions.js 24       only Node 24
