@@ -56,6 +56,12 @@ const CASES = {
     '{"type":"session_info","name":"\\u0020final\\u000b"}',
   ],
   malformedBetween: [msg('{"role":"user","content":"ok"}'), '{"type":"message","message":{"role":"user","content":"bad\u0001"}}', "not json", "", msg('{"role":"user","content":"after"}')],
+  // Texts of 1 KiB or more reach JS as external strings (Latin-1 or UTF-16).
+  longTexts: [
+    msg(`{"role":"user","content":"${"é".repeat(1023)}x"}`),
+    msg(`{"role":"assistant","content":[{"type":"text","text":"${"ab\\n".repeat(700)} \\ud83d\\ude00 \\ud800 ${"z".repeat(600)}"}]}`),
+    msg(`{"role":"user","content":"${"q".repeat(1023)}"}`),
+  ],
   crlf: [msg('{"role":"user","content":"one"}') + "\r\n" + msg('{"role":"user","content":"two"}') + "\r" + msg('{"role":"user","content":"three"}')],
 };
 
@@ -83,5 +89,31 @@ test("listing summaries equal the reference's on edge-case lines", async (t) => 
   } finally {
     if (prev === undefined) delete process.env.PI_SESSION_LIST_CACHE;
     else process.env.PI_SESSION_LIST_CACHE = prev;
+  }
+});
+
+test("long texts are the same from the files and from the listing cache", async (t) => {
+  const agent = fs.mkdtempSync(path.join(os.tmpdir(), "pi-list-long-"));
+  t.after(() => fs.rmSync(agent, { recursive: true, force: true }));
+  const dir = path.join(agent, "sessions", "x");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "long.jsonl"), [HEADER, ...CASES.longTexts].join("\n") + "\n");
+  const prev = process.env.PI_CODING_AGENT_DIR;
+  process.env.PI_CODING_AGENT_DIR = agent;
+  try {
+    const [expected] = await ref.SessionManager.listAll(dir);
+    const cold = await ours.SessionManager.listAll(dir);
+    assert.ok(fs.existsSync(path.join(agent, "session-list-cache.jsonl")), "the cache was written");
+    const warm = await ours.SessionManager.listAll(dir);
+    for (const [label, got] of [["cold", cold], ["warm", warm]]) {
+      assert.equal(got.length, 1, label);
+      assert.equal(got[0].allMessagesText, expected.allMessagesText, label);
+      assert.equal(got[0].firstMessage, expected.firstMessage, label);
+    }
+    assert.ok(expected.allMessagesText.length > 4000);
+    assert.ok(expected.allMessagesText.includes("\ud83d\ude00 \ud800 "));
+  } finally {
+    if (prev === undefined) delete process.env.PI_CODING_AGENT_DIR;
+    else process.env.PI_CODING_AGENT_DIR = prev;
   }
 });
