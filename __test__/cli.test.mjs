@@ -202,6 +202,26 @@ describe("every command runs through the bin", () => {
     assert.equal(json.name, "Listing files");
   });
 
+  test("output into a pipe nobody reads yet arrives whole (Node makes a piped stdout non-blocking)", { skip: process.platform === "win32" && "needs sh" }, (t) => {
+    const dir = tempDir(t);
+    const f = path.join(dir, "2025-01-01T00-00-00-000Z_big.jsonl");
+    const text = "all work and no play ".repeat(20_000); // 420 KB: far more than a pipe holds
+    const lines = [
+      { type: "session", version: 3, id: "big", timestamp: "2025-01-01T00:00:00.000Z", cwd: dir },
+      { type: "message", id: "m1", parentId: null, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } },
+    ];
+    fs.writeFileSync(f, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${BIN}" export "${f}" --format json | (sleep 1; cat)`], {
+      encoding: "utf8",
+      env: { ...process.env, PI_CODING_AGENT_DIR: dir, NO_COLOR: "1" },
+      maxBuffer: 64 << 20,
+      timeout: 60_000,
+    });
+    assert.equal(r.stderr, "");
+    const json = JSON.parse(r.stdout);
+    assert.ok(JSON.stringify(json).includes(text.trim()), "the whole message came through");
+  });
+
   test("rm needs --yes without a terminal and then deletes", (t) => {
     const { agentDir, dir } = agentWithFixtures(t);
     const target = path.join(dir, "v3-conversation.jsonl");
