@@ -1,5 +1,8 @@
-//! Summarize every `.jsonl` of a directory and print the time and a hash of the summaries
-//! (profiling aid: `summarize_dir <dir> [threads]`).
+//! Summarize every `.jsonl` of a directory as a listing does (the summary job, without the
+//! cache) and print the time and a hash of the summaries (profiling aid:
+//! `summarize_dir <dir> [threads]`).
+use pi_session_core::summary_job::{Ready, SummaryJob};
+
 fn main() {
     let dir = std::env::args()
         .nth(1)
@@ -13,14 +16,37 @@ fn main() {
         .into_iter()
         .map(|p| (p, None))
         .collect();
+    let n = files.len();
     let t = std::time::Instant::now();
-    let out = pi_session_core::listing::summarize_many(&files, threads);
+    let job = SummaryJob::start(files, None, threads);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let batch = job.next(256);
+        if batch.is_empty() {
+            break;
+        }
+        out.extend(batch);
+    }
+    job.finish();
     let elapsed = t.elapsed();
-    let bytes: usize = out.iter().flatten().map(|s| s.len()).sum();
     // FNV-1a over every summary, to compare outputs across changes.
     let mut h: u64 = 0xcbf29ce484222325;
-    for s in &out {
-        for &b in s.as_deref().unwrap_or("-").as_bytes() {
+    let mut bytes = 0;
+    for r in &out {
+        let text = match r {
+            Some(Ready {
+                meta,
+                first_message,
+                all_text,
+            }) => format!(
+                "{meta}\u{0}{}\u{0}{}",
+                first_message.to_string_lossy(),
+                all_text.to_string_lossy()
+            ),
+            None => "-".to_owned(),
+        };
+        bytes += text.len();
+        for &b in text.as_bytes() {
             h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
         }
     }

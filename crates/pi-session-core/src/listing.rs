@@ -388,26 +388,6 @@ pub struct FileSummary {
     pub all_text: String,
 }
 
-impl FileSummary {
-    /// The whole summary as one JSON object (`meta` plus `firstMessage` and `allMessagesText`).
-    pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(self.meta.len() + self.all_text.len() + 64);
-        out.push_str(self.meta.strip_suffix('}').unwrap_or(&self.meta));
-        out.push_str(",\"firstMessage\":\"");
-        out.push_str(&self.first_message);
-        out.push_str("\",\"allMessagesText\":\"");
-        out.push_str(&self.all_text);
-        out.push_str("\"}");
-        out
-    }
-}
-
-/// [`summarize_file_parts`] as one JSON object (see [`FileSummary::to_json`]). `None` when the
-/// reference would skip the file (not a session, unreadable, or a record its reader would throw on).
-pub fn summarize_file(path: &Path, mtime: Option<f64>) -> Option<String> {
-    summarize_file_parts(path, mtime).map(|s| s.to_json())
-}
-
 /// One file's summary, computed in one streaming pass; `None` when the reference would skip it.
 pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSummary> {
     let mtime = match mtime {
@@ -733,29 +713,4 @@ impl Summary {
             _ => self.pending.push(json::to_json(v)),
         }
     }
-}
-
-/// Summaries for many files, computed on up to `threads` worker threads; results keep input order.
-pub fn summarize_many(files: &[(PathBuf, Option<f64>)], threads: usize) -> Vec<Option<String>> {
-    let n = files.len();
-    let mut out: Vec<Option<String>> = vec![None; n];
-    if n == 0 {
-        return out;
-    }
-    let threads = threads.clamp(1, n);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(&mut out);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let r = summarize_file(&files[i].0, files[i].1);
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = r;
-            });
-        }
-    });
-    out
 }

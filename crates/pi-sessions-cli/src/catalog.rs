@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use pi_session_core::json::{self, Value};
 use pi_session_core::listing;
+use pi_session_core::summary_job::{Ready, SummaryJob};
 
 use crate::env::CliEnv;
 use crate::fmt;
@@ -80,9 +81,10 @@ impl Info {
     }
 }
 
-/// `finishInfo` of the binding: the core's summary JSON made into dates.
-fn finish(text: &str, size: u64) -> Option<Info> {
-    let r = json::parse(text.as_bytes()).ok()?;
+/// `finishInfo` of the binding: the core's summary (`meta` JSON and the first message) made into
+/// dates.
+fn finish(meta: &str, first: String, size: u64) -> Option<Info> {
+    let r = json::parse(meta.as_bytes()).ok()?;
     let mut activity = num_of(r.get("act"));
     if let Some(Value::Array(pending)) = r.get("actPending") {
         for raw in pending {
@@ -109,7 +111,6 @@ fn finish(text: &str, size: u64) -> Option<Info> {
             _ => mtime.round(),
         },
     };
-    let first = str_of(r.get("firstMessage")).unwrap_or_default();
     Some(Info {
         path: PathBuf::from(str_of(r.get("path"))?),
         id: r.get("id").cloned().unwrap_or(Value::Null),
@@ -129,23 +130,43 @@ fn finish(text: &str, size: u64) -> Option<Info> {
 }
 
 /// Summaries of `files`, newest activity first (ties keep the input order), with a progress bar.
-pub fn summarize(files: &[(PathBuf, Option<f64>)], progress: &mut Progress) -> Vec<Info> {
-    const CHUNK: usize = 64;
+/// Unchanged files come from the listing cache the addon keeps (and this run keeps it up to date).
+pub fn summarize(
+    files: &[(PathBuf, Option<f64>)],
+    cache_file: Option<PathBuf>,
+    progress: &mut Progress,
+) -> Vec<Info> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
         .min(8);
+    let job = SummaryJob::start(files.to_vec(), cache_file, threads);
     let mut infos = Vec::new();
-    for (i, chunk) in files.chunks(CHUNK).enumerate() {
-        let raw = listing::summarize_many(chunk, threads);
-        for ((path, _), r) in chunk.iter().zip(raw) {
-            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            if let Some(info) = r.as_deref().and_then(|t| finish(t, size)) {
-                infos.push(info);
+    let mut done = 0;
+    while done < files.len() {
+        let batch = job.next(64);
+        if batch.is_empty() {
+            break;
+        }
+        for r in batch {
+            let path = &files[done].0;
+            done += 1;
+            if let Some(Ready {
+                meta,
+                first_message,
+                ..
+            }) = r
+            {
+                let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                if let Some(info) = finish(&meta, first_message.to_string_lossy(), size) {
+                    infos.push(info);
+                }
             }
         }
-        progress.update((i * CHUNK + chunk.len()).min(files.len()));
+        progress.update(done);
     }
+    // A failed save only costs the next run its speed.
+    job.finish();
     progress.finish();
     infos.sort_by(|a, b| b.modified.total_cmp(&a.modified));
     infos

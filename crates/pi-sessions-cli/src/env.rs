@@ -32,6 +32,9 @@ pub struct CliEnv {
     pub path_var: Option<OsString>,
     /// Where confirmations are read from.
     pub stdin: Mutex<Box<dyn BufRead + Send>>,
+    /// Use the listing cache the addon keeps in the agent directory (`PI_SESSION_LIST_CACHE=0`
+    /// turns it off, as for the addon).
+    pub list_cache: bool,
 }
 
 impl CliEnv {
@@ -53,6 +56,7 @@ impl CliEnv {
             utc: false,
             path_var: None,
             stdin: Mutex::new(Box::new(std::io::BufReader::new(std::io::stdin()))),
+            list_cache: std::env::var_os("PI_SESSION_LIST_CACHE").is_none_or(|v| v != "0"),
         }
     }
 
@@ -70,6 +74,7 @@ impl CliEnv {
             utc: true,
             path_var: Some(OsString::new()),
             stdin: Mutex::new(Box::new(std::io::empty())),
+            list_cache: true,
         }
     }
 
@@ -84,6 +89,12 @@ impl CliEnv {
     /// `<agent dir>/sessions`, as `SessionManager.listAll()` reads it (relative stays relative).
     pub fn sessions_root(&self) -> PathBuf {
         PathBuf::from(paths::join(&self.agent_dir(), "sessions"))
+    }
+
+    /// The listing cache file shared with the addon (`lib/listing.js`), unless turned off.
+    pub fn list_cache_file(&self) -> Option<PathBuf> {
+        self.list_cache
+            .then(|| PathBuf::from(paths::join(&self.agent_dir(), "session-list-cache.jsonl")))
     }
 
     /// The working directory, resolved.

@@ -77,7 +77,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
 pub fn load(ctx: &mut Ctx, scope: &Scope) -> Vec<Info> {
     let files = catalog::files(ctx.env, scope);
     let mut bar = Progress::new(ctx.err, ctx.env.is_tty_err, "loading sessions", files.len());
-    catalog::summarize(&files, &mut bar)
+    catalog::summarize(&files, ctx.env.list_cache_file(), &mut bar)
 }
 
 /// One element of `list --json`.

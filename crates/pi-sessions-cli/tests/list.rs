@@ -158,3 +158,56 @@ fn files_that_are_not_sessions_are_left_out_like_the_reference_does() {
     let o = w.run(&["list", "--json"]);
     assert_eq!(o.out, "[]\n");
 }
+
+/// `list` keeps the addon's listing cache: a second run reads unchanged files from it, a changed
+/// file is read again, and `list_cache: false` (PI_SESSION_LIST_CACHE=0) neither reads nor writes it.
+#[test]
+fn list_shares_the_listing_cache_and_never_shows_a_stale_summary() {
+    let w = World::new("list-cache");
+    let header = r#"{"type":"session","version":3,"id":"c1","timestamp":"2025-01-15T10:00:00.000Z","cwd":"CWD"}"#
+        .replace("CWD", FIXTURE_CWD);
+    let msg = |id: &str, parent: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-15T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    };
+    let file = w.write(
+        FIXTURE_CWD,
+        "2025-01-15T10-00-00-000Z_c1.jsonl",
+        &format!("{header}\n{}\n", msg("a1", "null", "first question")),
+    );
+    let cache = w.agent.join("session-list-cache.jsonl");
+    let listed = |env: &pi_sessions_cli::CliEnv| {
+        let o = w.run_with(env, &["list", "--json"]);
+        assert_eq!(o.code, 0, "{}", o.err);
+        let doc = json(&o.out);
+        let info = &arr(&doc)[0];
+        (
+            num(info, "messageCount").unwrap(),
+            s(info.get("firstMessage")).unwrap(),
+        )
+    };
+
+    let mut off = w.env();
+    off.list_cache = false;
+    assert_eq!(listed(&off), (1.0, "first question".to_owned()));
+    assert!(!cache.exists(), "no cache without the cache");
+
+    assert_eq!(listed(&w.env()), (1.0, "first question".to_owned()));
+    assert!(cache.exists(), "the first run writes the cache");
+    assert_eq!(listed(&w.env()), (1.0, "first question".to_owned()));
+
+    // A changed file (new size and mtime) is summarized again.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        format!("{}\n", msg("a2", "\"a1\"", "second")).as_bytes(),
+    )
+    .unwrap();
+    drop(f);
+    assert_eq!(listed(&w.env()), (2.0, "first question".to_owned()));
+    assert_eq!(listed(&off), (2.0, "first question".to_owned()));
+}

@@ -168,6 +168,16 @@ pub enum JsText {
     Utf16(Vec<u16>),
 }
 
+impl JsText {
+    /// As a Rust string (a lone surrogate becomes U+FFFD).
+    pub fn to_string_lossy(&self) -> String {
+        match self {
+            JsText::Latin1(b) => b.iter().map(|&c| char::from(c)).collect(),
+            JsText::Utf16(u) => String::from_utf16_lossy(u),
+        }
+    }
+}
+
 impl JsStr {
     /// The code units this string has in JavaScript (escapes decoded, lone surrogates kept).
     pub fn to_js_text(&self) -> JsText {
