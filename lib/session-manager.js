@@ -86,9 +86,6 @@ function randomEntryId() {
   return HEX[idPool[p]] + HEX[idPool[p + 1]] + HEX[idPool[p + 2]] + HEX[idPool[p + 3]];
 }
 
-// Entry text crosses to the core as UTF-8 in a reused buffer: TextEncoder.encodeInto is several
-// times cheaper than passing a JS string through N-API.
-const encoder = new TextEncoder();
 /**
  * Parses what the core's `line` / `linesJson` return: a JSON text, or `[text, ...cuts]` when long
  * strings were cut out of it (each replaced by 0 in the text): per cut, the item it belongs to,
@@ -109,6 +106,9 @@ function parseLines(r, single) {
   return items;
 }
 
+// Entry text crosses to the core as UTF-8 in a reused buffer: TextEncoder.encodeInto is several
+// times cheaper than passing a JS string through N-API.
+const encoder = new TextEncoder();
 let scratch = new Uint8Array(1 << 16);
 function encode(line) {
   let { read, written } = encoder.encodeInto(line, scratch);
