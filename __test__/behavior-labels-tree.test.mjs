@@ -758,3 +758,41 @@ describe("§10.9 createBranchedSession", () => {
     assert.deepEqual(fs.readFileSync(file), before);
   });
 });
+
+// getTree keeps its plan from the core until the session changes: every kind of change must show.
+test("getTree after each change shows that change (the kept tree plan is never stale)", (t) => {
+  const shape = (nodes) => nodes.map((n) => [n.entry.id, n.label ?? null, shape(n.children)]);
+  const sm = SessionManager.create("/tmp/lt", tempDir(t));
+  let last = null;
+  const changed = (what) => {
+    const s = JSON.stringify(shape(sm.getTree()));
+    assert.equal(JSON.stringify(shape(sm.getTree())), s, `${what}: asking again gives the same tree`);
+    assert.notEqual(s, last, `${what} shows in the tree`);
+    last = s;
+    return s;
+  };
+  assert.equal(changed("a new session"), "[]");
+  const u1 = sm.appendMessage(user("one"));
+  changed("a first message");
+  sm.appendMessage(assistant("two"));
+  changed("a reply");
+  sm.appendLabelChange(u1, "start");
+  assert.match(changed("a label"), /"start"/);
+  sm.appendLabelChange(u1, undefined);
+  assert.doesNotMatch(changed("a cleared label"), /"start"/);
+  sm.branch(u1);
+  sm.appendMessage(user("side"));
+  changed("a branch");
+  sm.resetLeaf();
+  sm.appendMessage(user("second root"));
+  const before = changed("a second root");
+  const file = sm.getSessionFile();
+  const other = SessionManager.create("/tmp/lt", path.dirname(file));
+  other.appendMessage(user("elsewhere"));
+  sm.setSessionFile(other.getSessionFile());
+  changed("another file");
+  sm.setSessionFile(file);
+  assert.equal(changed("the first file again"), before);
+  sm.newSession();
+  assert.equal(changed("a new session"), "[]");
+});

@@ -141,6 +141,9 @@ class SessionManager {
   #leafEntry = UNKNOWN;
   /** The caller's preloaded array, which the reference keeps appending to. */
   #callerList = null;
+  /** getTree's plan from the core, and the core's generation it belongs to. */
+  #treePlan = null;
+  #treeGeneration = -1;
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
     this.#cwd = paths.resolvePath(cwd);
@@ -490,7 +493,13 @@ class SessionManager {
   }
 
   getTree() {
-    const plan = this.#n.treePlan();
+    // The plan is read, never written, so it is kept until the session changes.
+    const generation = this.#n.generation();
+    if (this.#treeGeneration !== generation) {
+      this.#treePlan = this.#n.treePlan();
+      this.#treeGeneration = generation;
+    }
+    const plan = this.#treePlan;
     let i = 0;
     const rootCount = plan[i++];
     const rootAt = i;

@@ -312,6 +312,13 @@ impl NativeSession {
         Uint32Array::new(tree::tree_plan(&self.inner))
     }
 
+    /// Changes whenever records, index, labels or leaf may have changed (JS keeps the tree plan
+    /// until then). A double: JS numbers hold integers exactly up to 2^53.
+    #[napi(catch_unwind)]
+    pub fn generation(&self) -> f64 {
+        (self.inner.generation() & ((1 << 53) - 1)) as f64
+    }
+
     #[napi(catch_unwind)]
     pub fn branch(&mut self, key: String, display: String) -> Result<(), Code> {
         self.inner.branch(core_key(&key), &display).map_err(to_napi)

@@ -253,6 +253,9 @@ pub struct Session {
     reader: Option<(PathBuf, std::fs::File)>,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
+    /// Changes with every call that may change the records, index, labels or leaf, so callers
+    /// can keep what they derived from them until it changes (see [`Session::generation`]).
+    generation: u64,
 }
 
 impl Session {
@@ -281,7 +284,17 @@ impl Session {
             appender: fsio::Appender::default(),
             reader: None,
             guard: lock::WriterGuard::from_env(),
+            generation: 0,
         })
+    }
+
+    /// A number that differs after any change to records, index, labels or leaf.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    fn changed(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
     }
 
     // ----- simple accessors -------------------------------------------------------------------
@@ -581,6 +594,7 @@ impl Session {
         custom_id: Option<&str>,
         parent_session_json: Option<&str>,
     ) -> Result<NewSession> {
+        self.changed();
         if let Some(id) = custom_id {
             if !ids::is_valid_session_id(id) {
                 return Err(Error::new(
@@ -616,6 +630,7 @@ impl Session {
 
     /// `setSessionFile(path)` with an already resolved path.
     pub fn set_session_file(&mut self, path: PathBuf) -> Result<LoadReport> {
+        self.changed();
         self.set_session_file_with(path, None)
     }
 
@@ -625,6 +640,7 @@ impl Session {
         path: PathBuf,
         preloaded: Option<LoadedFile>,
     ) -> Result<LoadReport> {
+        self.changed();
         if self.persist {
             self.guard.before_open(&path)?;
         }
@@ -797,6 +813,7 @@ impl Session {
     /// the fork learned about its lines instead of reading the file again when it is big enough
     /// to be read lazily anyway (a smaller one is simply read).
     pub fn set_session_file_forked(&mut self, forked: Forked) -> Result<LoadReport> {
+        self.changed();
         let Forked {
             file,
             scan,
@@ -824,6 +841,7 @@ impl Session {
     /// JSON texts of the entries. With a header among them they become the state (migrated when old);
     /// without, a new session is started and they are appended after its header unmigrated.
     pub fn load_preloaded(&mut self, lines: Vec<String>) -> Result<LoadReport> {
+        self.changed();
         let loaded = LoadedFile::parse(join_lines(&lines));
         self.load_records(loaded)
     }
@@ -831,6 +849,7 @@ impl Session {
     /// Preloaded entries without a header: appended after the current (new) header unmigrated, then
     /// indexed; nothing is written.
     pub fn push_preloaded(&mut self, lines: Vec<String>) {
+        self.changed();
         let loaded = LoadedFile::parse(join_lines(&lines));
         for (line, meta) in loaded.records() {
             let meta = meta.clone();
@@ -849,6 +868,7 @@ impl Session {
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
+        self.changed();
         let meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
         // New entries must not shadow an existing id (callers pick a fresh one and retry).
@@ -974,6 +994,7 @@ impl Session {
 
     /// `branch(id)`.
     pub fn branch(&mut self, key: &str, display_id: &str) -> Result<()> {
+        self.changed();
         if self.index.get(key).is_none() {
             return Err(Error::entry_not_found(display_id));
         }
@@ -984,6 +1005,7 @@ impl Session {
     /// Set the leaf to an id key, or to null (used by `branchWithSummary` before its append).
     /// An id that is not in the index leaves a null leaf (callers check existence first).
     pub fn set_leaf_key(&mut self, key: Option<&str>) {
+        self.changed();
         self.leaf = match key.and_then(|k| self.index.slot_of.get(k)) {
             Some(&slot) => Leaf::Slot(slot),
             None => Leaf::Null,
@@ -991,6 +1013,7 @@ impl Session {
     }
 
     pub fn reset_leaf(&mut self) {
+        self.changed();
         self.leaf = Leaf::Null;
     }
 
@@ -1031,6 +1054,7 @@ impl Session {
         start: Option<&str>,
         display: &str,
     ) -> Result<Option<PathBuf>> {
+        self.changed();
         let path = self.branch_from(start);
         if path.is_empty() {
             return Err(Error::entry_not_found(display));
