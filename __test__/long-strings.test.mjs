@@ -101,3 +101,86 @@ for (const lazy of [false, true]) {
     });
   }
 }
+
+// Seeded fuzz: random documents around long strings — escapes spelled every way JSON allows,
+// whitespace, repeated and escaped names, `__proto__`, deep and wide nesting — must read back
+// exactly as JSON.parse reads each line.
+import { Rng } from "./parity/prng.mjs";
+
+function fuzzLine(rng, id, parent) {
+  const pick = (a) => a[rng.int(a.length)];
+  const ws = () => (rng.int(6) === 0 ? pick([" ", "\t", "  "]) : ""); // no line breaks in a JSONL line
+  const PIECES = ["abc", "XYZ", " ", "é", "ü", "中", "😀", "\n", '"', "\\", "/", "\u0001", "\ud800", "\udc00", "\u2028"];
+  const str = (len) => {
+    let s = "";
+    while (s.length < len) s += pick(PIECES);
+    return s;
+  };
+  // Escapes in every spelling JSON allows: canonical, \uXXXX in either case, \/.
+  const quote = (s) => {
+    let out = '"';
+    const esc = (u) => {
+      const hex = u.toString(16).padStart(4, "0");
+      return "\\u" + (rng.int(2) ? hex : hex.toUpperCase());
+    };
+    for (const ch of s) {
+      const u = ch.charCodeAt(0);
+      if (ch.length === 2) out += rng.int(4) === 0 ? esc(u) + esc(ch.charCodeAt(1)) : ch; // a pair: both halves alike
+      else if (u >= 0xd800 && u <= 0xdfff) out += esc(u); // a lone half has no UTF-8 spelling
+      else if (ch === "/" && rng.int(2)) out += "\\/";
+      else if (rng.int(3) === 0 && (u < 0x20 || u === 0x22 || u === 0x5c || rng.int(20) === 0)) out += esc(u);
+      else out += JSON.stringify(ch).slice(1, -1);
+    }
+    return out + '"';
+  };
+  const NAMES = ["a", "b", "text", "data", "0", "1", "__proto__", "constructor", "content", "é"];
+  const name = () => {
+    const n = pick(NAMES);
+    return rng.int(8) === 0 ? `"${[...n].map((c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0")).join("")}"` : JSON.stringify(n);
+  };
+  const value = (depth) => {
+    const r = rng.int(10);
+    if (depth > 40 || r < 3) return quote(rng.int(3) === 0 ? str(16 * 1024 + rng.int(4096)) : str(rng.int(8)));
+    if (r < 5) return pick(["0", "-1.5e3", "true", "false", "null", "12345678901234567890"]);
+    if (r < 7 || depth > 3) {
+      const n = depth > 3 ? 1 : rng.int(4);
+      return `[${ws()}${Array.from({ length: n }, () => value(depth + 1)).join(`${ws()},${ws()}`)}${ws()}]`;
+    }
+    const n = rng.int(5);
+    return `{${ws()}${Array.from({ length: n }, () => `${name()}${ws()}:${ws()}${value(depth + 1)}`).join(`${ws()},${ws()}`)}${ws()}}`;
+  };
+  const dupData = rng.int(5) === 0 ? `,"data":${value(1)}` : "";
+  return `{"type":"custom","customType":"fuzz","id":"${id}","parentId":${parent ? `"${parent}"` : "null"},"timestamp":"2024-01-01T00:00:00.000Z","data":${ws()}${value(0)}${ws()}${dupData}}`;
+}
+
+for (const lazy of [false, true]) {
+  test(`fuzzed lines around long strings read back as JSON.parse reads them (${lazy ? "from the file" : "in memory"})`, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-long-fuzz-"));
+    const before = process.env.PI_SESSION_LAZY_BYTES;
+    if (lazy) process.env.PI_SESSION_LAZY_BYTES = "0";
+    try {
+      const rng = new Rng(lazy ? 7 : 11);
+      const lines = [];
+      for (let i = 0; i < 60; i++) lines.push(fuzzLine(rng, `f${String(i).padStart(7, "0")}`, i ? `f${String(i - 1).padStart(7, "0")}` : null));
+      const file = path.join(dir, "2024-01-01T00-00-00-000Z_fuzz.jsonl");
+      fs.writeFileSync(file, [HEADER, ...lines].join("\n") + "\n");
+      const entries = ours.SessionManager.open(file, dir).getEntries();
+      assert.equal(entries.length, lines.length);
+      // What the file holds, line by line, read as JSON.parse reads it.
+      const stored = fs.readFileSync(file, "utf8").split("\n").slice(1, -1);
+      assert.deepEqual(stored, lines, "every line is stored as written");
+      let long = 0;
+      for (let i = 0; i < lines.length; i++) {
+        const expected = JSON.parse(stored[i]);
+        assert.equal(JSON.stringify(entries[i]), JSON.stringify(expected), `line ${i}`);
+        assert.deepStrictEqual(entries[i], expected, `line ${i}`);
+        if (lines[i].length > LONG) long++;
+      }
+      assert.ok(long >= 20, `most lines hold long strings (${long})`);
+    } finally {
+      if (before === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
+      else process.env.PI_SESSION_LAZY_BYTES = before;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
