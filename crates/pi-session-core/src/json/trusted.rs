@@ -197,14 +197,18 @@ fn walk_long<'a>(
                 if b.get(j) != Some(&b':') {
                     return None;
                 }
-                path.push(Step::Key(name));
-                let end = walk_long(b, skip_ws(b, j + 1), min_len, path, out);
-                path.pop();
-                j = skip_ws(b, end?);
-                match b.get(j) {
-                    Some(b',') => j = skip_ws(b, j + 1),
-                    Some(b'}') => break,
-                    _ => return None,
+                let (next, more) = walk_step(
+                    b,
+                    skip_ws(b, j + 1),
+                    Step::Key(name),
+                    b'}',
+                    min_len,
+                    path,
+                    out,
+                )?;
+                j = next;
+                if !more {
+                    break;
                 }
             }
             if out.len() > mark && !plain_unique_names(&mut names) {
@@ -219,20 +223,38 @@ fn walk_long<'a>(
             }
             let mut k = 0u32;
             loop {
-                path.push(Step::Index(k));
-                let end = walk_long(b, j, min_len, path, out);
-                path.pop();
-                j = skip_ws(b, end?);
-                match b.get(j) {
-                    Some(b',') => j = skip_ws(b, j + 1),
-                    Some(b']') => break,
-                    _ => return None,
+                let (next, more) = walk_step(b, j, Step::Index(k), b']', min_len, path, out)?;
+                j = next;
+                if !more {
+                    break;
                 }
                 k = k.checked_add(1)?;
             }
             Some(j + 1)
         }
         _ => Some(skip_valid_value(b, i).max(i + 1)),
+    }
+}
+
+/// Walks the value at `i` as `step` of its container, then steps over the `,` after it: the start
+/// of the next value and true, or the index of `close` and false at the container's end.
+fn walk_step<'a>(
+    b: &'a [u8],
+    i: usize,
+    step: Step<'a>,
+    close: u8,
+    min_len: usize,
+    path: &mut Vec<Step<'a>>,
+    out: &mut Vec<LongString<'a>>,
+) -> Option<(usize, bool)> {
+    path.push(step);
+    let end = walk_long(b, i, min_len, path, out);
+    path.pop();
+    let j = skip_ws(b, end?);
+    match b.get(j) {
+        Some(b',') => Some((skip_ws(b, j + 1), true)),
+        Some(&c) if c == close => Some((j, false)),
+        _ => None,
     }
 }
 
