@@ -429,32 +429,49 @@ pub fn load_entries_json(path: String) -> Result<String, Code> {
 /// `.jsonl` names of a directory, in the order `list` reads them (name descending), read off the
 /// JS thread (thousands of names take milliseconds to read and sort).
 #[napi(catch_unwind, ts_return_type = "Promise<string[]>")]
-pub fn list_dir_names(dir: String) -> AsyncTask<ListDirTask> {
-    AsyncTask::new(ListDirTask { dir })
-}
-
-pub struct ListDirTask {
-    dir: String,
-}
-
-impl Task for ListDirTask {
-    type Output = Vec<String>;
-    type JsValue = Vec<String>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        listing::list_dir_files(Path::new(&self.dir))
+pub fn list_dir_names(dir: String) -> AsyncTask<OffThread<Vec<String>>> {
+    OffThread::task(move || {
+        listing::list_dir_files(Path::new(&dir))
             .map(|v| {
                 v.into_iter()
                     .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                     .collect()
             })
             .map_err(|e| {
-                let e = pi_session_core::Error::io(&e, "scandir", Path::new(&self.dir));
+                let e = pi_session_core::Error::io(&e, "scandir", Path::new(&dir));
                 napi::Error::new(Status::GenericFailure, e.message)
             })
+    })
+}
+
+/// A computation run on the libuv thread pool whose result becomes the promise's value.
+pub struct OffThread<T> {
+    work: Option<Box<dyn FnOnce() -> Result<T> + Send>>,
+}
+
+impl<T> OffThread<T> {
+    fn task(work: impl FnOnce() -> Result<T> + Send + 'static) -> AsyncTask<OffThread<T>>
+    where
+        OffThread<T>: Task,
+    {
+        AsyncTask::new(OffThread {
+            work: Some(Box::new(work)),
+        })
+    }
+}
+
+impl<T: ToNapiValue + TypeName + Send + 'static> Task for OffThread<T> {
+    type Output = T;
+    type JsValue = T;
+
+    fn compute(&mut self) -> Result<T> {
+        match self.work.take() {
+            Some(work) => work(),
+            None => Err(napi::Error::new(Status::GenericFailure, "task ran twice")),
+        }
     }
 
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+    fn resolve(&mut self, _env: Env, output: T) -> Result<T> {
         Ok(output)
     }
 }
@@ -470,20 +487,9 @@ pub struct Candidate {
 
 /// `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread).
 #[napi(catch_unwind, ts_return_type = "Promise<Candidate[]>")]
-pub fn list_all_candidates(root: String) -> AsyncTask<CandidatesTask> {
-    AsyncTask::new(CandidatesTask { root })
-}
-
-pub struct CandidatesTask {
-    root: String,
-}
-
-impl Task for CandidatesTask {
-    type Output = Vec<Candidate>;
-    type JsValue = Vec<Candidate>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(listing::list_all_candidates(Path::new(&self.root))
+pub fn list_all_candidates(root: String) -> AsyncTask<OffThread<Vec<Candidate>>> {
+    OffThread::task(move || {
+        Ok(listing::list_all_candidates(Path::new(&root))
             .into_iter()
             .map(|(p, m)| {
                 let name = |q: Option<&std::ffi::OsStr>| {
@@ -497,11 +503,7 @@ impl Task for CandidatesTask {
                 }
             })
             .collect())
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output)
-    }
+    })
 }
 
 /// One `list`/`listAll` run: the core's [`SummaryJob`] summarizes the files on its own threads
@@ -547,20 +549,17 @@ impl SummaryRun {
     /// The next finished results, in order, as a flat array `[meta, first, all, ...]` (three
     /// items per file; `meta` is null for a skipped file). Empty when the run is over.
     #[napi(catch_unwind, ts_return_type = "Promise<Array<string | null>>")]
-    pub fn next(&self, max: u32) -> AsyncTask<NextSummaries> {
-        AsyncTask::new(NextSummaries {
-            job: self.job.clone(),
-            max: max as usize,
-        })
+    pub fn next(&self, max: u32) -> AsyncTask<OffThread<SummaryBatch>> {
+        let job = self.job.clone();
+        OffThread::task(move || Ok(SummaryBatch(job.next(max as usize))))
     }
 
     /// After the last result: wait for the workers, then write the listing cache back (off the
     /// JS thread). Resolves to whether a cache was written.
     #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
-    pub fn finish(&self) -> AsyncTask<FinishSummaries> {
-        AsyncTask::new(FinishSummaries {
-            job: self.job.clone(),
-        })
+    pub fn finish(&self) -> AsyncTask<OffThread<bool>> {
+        let job = self.job.clone();
+        OffThread::task(move || Ok(job.finish()))
     }
 
     /// Stop reading files; pending and later `next()` calls resolve empty.
@@ -568,28 +567,6 @@ impl SummaryRun {
     pub fn cancel(&self) {
         self.job.cancel();
     }
-}
-
-pub struct FinishSummaries {
-    job: std::sync::Arc<SummaryJob>,
-}
-
-impl Task for FinishSummaries {
-    type Output = bool;
-    type JsValue = bool;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(self.job.finish())
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output)
-    }
-}
-
-pub struct NextSummaries {
-    job: std::sync::Arc<SummaryJob>,
-    max: usize,
 }
 
 /// Record lines for `JSON.parse`: the text alone when nothing was cut, else the array
@@ -839,19 +816,6 @@ impl ToNapiValue for SummaryBatch {
             check_status!(sys::napi_set_element(env, arr, i + 2, a))?;
         }
         Ok(arr)
-    }
-}
-
-impl Task for NextSummaries {
-    type Output = SummaryBatch;
-    type JsValue = SummaryBatch;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(SummaryBatch(self.job.next(self.max)))
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output)
     }
 }
 
