@@ -13,7 +13,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::json::JsText;
 use pi_session_core::session;
-use pi_session_core::summary_job::{Ready, SummaryJob};
+use pi_session_core::summary_job::{self, Ready, SummaryJob};
 use pi_session_core::{context, fsio, listing, materialize, tree, Session};
 
 const NONE: i64 = -1;
@@ -533,15 +533,11 @@ impl SummaryRun {
                 )
             })
             .collect();
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .min(8);
         SummaryRun {
             job: std::sync::Arc::new(SummaryJob::start(
                 files,
                 cache_file.map(PathBuf::from),
-                threads,
+                summary_job::default_threads(),
             )),
         }
     }

@@ -147,6 +147,14 @@ fn lock_cache(c: &Mutex<ListCache>) -> MutexGuard<'_, ListCache> {
     c.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Workers for a listing: one per core, at most 8 (reading and parsing stop scaling there).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8)
+}
+
 /// A running listing; dropping it cancels the workers (which finish their current file on their
 /// own; nobody waits for them, so a drop on the JS thread never blocks).
 pub struct SummaryJob {

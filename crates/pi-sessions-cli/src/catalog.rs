@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use pi_session_core::json::{self, Value};
 use pi_session_core::listing;
-use pi_session_core::summary_job::{Ready, SummaryJob};
+use pi_session_core::summary_job::{self, Ready, SummaryJob};
 
 use crate::env::CliEnv;
 use crate::fmt;
@@ -136,11 +136,7 @@ pub fn summarize(
     cache_file: Option<PathBuf>,
     progress: &mut Progress,
 ) -> Vec<Info> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(8);
-    let job = SummaryJob::start(files.to_vec(), cache_file, threads);
+    let job = SummaryJob::start(files.to_vec(), cache_file, summary_job::default_threads());
     let mut infos = Vec::new();
     let mut done = 0;
     while done < files.len() {

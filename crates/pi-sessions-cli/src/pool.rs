@@ -11,11 +11,7 @@ pub fn map<T: Sync, R: Send>(
     mut progress: impl FnMut(usize),
 ) -> Vec<R> {
     let n = items.len();
-    let threads = std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(2)
-        .clamp(1, 8)
-        .min(n.max(1));
+    let threads = pi_session_core::summary_job::default_threads().min(n.max(1));
     let next = AtomicUsize::new(0);
     let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
     std::thread::scope(|scope| {
