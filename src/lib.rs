@@ -636,6 +636,7 @@ impl JsCuts {
         item: u32,
         path: &[pi_session_core::json::Step<'_>],
         escaped: &[u8],
+        plain: bool,
     ) -> Result<()> {
         use pi_session_core::json::{self, Step};
         let env = self.env;
@@ -648,7 +649,7 @@ impl JsCuts {
                 Step::Index(i) => u32::to_napi_value(env, i)?,
             });
         }
-        self.values.push(if json::is_plain_ascii(escaped) {
+        self.values.push(if plain {
             latin1(env, escaped)?
         } else {
             js_text(env, &json::decode_escaped_bytes(escaped))?
@@ -658,10 +659,16 @@ impl JsCuts {
 }
 
 impl materialize::CutSink for JsCuts {
-    fn cut(&mut self, item: u32, path: &[pi_session_core::json::Step<'_>], escaped: &[u8]) {
+    fn cut(
+        &mut self,
+        item: u32,
+        path: &[pi_session_core::json::Step<'_>],
+        escaped: &[u8],
+        plain: bool,
+    ) {
         if self.failed.is_none() {
             // SAFETY: `env` is the environment of the call this sink was made in, still running.
-            if let Err(e) = unsafe { self.push_cut(item, path, escaped) } {
+            if let Err(e) = unsafe { self.push_cut(item, path, escaped, plain) } {
                 self.failed = Some(e);
             }
         }

@@ -15,15 +15,16 @@ use crate::session::Session;
 pub const MIN_CUT_BYTES: usize = 16 << 10;
 
 /// Receives each cut string while its line is in memory: the item (line) it belongs to in the
-/// text, the path to it, and its contents as written (between the quotes, still escaped; see
-/// [`json::is_plain_ascii`] and [`json::decode_escaped_bytes`]). The line is UTF-8.
+/// text, the path to it, and its contents as written (between the quotes, still escaped, UTF-8;
+/// see [`json::decode_escaped_bytes`]). `plain` means ASCII without a backslash: the bytes are
+/// the string's code units as they are.
 pub trait CutSink {
-    fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8]);
+    fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8], plain: bool);
 }
 
-impl<F: FnMut(u32, &[Step<'_>], &[u8])> CutSink for F {
-    fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8]) {
-        self(item, path, escaped)
+impl<F: FnMut(u32, &[Step<'_>], &[u8], bool)> CutSink for F {
+    fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8], plain: bool) {
+        self(item, path, escaped, plain)
     }
 }
 
@@ -99,24 +100,30 @@ impl Session {
 /// Appends `line` to `out` with its long strings given to `sink`; returns how many were cut and
 /// their bytes.
 fn push_line(line: &[u8], item: u32, out: &mut Vec<u8>, sink: &mut impl CutSink) -> (usize, usize) {
-    // Lines that are not UTF-8 stay whole: the text's lossy decoding decides what JS sees.
-    if line.len() < MIN_CUT_BYTES + 2 || std::str::from_utf8(line).is_err() {
+    if line.len() < MIN_CUT_BYTES + 2 {
         out.extend_from_slice(line);
         return (0, 0);
     }
-    let found = json::long_strings(line, MIN_CUT_BYTES);
+    let mut cuts = 0;
     let mut cut_bytes = 0;
     let mut prev = 0;
-    for s in &found {
+    for s in json::long_strings(line, MIN_CUT_BYTES) {
+        let escaped = &line[s.range.clone()];
+        let plain = json::is_plain_ascii(escaped);
+        // Contents that are not UTF-8 stay in the text, whose lossy decoding decides what JS sees.
+        if !plain && std::str::from_utf8(escaped).is_err() {
+            continue;
+        }
         // Replace the string, quotes included.
         out.extend_from_slice(&line[prev..s.range.start - 1]);
         out.push(b'0');
         prev = s.range.end + 1;
-        cut_bytes += s.range.len();
-        sink.cut(item, &s.path, &line[s.range.clone()]);
+        cuts += 1;
+        cut_bytes += escaped.len();
+        sink.cut(item, &s.path, escaped, plain);
     }
     out.extend_from_slice(&line[prev..]);
-    (found.len(), cut_bytes)
+    (cuts, cut_bytes)
 }
 
 fn into_string(out: Vec<u8>) -> String {
@@ -146,7 +153,7 @@ mod tests {
     fn cut_one(line: &[u8]) -> (Vec<u8>, Vec<Cut>) {
         let mut out = Vec::new();
         let mut cuts = Vec::new();
-        let mut sink = |item: u32, path: &[Step<'_>], escaped: &[u8]| {
+        let mut sink = |item: u32, path: &[Step<'_>], escaped: &[u8], _plain: bool| {
             let (text, latin1) = units(&json::decode_escaped_bytes(escaped));
             let path = path
                 .iter()
@@ -213,5 +220,25 @@ mod tests {
         let (text, cuts) = cut_one(&line);
         assert_eq!(text, line);
         assert!(cuts.is_empty());
+    }
+
+    #[test]
+    fn strings_that_are_not_utf8_stay_in_the_text() {
+        // A truncated sequence reads as one U+FFFD in the text's lossy decoding (two if decoded
+        // byte by byte), so that string is not cut; its long sibling still is.
+        let bad = format!("{}\u{e2}\u{82}!", "w".repeat(MIN_CUT_BYTES));
+        let good = "g".repeat(MIN_CUT_BYTES);
+        let mut line = format!(r#"{{"a":"{bad}","b":"{good}"}}"#).into_bytes();
+        // The two chars above are U+00E2 U+0082 (4 bytes); make them the raw bytes E2 82.
+        let at = line
+            .windows(4)
+            .position(|w| w == [0xc3, 0xa2, 0xc2, 0x82])
+            .unwrap();
+        line.splice(at..at + 4, [0xe2, 0x82]);
+        let (text, cuts) = cut_one(&line);
+        assert_eq!(cuts.len(), 1);
+        assert_eq!(cuts[0].path, ["b"]);
+        assert_eq!(text[..text.len() - 7], line[..text.len() - 7]);
+        assert!(text.ends_with(br#""b":0}"#));
     }
 }
