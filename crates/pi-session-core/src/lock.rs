@@ -73,7 +73,7 @@ impl Holder {
     }
 
     fn to_line(&self) -> String {
-        let s = crate::session::to_js_string_json;
+        let s = crate::json::string_to_json;
         let proc_start = self
             .proc_start
             .map(|p| format!(",\"procStart\":{p}"))

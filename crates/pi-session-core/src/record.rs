@@ -6,7 +6,7 @@
 //! exactly when their keys are byte-equal, which lets the index reproduce the reference's Map
 //! semantics even for hand-edited files with numeric or missing ids.
 
-use crate::json::{self, JsStr};
+use crate::json;
 use crate::timefmt;
 
 /// The key of an absent property (`undefined` in JS). No JSON text is empty, so it never collides.
@@ -112,9 +112,7 @@ pub fn key_truthy(key: &str) -> bool {
 
 /// The key of a plain string value.
 pub fn string_key(s: &str) -> Key {
-    let mut out = String::with_capacity(s.len() + 2);
-    json::write_js_string(&JsStr::from_str(s), &mut out);
-    out.into()
+    json::string_to_json(s).into()
 }
 
 fn key_of(raw: &[u8]) -> Key {

@@ -1063,7 +1063,7 @@ impl Session {
         let (timestamp, ms) = timefmt::now_iso();
         let new_id = ids::session_uuid_v7(ms);
         let parent_json = match (&self.file, self.persist) {
-            (Some(f), true) => Some(to_js_string_json(&f.to_string_lossy())),
+            (Some(f), true) => Some(json::string_to_json(&f.to_string_lossy())),
             _ => None,
         };
         let header =
@@ -1257,24 +1257,17 @@ pub fn header_line(
 ) -> String {
     let mut s = String::with_capacity(96 + cwd.len());
     s.push_str("{\"type\":\"session\",\"version\":3,\"id\":");
-    s.push_str(&to_js_string_json(id));
+    s.push_str(&json::string_to_json(id));
     s.push_str(",\"timestamp\":");
-    s.push_str(&to_js_string_json(timestamp));
+    s.push_str(&json::string_to_json(timestamp));
     s.push_str(",\"cwd\":");
-    s.push_str(&to_js_string_json(cwd));
+    s.push_str(&json::string_to_json(cwd));
     if let Some(p) = parent_session_json {
         s.push_str(",\"parentSession\":");
         s.push_str(p);
     }
     s.push('}');
     s
-}
-
-/// `JSON.stringify(s)` for a Rust string.
-pub fn to_js_string_json(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    json::write_js_string(&json::JsStr::from_str(s), &mut out);
-    out
 }
 
 fn header_id_string(line: &[u8]) -> String {
@@ -1345,7 +1338,7 @@ fn fork_target(
         timefmt::file_timestamp(&timestamp),
         id
     ));
-    let parent = to_js_string_json(&source.to_string_lossy());
+    let parent = json::string_to_json(&source.to_string_lossy());
     let header = header_line(&id, &timestamp, target_cwd, Some(&parent));
     Ok((file, header, id))
 }

@@ -15,7 +15,7 @@ pub use parse::{
     is_canonical, normalize, parse, top_level_members, validate, visit_canonical_object,
     visit_top_level_members, visit_two_levels, Members, ParseError,
 };
-pub use ser::{to_json, write_js_string, write_json, write_number};
+pub use ser::{string_to_json, to_json, write_js_string, write_json, write_number};
 pub use string::{decode_escaped, decode_escaped_bytes, is_plain_ascii, JsStr, JsText};
 pub use trusted::{
     long_strings, visit_items_valid, visit_members_trusted, visit_members_valid, LongString, Step,

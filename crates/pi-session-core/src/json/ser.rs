@@ -31,6 +31,13 @@ pub fn write_js_string(s: &JsStr, out: &mut String) {
     out.push('"');
 }
 
+/// `JSON.stringify(s)` for a Rust string.
+pub fn string_to_json(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_js_string(&JsStr::from_str(s), &mut out);
+    out
+}
+
 pub(crate) fn format_number(n: f64, buf: &mut ryu_js::Buffer) -> &str {
     if n.is_finite() {
         buf.format_finite(n)
