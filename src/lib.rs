@@ -771,7 +771,7 @@ unsafe fn js_text(env: sys::napi_env, t: &JsText) -> Result<sys::napi_value> {
 }
 
 /// Summaries on their way to JS: texts already decoded into JS code units (off the JS thread),
-/// so creating the strings is a copy.
+/// so each string is a copy, or for long texts no copy at all (see [`external_js_text`]).
 pub struct SummaryBatch(Vec<Option<Ready>>);
 
 impl TypeName for SummaryBatch {

@@ -17,7 +17,7 @@ use crate::listing::{self, FileSummary};
 const WINDOW: usize = 256;
 
 /// A summary ready to become JS values: the texts are decoded into JS code units by the worker,
-/// so the JS thread only copies them.
+/// so the JS thread only copies them (or hands the buffers over).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ready {
     pub meta: String,
