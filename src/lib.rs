@@ -255,8 +255,8 @@ impl NativeSession {
     #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
     pub fn line(&self, env: Env, pos: u32) -> Result<JsLines, Code> {
         let mut cuts = JsCuts::new(&env);
-        let lines = self.inner.line_for_js(pos, &mut cuts).map_err(to_napi)?;
-        cuts.finish(lines.text)
+        let text = self.inner.line_for_js(pos, &mut cuts).map_err(to_napi)?;
+        cuts.finish(text)
     }
 
     /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
@@ -272,11 +272,11 @@ impl NativeSession {
     ) -> Result<JsLines, Code> {
         let budget = max_bytes.unwrap_or(u32::MAX) as usize;
         let mut cuts = JsCuts::new(&env);
-        let lines = self
+        let text = self
             .inner
             .lines_for_js(&positions, budget, &mut cuts)
             .map_err(to_napi)?;
-        cuts.finish(lines.text)
+        cuts.finish(text)
     }
 
     #[napi(catch_unwind)]

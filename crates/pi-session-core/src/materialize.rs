@@ -28,61 +28,39 @@ impl<F: FnMut(u32, &[Step<'_>], &[u8], bool)> CutSink for F {
     }
 }
 
-/// JSON text of one or more lines, each long string replaced by `0` (given to the [`CutSink`]).
-#[derive(Debug, Default)]
-pub struct Lines {
-    pub text: String,
-    /// How many of the asked positions the text covers.
-    pub count: usize,
-    /// How many strings were cut out.
-    pub cuts: usize,
-}
-
 impl Session {
-    /// `[line, line, …]` for `positions`, stopping after the line that brings the text and cut
-    /// strings to `budget` bytes (JS strings have a size limit), so it may cover only a prefix.
+    /// The JSON text `[line, line, …]` for `positions`, each long string replaced by `0` (and
+    /// given to `sink`), stopping after the line that brings the text and cut strings to `budget`
+    /// bytes (JS strings have a size limit), so it may cover only a prefix of `positions`.
     pub fn lines_for_js(
         &self,
         positions: &[u32],
         budget: usize,
         sink: &mut impl CutSink,
-    ) -> Result<Lines> {
+    ) -> Result<String> {
         let mut out = Vec::with_capacity(2 + positions.len() * 64);
         let mut cut_bytes = 0;
-        let mut cuts = 0;
-        let mut count = 0;
         out.push(b'[');
-        for &p in positions {
-            if count > 0 {
+        for (i, &p) in positions.iter().enumerate() {
+            if i > 0 {
                 if out.len() + cut_bytes >= budget {
                     break;
                 }
                 out.push(b',');
             }
             let line = self.line(self.checked(p)?)?;
-            let (n, bytes) = push_line(&line, count as u32, &mut out, sink);
-            cuts += n;
-            cut_bytes += bytes;
-            count += 1;
+            cut_bytes += push_line(&line, i as u32, &mut out, sink).1;
         }
         out.push(b']');
-        Ok(Lines {
-            text: into_string(out),
-            count,
-            cuts,
-        })
+        Ok(into_string(out))
     }
 
-    /// One record's line as [`Lines`] (no brackets; cuts are of item 0).
-    pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<Lines> {
+    /// One record's line as [`Session::lines_for_js`] gives it (no brackets; cuts are of item 0).
+    pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<String> {
         let line = self.line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
-        let (cuts, _) = push_line(&line, 0, &mut out, sink);
-        Ok(Lines {
-            text: into_string(out),
-            count: 1,
-            cuts,
-        })
+        push_line(&line, 0, &mut out, sink);
+        Ok(into_string(out))
     }
 
     fn checked(&self, pos: u32) -> Result<u32> {
