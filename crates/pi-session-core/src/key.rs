@@ -116,12 +116,6 @@ impl Deref for Key {
     }
 }
 
-impl AsRef<str> for Key {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
 impl Borrow<str> for Key {
     fn borrow(&self) -> &str {
         self.as_str()
@@ -135,18 +129,6 @@ impl PartialEq for Key {
 }
 
 impl Eq for Key {}
-
-impl PartialEq<str> for Key {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Key {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
 
 /// Hashes as the `str` does, so maps keyed by `Key` can be looked up with a `&str`.
 impl Hash for Key {
