@@ -81,6 +81,28 @@ describe("§11 identity of returned objects", () => {
     assert.equal(sm.getTree()[0].children[0].entry, eb);
   });
 
+  test("an appended entry holds the caller's message object, whichever accessor asks first", (t) => {
+    const firsts = {
+      getEntry: (sm, id) => sm.getEntry(id),
+      getLeafEntry: (sm) => sm.getLeafEntry(),
+      getBranch: (sm) => sm.getBranch().at(-1),
+      getEntries: (sm) => sm.getEntries().at(-1),
+      getChildren: (sm) => sm.getChildren("b").at(-1),
+      getTree: (sm) => sm.getTree()[0].children[0].children.at(-1).entry,
+    };
+    for (const [name, first] of Object.entries(firsts)) {
+      const sm = openFixture(t, [header(), msgEntry("a", null, user("a")), msgEntry("b", "a", assistant("b"))]);
+      const m = user(`after ${name}`);
+      const id = sm.appendMessage(m);
+      const e = first(sm, id);
+      assert.equal(e.id, id, name);
+      assert.equal(e.message, m, name);
+      assert.equal(sm.getEntry(id), e, name);
+      assert.equal(sm.getLeafEntry(), e, name);
+      assert.equal(sm.getEntry("b").id, "b", name);
+    }
+  });
+
   test("getHeader returns the same header object on repeated calls", (t) => {
     const sm = openFixture(t, [header({ id: "hdr" })]);
     assert.equal(sm.getHeader(), sm.getHeader());

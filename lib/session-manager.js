@@ -257,9 +257,9 @@ class SessionManager {
         line = JSON.stringify(entry);
       }
     }
+    // The id caches are filled when an id is first asked for: a Map insert here (two of them, in
+    // maps as big as the session) cost more than the rest of an append's bookkeeping.
     this.#objs[pos] = entry;
-    this.#posById.set(entry.id, pos);
-    this.#entryById.set(entry.id, entry);
     this.#leafId = entry.id;
     this.#leafPos = pos;
     this.#leafEntry = entry;
