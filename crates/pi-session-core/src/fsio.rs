@@ -91,10 +91,31 @@ pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
 #[derive(Debug, Default)]
 pub struct Appender {
     open: Option<(PathBuf, File)>,
+    /// The line and its newline, assembled for one `write` (kept between appends: most lines
+    /// are small and come several per turn).
+    buf: Vec<u8>,
 }
 
+/// A line buffer bigger than this is not kept for the next append.
+const KEEP_BUF: usize = 64 * 1024;
+
 impl Appender {
-    pub fn append(&mut self, path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+    /// Append `line` and a newline in one `write` (a concurrent reader or writer never sees half
+    /// a line of ours between other writes).
+    pub fn append_line(&mut self, path: &Path, line: &[u8], durability: Durability) -> Result<()> {
+        let mut bytes = std::mem::take(&mut self.buf);
+        bytes.clear();
+        bytes.reserve(line.len() + 1);
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+        let result = self.append(path, &bytes, durability);
+        if bytes.capacity() <= KEEP_BUF {
+            self.buf = bytes;
+        }
+        result
+    }
+
+    fn append(&mut self, path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
         let reusable = match &self.open {
             Some((p, f)) if p == path => still_linked(f),
             _ => false,

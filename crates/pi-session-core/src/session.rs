@@ -886,7 +886,8 @@ impl Session {
         let (slot, prev_index) = self.index.set(&id, pos);
         self.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
-        if let Err(e) = self.persist_record(pos) {
+        // `line` is what was just pushed: written from the caller's bytes, not copied back out.
+        if let Err(e) = self.persist_line(line) {
             let rec = self.recs.pop().expect("just pushed");
             self.parent_slot.pop();
             self.rec_slot.pop();
@@ -909,13 +910,6 @@ impl Session {
         Ok(pos)
     }
 
-    /// Persist the record just appended at `pos` (see [`Session::persist_line`]).
-    fn persist_record(&mut self, pos: u32) -> Result<()> {
-        // Appended records live in memory; the copy frees `self` for the write.
-        let line = self.line(pos)?.into_owned();
-        self.persist_line(&line)
-    }
-
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
         self.persist_line(line)
@@ -927,10 +921,10 @@ impl Session {
         if !self.persist {
             return Ok(());
         }
-        let Some(file) = self.file.clone() else {
-            return Ok(());
-        };
         if !self.flushed {
+            let Some(file) = self.file.clone() else {
+                return Ok(());
+            };
             if self.conversation == 0 {
                 return Ok(());
             }
@@ -939,11 +933,11 @@ impl Session {
             self.flushed = true;
             return Ok(());
         }
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line);
-        bytes.push(b'\n');
-        self.guard.before_write(&file)?;
-        self.appender.append(&file, &bytes, self.durability)
+        let Some(file) = self.file.as_deref() else {
+            return Ok(());
+        };
+        self.guard.before_write(file)?;
+        self.appender.append_line(file, line, self.durability)
     }
 
     fn all_lines(&self) -> Result<Vec<u8>> {

@@ -155,6 +155,27 @@ fn a_crash_between_temp_write_and_rename_leaves_the_old_file_intact() -> R {
 }
 
 #[test]
+fn the_appender_writes_each_line_whole_whatever_came_before() -> R {
+    // Its line buffer is reused between appends (and dropped after a very long line): each
+    // line must still be written alone, with its newline, and nothing of an earlier line.
+    let dir = temp_dir("appender");
+    let file = dir.join("s.jsonl");
+    let mut appender = fsio::Appender::default();
+    let long = "x".repeat(200_000);
+    let lines = ["first line", long.as_str(), "2", "", "after the long one"];
+    for line in lines {
+        appender.append_line(&file, line.as_bytes(), fsio::Durability::Buffered)?;
+    }
+    let expected: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(fs::read_to_string(&file).unwrap(), expected);
+    // A file deleted between appends is created again, holding only what follows.
+    fs::remove_file(&file).unwrap();
+    appender.append_line(&file, b"again", fsio::Durability::Buffered)?;
+    assert_eq!(fs::read_to_string(&file).unwrap(), "again\n");
+    Ok(())
+}
+
+#[test]
 fn a_non_session_file_is_refused_and_left_untouched() -> R {
     let dir = temp_dir("refuse");
     let file = dir.join("x.jsonl");
