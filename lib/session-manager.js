@@ -153,11 +153,15 @@ class SessionManager {
       // forkFrom: the core writes the fork and opens it in one step (without reading it again).
       const { source, id } = newSessionOptions;
       this.#n = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
+      this.#n.track();
       this.#resetCaches();
       this.#syncLeaf();
       return;
     }
     this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
+    // Its state goes as soon as the GC has taken it, not when Node runs finalizers (after the
+    // running JavaScript returns): a loop opening session after session stays flat.
+    this.#n.track();
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
     } else if (preloadedFileEntries?.length) {

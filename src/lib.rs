@@ -16,6 +16,8 @@ use pi_session_core::session;
 use pi_session_core::summary_job::{self, Ready, SummaryJob};
 use pi_session_core::{context, fsio, listing, materialize, tree, Session};
 
+mod reclaim;
+
 const NONE: i64 = -1;
 
 /// The `code` a thrown JS error carries (napi-rs uses the error status as `code`).
@@ -59,10 +61,13 @@ fn pos_or_none(p: Option<u32>) -> i64 {
 pub struct NativeSession {
     inner: Session,
     reported: i64,
+    /// Its entry in [`reclaim`] (0: not tracked).
+    track_id: u64,
 }
 
 impl ObjectFinalize for NativeSession {
     fn finalize(self, env: Env) -> napi::Result<()> {
+        reclaim::untrack(&env, self.track_id);
         if self.reported != 0 {
             env.adjust_external_memory(-self.reported)?;
         }
@@ -82,12 +87,25 @@ pub struct NewSessionInfo {
 
 #[napi]
 impl NativeSession {
+    /// Called once on each new manager, with the manager itself as `this`: from then on its state
+    /// is dropped as soon as the GC has collected it (see [`reclaim`]). Returns whether it is
+    /// tracked.
+    #[napi(catch_unwind)]
+    pub fn track(&mut self, env: Env, this: This) -> bool {
+        if self.track_id == 0 {
+            reclaim::sweep(&env, 0);
+            self.track_id = reclaim::track(&env, this.raw(), self);
+        }
+        self.track_id != 0
+    }
+
     /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
     #[napi(factory, catch_unwind)]
     pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Self, Code> {
         Ok(NativeSession {
             inner: Session::blank(cwd, session_dir, persist).map_err(to_napi)?,
             reported: 0,
+            track_id: 0,
         })
     }
 
@@ -112,7 +130,11 @@ impl NativeSession {
         .map_err(to_napi)?;
         let mut inner = Session::blank(target_cwd, dir, true).map_err(to_napi)?;
         inner.set_session_file_forked(forked).map_err(to_napi)?;
-        let mut this = NativeSession { inner, reported: 0 };
+        let mut this = NativeSession {
+            inner,
+            reported: 0,
+            track_id: 0,
+        };
         this.account(&env);
         Ok(this)
     }
@@ -357,8 +379,22 @@ impl NativeSession {
     fn account(&mut self, env: &Env) {
         let now = self.inner.memory_bytes() as i64;
         let delta = now - self.reported;
+        if delta >= ACCOUNT_STEP {
+            // Growing: first give back what collected sessions still hold.
+            reclaim::sweep(env, self.track_id);
+        }
         if delta.abs() >= ACCOUNT_STEP && env.adjust_external_memory(delta).is_ok() {
             self.reported = now;
+        }
+    }
+
+    /// Its JS object is gone: drop the state now (the finalizer comes later, to an empty shell).
+    fn release(&mut self, env: &Env) {
+        if let Ok(empty) = Session::blank(String::new(), String::new(), false) {
+            self.inner = empty;
+        }
+        if self.reported != 0 && env.adjust_external_memory(-self.reported).is_ok() {
+            self.reported = 0;
         }
     }
 }
@@ -368,6 +404,12 @@ pub struct HeaderScan {
     /// "header", "none" or "limit".
     pub kind: String,
     pub cwd: Option<String>,
+}
+
+/// How many managers had their state dropped as soon as the GC took them (see `reclaim`).
+#[napi]
+pub fn reclaimed_session_count() -> u32 {
+    reclaim::released_count()
 }
 
 /// The bounded header scan used by `open` to learn a file's cwd.

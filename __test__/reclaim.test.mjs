@@ -1,0 +1,108 @@
+// Managers the GC has collected give their native state back at the next open, not when Node runs
+// finalizers (which it does only after the running JavaScript returns to the event loop). Each
+// case runs in its own `node --expose-gc` process, so that collections happen where the test says.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { ROOT } from "./helpers/target.mjs";
+
+/** Runs `body` (CommonJS, with SessionManager, native, fs, path, dir, writeSession in scope) and
+ * returns what it printed as JSON on its last line. */
+function run(body) {
+  const script = `
+    const { SessionManager } = require(${JSON.stringify(ROOT + "/index.js")});
+    const native = require(${JSON.stringify(ROOT + "/native.js")});
+    const fs = require("node:fs"), os = require("node:os"), path = require("node:path");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-reclaim-"));
+    // A flushed session of about 'mb' megabytes (user/assistant turns with long texts).
+    function writeSession(name, mb) {
+      const sm = SessionManager.create("/w", dir);
+      const text = "tool output line\\n".repeat(4096);
+      for (let i = 0, written = 0; written < mb * 1048576; i++, written += text.length) {
+        sm.appendMessage({ role: "user", content: "q" + i, timestamp: i });
+        sm.appendMessage({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: i });
+      }
+      const file = path.join(dir, name);
+      fs.renameSync(sm.getSessionFile(), file);
+      return file;
+    }
+    try {
+      ${body}
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }`;
+  const r = spawnSync(process.execPath, ["--expose-gc", "-e", script], { encoding: "utf8", timeout: 120_000 });
+  if (process.env.PI_RECLAIM_VERBOSE) process.stderr.write(r.stderr);
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout.trim().split("\n").at(-1));
+}
+
+test("managers dropped inside one synchronous loop free their memory before the loop ends", () => {
+  const out = run(`
+    const file = writeSession("s.jsonl", 8);
+    const size = fs.statSync(file).size;
+    const before = native.reclaimedSessionCount();
+    gc();
+    const base = process.memoryUsage().rss;
+    let peak = 0, messages = 0;
+    for (let i = 0; i < 30; i++) {
+      const sm = SessionManager.open(file, dir);
+      messages += sm.getLeafEntry() ? 1 : 0;
+      gc();
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }
+    console.log(JSON.stringify({ size, released: native.reclaimedSessionCount() - before, growth: peak - base, messages }));
+    if (process.env.PI_RECLAIM_VERBOSE) console.error(size, peak - base);
+  `);
+  // All but the manager of the last turn or two are gone, without leaving the loop.
+  assert.ok(out.released >= 28, `released ${out.released} of 30`);
+  assert.equal(out.messages, 30);
+  // Holding them all would take 30 x the file (240 MB); a few at a time stays far below that.
+  assert.ok(out.growth < 10 * out.size, `RSS grew ${out.growth} bytes for 30 opens of ${out.size}`);
+});
+
+test("a manager that is still referenced keeps its state while others are released", () => {
+  const out = run(`
+    const file = writeSession("kept.jsonl", 1);
+    const other = writeSession("other.jsonl", 1);
+    const kept = SessionManager.open(file, dir);
+    const entries = kept.getEntries().length;
+    const before = native.reclaimedSessionCount();
+    for (let i = 0; i < 10; i++) {
+      SessionManager.open(other, dir).getEntries();
+      gc();
+    }
+    const released = native.reclaimedSessionCount() - before;
+    const id = kept.appendMessage({ role: "user", content: "still here", timestamp: 1 });
+    const reopened = SessionManager.open(file, dir);
+    console.log(JSON.stringify({
+      released,
+      entries,
+      after: kept.getEntries().length,
+      leaf: kept.getLeafEntry().message.content,
+      onDisk: reopened.getEntry(id)?.message.content,
+    }));
+  `);
+  assert.ok(out.released >= 8, `released ${out.released}`);
+  assert.equal(out.after, out.entries + 1);
+  assert.equal(out.leaf, "still here");
+  assert.equal(out.onDisk, "still here");
+});
+
+test("a dropped exclusive manager gives up its lease at the next open", () => {
+  const out = run(`
+    const file = writeSession("locked.jsonl", 1);
+    let holder = SessionManager.open(file, dir);
+    holder.setExclusive(true);
+    let refusedWhileHeld = null;
+    try { SessionManager.open(file, dir).setExclusive(true); } catch (e) { refusedWhileHeld = e.code; }
+    holder = null;
+    gc();
+    const next = SessionManager.open(file, dir);
+    let taken = true;
+    try { next.setExclusive(true); } catch (e) { taken = e.code; }
+    console.log(JSON.stringify({ refusedWhileHeld, taken }));
+  `);
+  assert.equal(out.refusedWhileHeld, "SESSION_LOCKED");
+  assert.equal(out.taken, true);
+});
