@@ -18,6 +18,7 @@
 //   forkFrom  { file, targetCwd, sessionDir }
 //   createBranchedSession { file, sessionDir }     open (untimed), then createBranchedSession(leaf)
 import fs from "node:fs";
+import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { clearListingCaches, makeCall } from "./scale-ops.mjs";
 
@@ -97,6 +98,19 @@ async function main() {
       let materializedBytes = 0;
       for (const m of ctx.messages) materializedBytes += Buffer.byteLength(JSON.stringify(m));
       return { ms: openMs + contextMs, openMs, contextMs, maxRssMb, rssBeforeMb: rssBefore, contextMessages: ctx.messages.length, materializedBytes };
+    }
+    case "walk": {
+      // A script that reads every session of a directory in one synchronous loop.
+      const files = fs
+        .readdirSync(args.dir)
+        .filter((f) => f.endsWith(".jsonl"))
+        .sort()
+        .map((f) => path.join(args.dir, f));
+      let messages = 0;
+      const t = now();
+      for (const f of files) messages += SM.open(f, args.sessionDir).buildSessionContext().messages.length;
+      const ms = now() - t;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, sessions: files.length, messages };
     }
     case "perTurn": {
       const sm = SM.open(args.file, args.sessionDir);

@@ -15,8 +15,8 @@
 //
 // Environment:
 //   SCALE_ONLY=list,open      run only the sections whose key contains one of these strings
-//                             (sections: list (= list + listAll), open128, open1g, perTurn, getTree, forkFrom,
-//                             createBranchedSession)
+//                             (sections: list (= list + listAll), walk, open128, open1g, perTurn, getTree,
+//                             forkFrom, createBranchedSession)
 //   SCALE_REPS=2              in-process repetitions per implementation of the slow operations
 //   SCALE_MIN_TIME_MS=300     per measurement, for the per-turn calls
 //   SCALE_MEASUREMENTS=4      measurements per implementation, for the per-turn calls
@@ -421,6 +421,18 @@ if (wanted("list")) {
 }
 
 const file128 = data.mb128 && !data.mb128.skipped ? data.mb128.file : null;
+if (wanted("walk")) {
+  // Not a target of the issue: what a script that reads a whole directory synchronously costs
+  // (one child process per implementation; every session opened and its context built).
+  log(`walk: open + buildSessionContext of each of the ${sessionsLabel} in one loop...`);
+  const kids = await childBoth("walk", (impl) => ({ dir: many.sessionDir, sessionDir: path.join(impl.tmp, "walk") }));
+  if (kids) {
+    timeRow(`walk ${sessionsLabel} in one synchronous loop (open + buildSessionContext each)`, { reference: kids.reference, ours: kids.ours });
+    rssRow("peak RSS (own process)", kids);
+    if (kids.reference?.ok && kids.ours?.ok && kids.reference.messages !== kids.ours.messages) noteRow("WARNING: the contexts differ in length");
+  }
+}
+
 if (wanted("open128") && file128) {
   log(`open of the ${MB(data.mb128.bytes)} session (${REPS + 1}× each side)...`);
   const res = await slow(
