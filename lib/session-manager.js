@@ -160,7 +160,7 @@ class SessionManager {
     }
     this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
     // Its state goes as soon as the GC has taken it, not when Node runs finalizers (after the
-    // running JavaScript returns): a loop opening session after session stays flat.
+    // running JavaScript returns), so a loop reading session after session stays flat.
     this.#n.track();
     if (sessionFile) {
       this.#setSessionFile(sessionFile);

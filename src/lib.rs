@@ -93,7 +93,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn track(&mut self, env: Env, this: This) -> bool {
         if self.track_id == 0 {
-            reclaim::sweep(&env, 0);
+            reclaim::before_track(&env);
             self.track_id = reclaim::track(&env, this.raw(), self);
         }
         self.track_id != 0
@@ -380,8 +380,8 @@ impl NativeSession {
         let now = self.inner.memory_bytes() as i64;
         let delta = now - self.reported;
         if delta >= ACCOUNT_STEP {
-            // Growing: first give back what collected sessions still hold.
-            reclaim::sweep(env, self.track_id);
+            // Growing: give back what collected sessions still hold, when due.
+            reclaim::after_growth(env, self.track_id, delta);
         }
         if delta.abs() >= ACCOUNT_STEP && env.adjust_external_memory(delta).is_ok() {
             self.reported = now;
