@@ -13,6 +13,7 @@
 //! they leave these references set: such a loop still holds most sessions until it yields.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::ptr;
 
 use napi::{sys, Env};
@@ -21,7 +22,6 @@ use crate::NativeSession;
 
 #[derive(Clone, Copy)]
 struct Tracked {
-    id: u64,
     /// Valid until the session's finalizer, which removes this entry first.
     session: *mut NativeSession,
     weak: sys::napi_ref,
@@ -29,7 +29,7 @@ struct Tracked {
 
 thread_local! {
     // Per thread = per Node environment: a worker's sessions are only ever seen by that worker.
-    static TRACKED: RefCell<Vec<Tracked>> = const { RefCell::new(Vec::new()) };
+    static TRACKED: RefCell<HashMap<u64, Tracked>> = RefCell::new(HashMap::new());
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
     static RELEASED: Cell<u32> = const { Cell::new(0) };
     /// Entries left after the last sweep, and bytes reported since: a sweep looks at every
@@ -89,11 +89,13 @@ pub fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) ->
         id
     });
     TRACKED.with(|t| {
-        t.borrow_mut().push(Tracked {
+        t.borrow_mut().insert(
             id,
-            session: session as *mut NativeSession,
-            weak,
-        })
+            Tracked {
+                session: session as *mut NativeSession,
+                weak,
+            },
+        )
     });
     id
 }
@@ -103,15 +105,15 @@ pub fn untrack(env: &Env, id: u64) {
     if id == 0 {
         return;
     }
-    let entry = TRACKED.with(|t| {
+    // `try_with`: a finalizer may run while the thread's storage is being torn down.
+    let entry = TRACKED.try_with(|t| {
         let mut t = t.borrow_mut();
-        let at = t.iter().position(|e| e.id == id)?;
-        let e = t.swap_remove(at);
+        let e = t.remove(&id)?;
         // Keep "doubled since the last sweep" relative to what is left.
         SWEPT_LEN.with(|n| n.set(n.get().min(t.len())));
         Some(e)
     });
-    if let Some(e) = entry {
+    if let Ok(Some(e)) = entry {
         // SAFETY: the reference was created in this env and is deleted exactly once (here or in
         // `sweep`, which removed the entry first).
         unsafe { sys::napi_delete_reference(env.raw(), e.weak) };
@@ -124,8 +126,8 @@ fn sweep(env: &Env, current: u64) {
     let dead: Vec<Tracked> = TRACKED.with(|t| {
         let mut t = t.borrow_mut();
         let mut dead = Vec::new();
-        t.retain(|e| {
-            if e.id == current {
+        t.retain(|&id, e| {
+            if id == current {
                 return true;
             }
             let mut value = ptr::null_mut();
