@@ -173,11 +173,11 @@ class SessionManager {
 
   // ----- entry objects ------------------------------------------------------------------------
 
-  #resetCaches() {
+  #resetCaches(recordCount = this.#n.recordCount()) {
     this.#callerList = null;
     // Sized up front: assigning far past the end of an empty array would make V8 switch it to
     // slow dictionary elements.
-    this.#objs = new Array(this.#n.recordCount());
+    this.#objs = new Array(recordCount);
     this.#posById = new Map();
     this.#entryById = new Map();
     this.#all = null;
@@ -349,7 +349,7 @@ class SessionManager {
     const parent = options?.parentSession;
     const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
     const info = this.#n.newSession(options?.id === undefined ? null : String(options.id), parentJson);
-    this.#resetCaches();
+    this.#resetCaches(1); // the header alone
     this.#objs[0] = {
       type: "session",
       version: CURRENT_SESSION_VERSION,
@@ -363,7 +363,7 @@ class SessionManager {
     this.#leafId = null;
     this.#leafPos = -1;
     this.#leafEntry = UNKNOWN;
-    return this.#n.sessionFile() ?? undefined;
+    return info.file ?? undefined;
   }
 
   // ----- accessors ----------------------------------------------------------------------------
