@@ -100,6 +100,14 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
       teardown: dropCopy,
     },
     {
+      // Every manager made stays alive until the measurement ends: the cost of one more must not
+      // grow with how many exist (ours tracks each for early release, see src/reclaim.rs).
+      key: "inMemoryKept",
+      label: "inMemory(), all kept alive",
+      setup: () => [],
+      run: (impl, kept) => kept.push(impl.SM.inMemory(BENCH_CWD)),
+    },
+    {
       key: "list",
       label: `list(cwd, dir) ${data.manyFiles} sessions`,
       async: true,
