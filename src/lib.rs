@@ -88,15 +88,12 @@ pub struct NewSessionInfo {
 #[napi]
 impl NativeSession {
     /// Called once on each new manager, with the manager itself as `this`: from then on its state
-    /// is dropped as soon as the GC has collected it (see [`reclaim`]). Returns whether it is
-    /// tracked.
+    /// is dropped as soon as the GC has collected it (see [`reclaim`]).
     #[napi(catch_unwind)]
-    pub fn track(&mut self, env: Env, this: This) -> bool {
+    pub fn track(&mut self, env: Env, this: This) {
         if self.track_id == 0 {
-            reclaim::before_track(&env);
             self.track_id = reclaim::track(&env, this.raw(), self);
         }
-        self.track_id != 0
     }
 
     /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
@@ -381,7 +378,7 @@ impl NativeSession {
         let delta = now - self.reported;
         if delta >= ACCOUNT_STEP {
             // Growing: give back what collected sessions still hold, when due.
-            reclaim::after_growth(env, self.track_id, delta);
+            reclaim::sweep_if_due(env, self.track_id, delta);
         }
         if delta.abs() >= ACCOUNT_STEP && env.adjust_external_memory(delta).is_ok() {
             self.reported = now;

@@ -45,25 +45,15 @@ const SWEEP_ALWAYS_LEN: usize = 64;
 /// ...or once sessions have grown by this much since it.
 const SWEEP_GROWTH: i64 = 16 << 20;
 
-fn due_by_count() -> bool {
-    let len = TRACKED.with(|t| t.borrow().len());
-    len <= SWEEP_ALWAYS_LEN || len >= 2 * SWEPT_LEN.with(Cell::get)
-}
-
-/// A new manager is about to be tracked: sweep if due.
-pub fn before_track(env: &Env) {
-    if due_by_count() {
-        sweep(env, 0);
-    }
-}
-
-/// Session `current` grew by `bytes`: sweep if due.
-pub fn after_growth(env: &Env, current: u64, bytes: i64) {
+/// Session `current` (0: none) grew by `bytes` (0 when a manager is only being tracked): sweep
+/// if due.
+pub fn sweep_if_due(env: &Env, current: u64, bytes: i64) {
     let grown = GROWN.with(|g| {
         g.set(g.get().saturating_add(bytes));
         g.get()
     });
-    if grown >= SWEEP_GROWTH || due_by_count() {
+    let len = TRACKED.with(|t| t.borrow().len());
+    if grown >= SWEEP_GROWTH || len <= SWEEP_ALWAYS_LEN || len >= 2 * SWEPT_LEN.with(Cell::get) {
         sweep(env, current);
     }
 }
@@ -73,10 +63,11 @@ pub fn released_count() -> u32 {
     RELEASED.with(Cell::get)
 }
 
-/// Start watching `object`, the JS object of `session` (called once, right after creation).
-/// Returns the session's tracking id (0 when no weak reference could be made: never reclaimed
-/// early then, as before).
+/// Start watching `object`, the JS object of `session` (called once, right after creation),
+/// after a sweep if one is due. Returns the session's tracking id (0 when no weak reference could
+/// be made: never reclaimed early then, as before).
 pub fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) -> u64 {
+    sweep_if_due(env, 0, 0);
     let mut weak = ptr::null_mut();
     // SAFETY: `object` is a live value of this env's current callback scope.
     let status = unsafe { sys::napi_create_reference(env.raw(), object, 0, &mut weak) };
