@@ -32,7 +32,6 @@ function run(body) {
       fs.rmSync(dir, { recursive: true, force: true });
     }`;
   const r = spawnSync(process.execPath, ["--expose-gc", "-e", script], { encoding: "utf8", timeout: 120_000 });
-  if (process.env.PI_RECLAIM_VERBOSE) process.stderr.write(r.stderr);
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout.trim().split("\n").at(-1));
 }
@@ -52,7 +51,6 @@ test("managers dropped inside one synchronous loop free their memory before the 
       peak = Math.max(peak, process.memoryUsage().rss);
     }
     console.log(JSON.stringify({ size, released: native.reclaimedSessionCount() - before, growth: peak - base, messages }));
-    if (process.env.PI_RECLAIM_VERBOSE) console.error(size, peak - base);
   `);
   // All but the manager of the last turn or two are gone, without leaving the loop.
   assert.ok(out.released >= 28, `released ${out.released} of 30`);
