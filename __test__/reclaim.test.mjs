@@ -59,6 +59,30 @@ test("managers dropped inside one synchronous loop free their memory before the 
   assert.ok(out.growth < 10 * out.size, `RSS grew ${out.growth} bytes for 30 opens of ${out.size}`);
 });
 
+test("a loop that only opens and reads the leaf stays flat without any explicit gc()", () => {
+  // No JS garbage to speak of: the only collections are those V8 starts for the native memory the
+  // sessions report, and these start inside an open (where the previous managers must not be
+  // held by handles of the running call).
+  const out = run(`
+    const file = writeSession("idle.jsonl", 8);
+    const size = fs.statSync(file).size;
+    gc();
+    const before = native.reclaimedSessionCount();
+    const base = process.memoryUsage().rss;
+    let peak = 0, leaves = 0;
+    for (let i = 0; i < 40; i++) {
+      const sm = SessionManager.open(file, dir);
+      leaves += sm.getLeafEntry() ? 1 : 0;
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }
+    console.log(JSON.stringify({ size, released: native.reclaimedSessionCount() - before, growth: peak - base, leaves }));
+  `);
+  assert.equal(out.leaves, 40);
+  assert.ok(out.released >= 20, `released ${out.released} of 40`);
+  // Holding them all would take 40 x the file (320 MB).
+  assert.ok(out.growth < 12 * out.size, `RSS grew ${out.growth} bytes for 40 opens of ${out.size}`);
+});
+
 test("a manager that is still referenced keeps its state while others are released", () => {
   const out = run(`
     const file = writeSession("kept.jsonl", 1);

@@ -8,9 +8,10 @@
 //! is clear no JavaScript can reach that session again, so its state (lines, index, descriptors,
 //! a held lease) is dropped at once and only an empty shell waits for the finalizer.
 //!
-//! Limit: in a loop that allocates next to nothing on the JS heap (open + getLeafEntry only), the
-//! only GCs are those V8 starts for the reported external memory, and on Node 20 and 24 (not 22)
-//! they leave these references set: such a loop still holds most sessions until it yields.
+//! A sweep reads the weak references inside a handle scope that it closes before returning. Each
+//! value read is a handle that roots its object while the scope is open. Without that scope, the
+//! GC that V8 starts for the memory reported right after a sweep, in the same call, found every
+//! manager rooted and collected none (a loop of opens on Node 20 and 24 held all its sessions).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -114,6 +115,12 @@ pub fn untrack(env: &Env, id: u64) {
 /// Release every tracked session whose JS object has been collected, except `current` (the
 /// session of the running call, whose object is alive anyway).
 fn sweep(env: &Env, current: u64) {
+    // The values read below are handles: closed with this scope, not with the calling method
+    // (see the module doc).
+    let mut scope = ptr::null_mut();
+    // SAFETY: opened and closed on this env's thread, around handles made only in between.
+    let scoped =
+        unsafe { sys::napi_open_handle_scope(env.raw(), &mut scope) } == sys::Status::napi_ok;
     let dead: Vec<Tracked> = TRACKED.with(|t| {
         let mut t = t.borrow_mut();
         let mut dead = Vec::new();
@@ -134,6 +141,10 @@ fn sweep(env: &Env, current: u64) {
         SWEPT_LEN.with(|n| n.set(t.len()));
         dead
     });
+    if scoped {
+        // SAFETY: the scope opened above; no handle made in it is used after this point.
+        unsafe { sys::napi_close_handle_scope(env.raw(), scope) };
+    }
     GROWN.with(|g| g.set(0));
     for e in dead {
         // SAFETY: the JS object is gone, so no call can be running on this session and none can
