@@ -100,6 +100,24 @@ test("a deleted file disappears from results and from the cache", async (t) => {
   assert.ok(!cacheText.includes("b.jsonl"), "entry of the deleted file pruned");
 });
 
+test("a cache record changed in place, still well-formed, is not served", async (t) => {
+  // The cache is written without fsync: after a crash a record can hold other bytes and still
+  // parse and name its file. Its checksum in the index tells.
+  const agent = tempAgentDir(t);
+  const dir = path.join(agent, "d");
+  fs.mkdirSync(dir);
+  writeSession(path.join(dir, "a.jsonl"), "hello from the session");
+  writeSession(path.join(dir, "b.jsonl"), "another one");
+  await listAll(ours, dir);
+  const cacheFile = path.join(agent, "session-list-cache.jsonl");
+  const text = fs.readFileSync(cacheFile, "latin1");
+  assert.ok(text.includes("hello from the session"), "the summary is cached");
+  fs.writeFileSync(cacheFile, text.replaceAll("hello from the session", "HELLO from the session"), "latin1");
+  const after = await listAll(ours, dir);
+  assert.deepEqual(after, await listAll(ref, dir));
+  assert.ok(after.some((i) => i.firstMessage === "hello from the session"));
+});
+
 test("a damaged or foreign cache file is ignored and replaced", async (t) => {
   const agent = tempAgentDir(t);
   const dir = path.join(agent, "d");
@@ -107,7 +125,7 @@ test("a damaged or foreign cache file is ignored and replaced", async (t) => {
   writeSession(path.join(dir, "a.jsonl"), "x");
   fs.writeFileSync(path.join(agent, "session-list-cache.jsonl"), "garbage\n{\"p\":1}\n");
   assert.deepEqual(await listAll(ours, dir), await listAll(ref, dir));
-  assert.match(fs.readFileSync(path.join(agent, "session-list-cache.jsonl"), "utf8"), /^\{"format":"pi-session-list-cache\/3"\}\n/);
+  assert.match(fs.readFileSync(path.join(agent, "session-list-cache.jsonl"), "utf8"), /^\{"format":"pi-session-list-cache\/4"\}\n/);
 });
 
 test("an aborted listing rejects as the reference does, cache or not", async (t) => {

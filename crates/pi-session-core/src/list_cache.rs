@@ -2,7 +2,8 @@
 //! validated by size, modification time (ns), change time and inode. A file whose stat differs in
 //! any of these is read again, so an entry can never be stale; a deleted file simply stops being
 //! asked for and is pruned on save. The cache file is disposable: missing, unreadable or damaged,
-//! it is treated as empty (a damaged line only loses its own entry); deleting it is always safe.
+//! it is treated as empty (a damaged line only loses its own entry: each record has a checksum in
+//! the index); deleting it is always safe.
 
 use std::collections::HashMap;
 use std::fs;
@@ -16,7 +17,7 @@ use crate::json::{self, JsStr, Value};
 use crate::listing::FileSummary;
 
 /// Bump when the summary format changes: old caches are then ignored.
-const FORMAT: &str = "pi-session-list-cache/3";
+const FORMAT: &str = "pi-session-list-cache/4";
 
 /// What identifies a file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,8 @@ pub type Cached = Option<Arc<FileSummary>>;
 #[derive(Debug, Clone)]
 pub enum Hit {
     Fresh(Cached),
-    Stored(Arc<fs::File>, Range<u64>),
+    /// The cache file, the record's byte range in it and the record's checksum.
+    Stored(Arc<fs::File>, Range<u64>, u64),
 }
 
 /// A stored summary as read: `meta` JSON and the two texts' escaped bytes.
@@ -76,16 +78,21 @@ pub type StoredSummary<'a> = (&'a str, &'a [u8], &'a [u8]);
 pub struct Damaged;
 
 impl Hit {
-    /// Read a stored record (`Err(Damaged)`: unreadable, or not the record of `path`/`stamp`).
+    /// Read a stored record (`Err(Damaged)`: unreadable, changed since it was written, or not
+    /// the record of `path`/`stamp`).
     pub fn read(
         file: &fs::File,
         range: Range<u64>,
+        checksum: u64,
         path: &str,
         stamp: &Stamp,
     ) -> Result<Vec<u8>, Damaged> {
         let len = usize::try_from(range.end - range.start).map_err(|_| Damaged)?;
         let mut buf = vec![0u8; len];
         read_exact_at(file, &mut buf, range.start).map_err(|_| Damaged)?;
+        if record_checksum(&buf) != checksum {
+            return Err(Damaged);
+        }
         match parse_key(&buf) {
             Some((p, s)) if p == path && s == *stamp => Ok(buf),
             _ => Err(Damaged),
@@ -126,8 +133,8 @@ impl Hit {
 #[derive(Debug, Clone)]
 enum Stored {
     Fresh(Cached),
-    /// Byte range of the entry's record in the loaded cache file.
-    At(Range<u64>),
+    /// Byte range of the entry's record in the loaded cache file, and its checksum.
+    At(Range<u64>, u64),
 }
 
 #[derive(Debug, Clone)]
@@ -200,7 +207,7 @@ impl ListCache {
         e.used = true;
         Some(match &e.value {
             Stored::Fresh(c) => Hit::Fresh(c.clone()),
-            Stored::At(r) => Hit::Stored(self.data.clone()?, r.clone()),
+            Stored::At(r, sum) => Hit::Stored(self.data.clone()?, r.clone(), *sum),
         })
     }
 
@@ -250,12 +257,15 @@ impl ListCache {
             let mut copy = Vec::new();
             for (path, e) in &self.entries {
                 let bytes: &[u8] = match &e.value {
-                    Stored::At(r) => {
+                    Stored::At(r, sum) => {
                         // Unchanged records are copied from the old file (which stays readable
-                        // through our descriptor until the rename below replaces its name).
+                        // through our descriptor until the rename below replaces its name); a
+                        // damaged one is dropped (its file is read again when next listed).
                         let Some(data) = &self.data else { continue };
                         copy.resize((r.end - r.start) as usize, 0);
-                        if read_exact_at(data, &mut copy, r.start).is_err() {
+                        if read_exact_at(data, &mut copy, r.start).is_err()
+                            || record_checksum(&copy) != *sum
+                        {
                             continue;
                         }
                         copy.push(b'\n');
@@ -268,8 +278,15 @@ impl ListCache {
                     }
                 };
                 w.write_all(bytes).map_err(io)?;
-                let len = bytes.len() as u64 - 1; // without the newline
-                write_index_line(path, e.stamp, at..at + len, &mut index);
+                let record = &bytes[..bytes.len() - 1]; // without the newline
+                let len = record.len() as u64;
+                write_index_line(
+                    path,
+                    e.stamp,
+                    at..at + len,
+                    record_checksum(record),
+                    &mut index,
+                );
                 at += len + 1;
             }
             w.write_all(index.as_bytes()).map_err(io)?;
@@ -317,13 +334,13 @@ fn read_index(f: &fs::File) -> Option<HashMap<String, Entry>> {
     read_exact_at(f, &mut index, index_at).ok()?;
     let mut entries = HashMap::new();
     for line in index.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let (path, stamp, range) = parse_index_line(line)?;
+        let (path, stamp, range, sum) = parse_index_line(line)?;
         if range.end > index_at || range.start > range.end {
             return None;
         }
         let entry = Entry {
             stamp,
-            value: Stored::At(range),
+            value: Stored::At(range, sum),
             used: false,
         };
         entries.insert(path, entry);
@@ -331,17 +348,28 @@ fn read_index(f: &fs::File) -> Option<HashMap<String, Entry>> {
     Some(entries)
 }
 
-/// `{"p":path,"s":size,"m":"mtime ns","c":"ctime ns","i":inode,"o":offset,"n":length}`
-fn write_index_line(path: &str, stamp: Stamp, range: Range<u64>, out: &mut String) {
+/// A record's checksum, kept in the index: the cache is written without fsync, and a record whose
+/// bytes changed (a block lost in a crash, a stray edit) must not be served even when it still
+/// parses and names the right file.
+fn record_checksum(record: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = crate::fxhash::FxHasher::default();
+    h.write_usize(record.len());
+    h.write(record);
+    h.finish()
+}
+
+/// `{"p":path,"s":size,"m":"mtime ns","c":"ctime ns","i":inode,"o":offset,"n":length,"h":checksum}`
+fn write_index_line(path: &str, stamp: Stamp, range: Range<u64>, checksum: u64, out: &mut String) {
     write_key(path, stamp, out);
     out.push_str(&format!(
-        ",\"o\":{},\"n\":{}}}\n",
+        ",\"o\":{},\"n\":{},\"h\":{checksum}}}\n",
         range.start,
         range.end - range.start
     ));
 }
 
-fn parse_index_line(line: &[u8]) -> Option<(String, Stamp, Range<u64>)> {
+fn parse_index_line(line: &[u8]) -> Option<(String, Stamp, Range<u64>, u64)> {
     let (path, stamp, rest) = parse_key_prefix(line)?;
     let mut rest = rest;
     let mut field = |name: &[u8]| -> Option<u64> {
@@ -356,7 +384,8 @@ fn parse_index_line(line: &[u8]) -> Option<(String, Stamp, Range<u64>)> {
     };
     let start = field(b"\"o\"")?;
     let len = field(b"\"n\"")?;
-    (rest == b"}").then_some((path, stamp, start..start.checked_add(len)?))
+    let sum = field(b"\"h\"")?;
+    (rest == b"}").then_some((path, stamp, start..start.checked_add(len)?, sum))
 }
 
 fn write_key(path: &str, stamp: Stamp, out: &mut String) {
@@ -470,8 +499,8 @@ mod tests {
             Hit::Fresh(c) => {
                 Ok(c.map(|s| (s.meta.clone(), s.first_message.clone(), s.all_text.clone())))
             }
-            Hit::Stored(f, r) => {
-                let rec = Hit::read(&f, r, path, stamp)?;
+            Hit::Stored(f, r, sum) => {
+                let rec = Hit::read(&f, r, sum, path, stamp)?;
                 let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("UTF-8");
                 Hit::line(&rec).map(|o| o.map(|(m, f, a)| (m.to_owned(), text(f), text(a))))
             }
@@ -526,6 +555,32 @@ mod tests {
         assert!(again.get("/s/extra.jsonl", &stamp(7)).is_some());
         again.entries.remove("/s/extra.jsonl");
         check(&mut again);
+
+        // A record changed in a way that still parses and still names its file (one letter of
+        // its text) fails its checksum: reported damaged, and left out when the cache is saved.
+        let good = fs::read(&file).unwrap();
+        let mut bytes = good.clone();
+        let needle = b"\"a\":\"all\\n2";
+        let at = bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("record 2's text");
+        bytes[at + 7] = b'm';
+        fs::write(&file, &bytes).unwrap();
+        let mut c = ListCache::load(file.clone());
+        let hit = c.get(&path(2), &stamp(2)).expect("index still names it");
+        assert_eq!(resolve(hit, &path(2), &stamp(2)), Err(Damaged));
+        // (Saving keeps the entries asked for, the way a listing asks for every file.)
+        for n in 0..2u32 {
+            c.get(&path(n), &stamp(u64::from(n))).expect("hit");
+        }
+        c.put("/s/extra.jsonl", stamp(7), summary(7));
+        c.save().unwrap();
+        let mut c = ListCache::load(file.clone());
+        assert!(c.get(&path(2), &stamp(2)).is_none(), "dropped on save");
+        let hit = c.get(&path(0), &stamp(0)).expect("the others are kept");
+        assert_eq!(resolve(hit, &path(0), &stamp(0)), Ok(owned(&summary(0))));
+        fs::write(&file, &good).unwrap();
 
         // A record whose bytes changed is reported damaged (the key no longer matches, or the
         // JSON no longer parses), never served.

@@ -85,8 +85,8 @@ impl Shared {
         let hit = lock_cache(cache).get(&key, &stamp);
         match hit {
             Some(Hit::Fresh(c)) => return c.as_deref().map(Ready::of),
-            Some(Hit::Stored(file, range)) => {
-                let record = Hit::read(&file, range, &key, &stamp);
+            Some(Hit::Stored(file, range, checksum)) => {
+                let record = Hit::read(&file, range, checksum, &key, &stamp);
                 match record.as_deref().map(Hit::line) {
                     Ok(Ok(None)) => return None,
                     Ok(Ok(Some((meta, first, all)))) => {
