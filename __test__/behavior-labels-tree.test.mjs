@@ -237,6 +237,70 @@ describe("§10.5 labels", () => {
 // ---------------------------------------------------------------------------
 // §10.6 getTree
 // ---------------------------------------------------------------------------
+describe("answers asked before a change", () => {
+  // Labels, the header, the file and the entry count are asked for first, then changed: an answer
+  // kept from before the change must not come back after it.
+  test("follow label changes, appends, a new session, a reload and a branched session", (t) => {
+    const { sm, u, file } = flushed(t);
+    const firstHeader = sm.getHeader();
+    assert.equal(sm.getLabel(u), undefined);
+    assert.equal(sm.getEntryCount(), 1);
+    assert.equal(sm.getSessionFile(), file);
+
+    sm.appendLabelChange(u, "one");
+    assert.equal(sm.getLabel(u), "one");
+    sm.appendLabelChange(u, "two");
+    assert.equal(sm.getLabel(u), "two");
+    sm.appendLabelChange(u, undefined);
+    assert.equal(sm.getLabel(u), undefined);
+    assert.equal(sm.getEntryCount(), 4);
+    const a = sm.appendMessage(assistant("reply"));
+    sm.appendLabelChange(a, "kept");
+    assert.equal(sm.getEntryCount(), 6);
+    assert.equal(sm.getLabel(a), "kept");
+
+    sm.branch(u);
+    assert.equal(sm.getLeafEntry().id, u);
+    assert.equal(sm.getLeafId(), u);
+
+    const second = sm.newSession();
+    assert.notEqual(second, file);
+    assert.equal(sm.getSessionFile(), second);
+    assert.equal(sm.getEntryCount(), 0);
+    assert.notEqual(sm.getHeader().id, firstHeader.id);
+    assert.equal(sm.getHeader().id, sm.getSessionId());
+    assert.equal(sm.getLabel(a), undefined);
+
+    sm.setSessionFile(file);
+    assert.equal(sm.getSessionFile(), file);
+    assert.equal(sm.getEntryCount(), 6);
+    assert.equal(sm.getHeader().id, firstHeader.id);
+    assert.equal(sm.getLabel(a), "kept");
+    assert.equal(sm.getLabel(u), undefined);
+
+    const branched = sm.createBranchedSession(a);
+    assert.notEqual(branched, file);
+    assert.equal(sm.getSessionFile(), branched);
+    assert.notEqual(sm.getHeader().id, firstHeader.id);
+    assert.equal(sm.getHeader().parentSession, file);
+    // The path u -> a, and a's label re-created.
+    assert.equal(sm.getEntryCount(), 3);
+    assert.equal(sm.getLabel(a), "kept");
+    assert.equal(sm.getLabel(u), undefined);
+  });
+
+  test("the header is found again in a new session (it was not the first record before)", () => {
+    const hdr = header({ id: "second-place" });
+    const sm = SessionManager.inMemory("/tmp/lt", undefined, [msgEntry("m1", null, user("before the header")), hdr]);
+    assert.equal(sm.getHeader(), hdr);
+    sm.newSession();
+    const fresh = sm.getHeader();
+    assert.equal(fresh.type, "session");
+    assert.notEqual(fresh.id, "second-place");
+    assert.equal(fresh.id, sm.getSessionId());
+  });
+});
+
 describe("§10.6 getTree", () => {
   test("an empty session has no roots", () => {
     assert.deepEqual(mem().getTree(), []);

@@ -81,6 +81,19 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
       run: (_, st) => st.sm.getEntry(sampleIds[st.i++ & 1023]),
     },
     {
+      // What a UI asks per tree node or per render: one label and the session's facts.
+      key: "getters",
+      label: "getLabel + getHeader + getSessionFile + getEntryCount",
+      setup: (impl) => ({ sm: impl.readonly(), i: 0 }),
+      // (All four answers feed the result, so that none can be dropped as unused.)
+      run: (_, st) => {
+        const label = st.sm.getLabel(sampleIds[st.i++ & 1023]);
+        const header = st.sm.getHeader();
+        const file = st.sm.getSessionFile();
+        return (label === undefined) + (header === null) + (file === undefined) + st.sm.getEntryCount();
+      },
+    },
+    {
       key: "appendMessage",
       label: "appendMessage (persisted)",
       setup: (impl) => openCopy(impl),

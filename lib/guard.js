@@ -86,8 +86,9 @@ function isAbortReason(err, args) {
   return false;
 }
 
-// Methods that cannot raise an uncoded error (pure reads of the manager's own state) are left
-// unwrapped: they are the per-turn hot path, and a wrapper would cost more than they do.
+// Methods that cannot raise an uncoded error (pure reads of the manager's own state, or getLabel,
+// which codes its own) are left unwrapped: they are the hot path, and a wrapper would cost more
+// than they do.
 const UNWRAPPED = new Set([
   "getLeafId",
   "getLeafEntry",
@@ -95,6 +96,7 @@ const UNWRAPPED = new Set([
   "getEntries",
   "getEntryCount",
   "getHeader",
+  "getLabel",
   "getCwd",
   "getSessionDir",
   "getSessionId",

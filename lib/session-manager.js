@@ -17,7 +17,7 @@ const paths = require("./paths.js");
 const ctx = require("./context.js");
 const listing = require("./listing.js");
 const { releaseLocksAtExit } = require("./locks.js");
-const { guardErrors } = require("./guard.js");
+const { guardErrors, coded } = require("./guard.js");
 
 const CURRENT_SESSION_VERSION = 3;
 const NONE = 0xffffffff;
@@ -141,6 +141,15 @@ class SessionManager {
   #leafEntry = UNKNOWN;
   /** The caller's preloaded array, which the reference keeps appending to. */
   #callerList = null;
+  /** Answers that change only when the session is replaced (#resetCaches) or by an append, kept
+   * so that these getters are field reads, as in the reference, not a native call each (~0.4 µs):
+   * the header's position, the file, the entry count (-1: not asked yet) and the labels of string
+   * ids (null: not asked yet; a Map of the labelled ids only, like the reference's, since a
+   * lookup in a Map of every id asked for measured several times slower). */
+  #headerPos = UNKNOWN;
+  #file = UNKNOWN;
+  #entryCount = -1;
+  #labels = null;
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
   #treeGeneration = -1;
@@ -181,6 +190,10 @@ class SessionManager {
     this.#posById = new Map();
     this.#entryById = new Map();
     this.#all = null;
+    this.#headerPos = UNKNOWN;
+    this.#file = UNKNOWN;
+    this.#entryCount = -1;
+    this.#labels = null;
   }
 
   #syncLeaf() {
@@ -267,6 +280,8 @@ class SessionManager {
     this.#leafId = entry.id;
     this.#leafPos = pos;
     this.#leafEntry = entry;
+    if (this.#entryCount >= 0) this.#entryCount++; // a new id, always
+    if (entry.type === "label") this.#labels = null;
     this.#all?.push(entry);
     this.#callerList?.push(entry);
     return entry;
@@ -297,6 +312,7 @@ class SessionManager {
         this.#syncLeaf();
         this.#seedFreshHeader();
       }
+      this.#file = UNKNOWN;
       throw err;
     }
     this.#resetCaches();
@@ -385,14 +401,17 @@ class SessionManager {
     return h !== null && typeof h.id === "string" ? h.id : this.#n.sessionId();
   }
   getSessionFile() {
-    return this.#n.sessionFile() ?? undefined;
+    if (this.#file === UNKNOWN) this.#file = this.#n.sessionFile() ?? undefined;
+    return this.#file;
   }
   getHeader() {
-    const pos = this.#n.headerPos();
+    if (this.#headerPos === UNKNOWN) this.#headerPos = this.#n.headerPos();
+    const pos = this.#headerPos;
     return pos < 0 ? null : this.#entry(pos);
   }
   getEntryCount() {
-    return this.#n.entryCount();
+    if (this.#entryCount < 0) this.#entryCount = this.#n.entryCount();
+    return this.#entryCount;
   }
   getEntries() {
     if (this.#all === null) this.#all = this.#entries(this.#n.entryPositions());
@@ -425,6 +444,28 @@ class SessionManager {
     return key === null ? [] : this.#entries(this.#n.children(key));
   }
   getLabel(id) {
+    // Not wrapped by the guard (a wrapper would cost more than the lookup): errors of the native
+    // part are coded here.
+    const labels = this.#labels;
+    return labels !== null && typeof id === "string" ? labels.get(id) : this.#findLabel(id);
+  }
+
+  #findLabel(id) {
+    try {
+      return this.#readLabel(id);
+    } catch (err) {
+      throw coded(err);
+    }
+  }
+
+  #readLabel(id) {
+    if (typeof id === "string") {
+      const labels = new Map();
+      for (const e of this.#entries(this.#n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
+      this.#labels = labels;
+      return labels.get(id);
+    }
+    // Ids of other types (read from a file) are looked up by their key.
     const key = keyOf(id);
     if (key === null) return undefined;
     const pos = this.#n.labelPos(key);
@@ -705,7 +746,7 @@ class SessionManager {
     if (pos < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${branchFromId} not found`);
     this.#n.setLeafKey(keyOf(branchFromId));
     this.#leafId = branchFromId;
-    this.#leafPos = this.#n.leafPos();
+    this.#leafPos = pos; // the leaf is the record the id resolves to
     this.#leafEntry = UNKNOWN;
   }
 

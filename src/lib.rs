@@ -264,6 +264,13 @@ impl NativeSession {
         pos_or_none(self.inner.label_pos(core_key(&key)))
     }
 
+    /// Positions of the label records in effect, one per labelled entry (JS keeps the labels of
+    /// string ids in a Map, as the reference does, and asks again after a label change).
+    #[napi(catch_unwind)]
+    pub fn label_positions(&self) -> Uint32Array {
+        Uint32Array::new(self.inner.labels().map(|(_, pos)| pos).collect())
+    }
+
     #[napi(catch_unwind)]
     pub fn session_name_pos(&self) -> i64 {
         pos_or_none(self.inner.session_name_pos())
