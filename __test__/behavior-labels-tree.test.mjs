@@ -289,6 +289,60 @@ describe("answers asked before a change", () => {
     assert.equal(sm.getLabel(u), undefined);
   });
 
+  test("getBranch() follows appends, branch, branchWithSummary, resetLeaf and a new session", () => {
+    const sm = mem();
+    const ids = (path) => path.map((e) => e.id);
+    const a = sm.appendMessage(user("a"));
+    assert.deepEqual(ids(sm.getBranch()), [a]);
+    const b = sm.appendMessage(assistant("b"));
+    const c = sm.appendModelChange("p", "m");
+    // The caller owns the array it gets, the first time and the next.
+    const taken = sm.getBranch();
+    assert.deepEqual(ids(taken), [a, b, c]);
+    taken.pop();
+    taken.push("junk");
+    const again = sm.getBranch();
+    assert.deepEqual(ids(again), [a, b, c]);
+    again.length = 0;
+    assert.deepEqual(ids(sm.getBranch()), [a, b, c]);
+    assert.equal(sm.getBranch()[2], sm.getEntry(c));
+
+    sm.branch(a);
+    assert.deepEqual(ids(sm.getBranch()), [a]);
+    const d = sm.appendMessage(user("d"));
+    assert.deepEqual(ids(sm.getBranch()), [a, d]);
+    assert.deepEqual(ids(sm.getBranch(c)), [a, b, c]);
+    assert.deepEqual(ids(sm.getBranch()), [a, d]);
+    sm.branch(c);
+    const filled = sm.getBranch();
+    assert.deepEqual(ids(filled), [a, b, c]);
+    filled.length = 0;
+    assert.deepEqual(ids(sm.getBranch()), [a, b, c]);
+    // Moved without being asked in between: the append lands on a's path, not on c's.
+    sm.branch(a);
+    const d2 = sm.appendMessage(user("d2"));
+    assert.deepEqual(ids(sm.getBranch()), [a, d2]);
+    sm.branch(c);
+    assert.deepEqual(ids(sm.getBranch()), [a, b, c]);
+
+    const s = sm.branchWithSummary(b, "summary of c");
+    assert.deepEqual(ids(sm.getBranch()), [a, b, s]);
+    const s2 = sm.branchWithSummary(null, "from the root");
+    assert.deepEqual(ids(sm.getBranch()), [s2]);
+    sm.resetLeaf();
+    assert.deepEqual(sm.getBranch(), []);
+    const root = sm.appendMessage(user("new root"));
+    assert.deepEqual(ids(sm.getBranch()), [root]);
+
+    // The first entry of the new session will sit where a sits now.
+    sm.branch(a);
+    assert.deepEqual(ids(sm.getBranch()), [a]);
+    sm.newSession();
+    assert.deepEqual(sm.getBranch(), []);
+    const e = sm.appendMessage(user("e"));
+    assert.deepEqual(ids(sm.getBranch()), [e]);
+  });
+
   test("the header is found again in a new session (it was not the first record before)", () => {
     const hdr = header({ id: "second-place" });
     const sm = SessionManager.inMemory("/tmp/lt", undefined, [msgEntry("m1", null, user("before the header")), hdr]);

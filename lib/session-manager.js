@@ -150,6 +150,10 @@ class SessionManager {
   #file = UNKNOWN;
   #entryCount = -1;
   #labels = null;
+  /** getBranch()'s answer for the leaf record at #branchPos (null: none kept). An append extends
+   * it, since the new entry's parent is the record the leaf was on. */
+  #branch = null;
+  #branchPos = -1;
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
   #treeGeneration = -1;
@@ -194,6 +198,7 @@ class SessionManager {
     this.#file = UNKNOWN;
     this.#entryCount = -1;
     this.#labels = null;
+    this.#branch = null;
   }
 
   #syncLeaf() {
@@ -277,6 +282,10 @@ class SessionManager {
     // The id caches are filled when an id is first asked for: a Map insert here (two of them, in
     // maps as big as the session) cost more than the rest of an append's bookkeeping.
     this.#objs[pos] = entry;
+    if (this.#branch !== null && this.#branchPos === this.#leafPos && this.#leafPos >= 0) {
+      this.#branch.push(entry);
+      this.#branchPos = pos;
+    }
     this.#leafId = entry.id;
     this.#leafPos = pos;
     this.#leafEntry = entry;
@@ -478,8 +487,17 @@ class SessionManager {
   getBranch(fromId) {
     const start = fromId ?? this.#leafId;
     if (!start) return [];
+    const ofLeaf = fromId === undefined || fromId === null;
+    if (ofLeaf && this.#branch !== null && this.#branchPos === this.#leafPos) return this.#branch.slice();
     const key = keyOf(start);
-    return key === null ? [] : this.#entries(this.#n.branchPath(key));
+    if (key === null) return [];
+    const path = this.#entries(this.#n.branchPath(key));
+    if (ofLeaf) {
+      // A copy: the caller owns the array returned.
+      this.#branch = path.slice();
+      this.#branchPos = this.#leafPos;
+    }
+    return path;
   }
 
   // ----- context ------------------------------------------------------------------------------
