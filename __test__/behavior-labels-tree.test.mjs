@@ -343,6 +343,15 @@ describe("answers asked before a change", () => {
     assert.deepEqual(ids(sm.getBranch()), [e]);
   });
 
+  test("a file that fails to load still becomes the session's file, as the path is set first", (t) => {
+    const { sm, dir, file } = flushed(t);
+    assert.equal(sm.getSessionFile(), file);
+    const bad = path.join(dir, "not-a-session.jsonl");
+    fs.writeFileSync(bad, "this is not JSON\n");
+    assert.throws(() => sm.setSessionFile(bad));
+    assert.equal(sm.getSessionFile(), bad);
+  });
+
   test("the header is found again in a new session (it was not the first record before)", () => {
     const hdr = header({ id: "second-place" });
     const sm = SessionManager.inMemory("/tmp/lt", undefined, [msgEntry("m1", null, user("before the header")), hdr]);

@@ -321,6 +321,7 @@ class SessionManager {
         this.#syncLeaf();
         this.#seedFreshHeader();
       }
+      // The path is taken before the file is read (as in the reference), refused or not.
       this.#file = UNKNOWN;
       throw err;
     }
@@ -461,24 +462,20 @@ class SessionManager {
 
   #findLabel(id) {
     try {
-      return this.#readLabel(id);
+      if (typeof id === "string") {
+        const labels = new Map();
+        for (const e of this.#entries(this.#n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
+        this.#labels = labels;
+        return labels.get(id);
+      }
+      // Ids of other types (read from a file) are looked up by their key.
+      const key = keyOf(id);
+      if (key === null) return undefined;
+      const pos = this.#n.labelPos(key);
+      return pos >= 0 ? this.#entry(pos).label : undefined;
     } catch (err) {
       throw coded(err);
     }
-  }
-
-  #readLabel(id) {
-    if (typeof id === "string") {
-      const labels = new Map();
-      for (const e of this.#entries(this.#n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
-      this.#labels = labels;
-      return labels.get(id);
-    }
-    // Ids of other types (read from a file) are looked up by their key.
-    const key = keyOf(id);
-    if (key === null) return undefined;
-    const pos = this.#n.labelPos(key);
-    return pos >= 0 ? this.#entry(pos).label : undefined;
   }
   getSessionName() {
     const pos = this.#n.sessionNamePos();
