@@ -79,8 +79,9 @@ test("a loop that only opens and reads the leaf stays flat without any explicit 
   `);
   assert.equal(out.leaves, 40);
   assert.ok(out.released >= 20, `released ${out.released} of 40`);
-  // Holding them all would take 40 x the file (320 MB).
-  assert.ok(out.growth < 12 * out.size, `RSS grew ${out.growth} bytes for 40 opens of ${out.size}`);
+  // Holding them all would take 40 x the file (320 MB). V8 collects once the reported memory has
+  // grown by some 64 MB, so about 10 files are held between collections (measured 9-11).
+  assert.ok(out.growth < 20 * out.size, `RSS grew ${out.growth} bytes for 40 opens of ${out.size}`);
 });
 
 test("a manager that is still referenced keeps its state while others are released", () => {
