@@ -94,6 +94,18 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
       },
     },
     {
+      // pi, at each turn boundary an extension listens to: a manager of the header and the
+      // branch, a draft appended, its projection.
+      key: "preview",
+      label: "turn-boundary preview (inMemory of the branch)",
+      setup: (impl) => impl.readonly(),
+      run: (impl, sm) => {
+        const preview = impl.SM.inMemory(BENCH_CWD, undefined, [sm.getHeader(), ...sm.getBranch()]);
+        preview.appendCustomMessageEntry("bench", "a draft", true);
+        return preview.buildSessionProjection();
+      },
+    },
+    {
       key: "appendMessage",
       label: "appendMessage (persisted)",
       setup: (impl) => openCopy(impl),

@@ -119,6 +119,37 @@ function encode(line) {
   return written;
 }
 
+/**
+ * Entry object -> [origin, pos]: the record of a manager's session the object was made from or
+ * written as. Given such objects, `inMemory(cwd, options, entries)` takes the records from that
+ * session instead of serializing every entry and parsing it again: pi builds one from
+ * `[header, ...sm.getBranch()]` at each turn boundary when an extension listens, and serializing
+ * a big session each time cost hundreds of ms where the reference needs a few. An origin is one
+ * manager's session, `{ id: its native session's tracking id, live }` (an id, so that entry
+ * objects never keep a session alive); `live` turns false when that manager's session is
+ * replaced, and an object changed by us after it was made is dropped.
+ */
+const ORIGIN = new WeakMap();
+
+/** The session and positions the objects `entries` were all made from (header first, current
+ * version), or null. */
+function recordsOf(entries) {
+  if (!Array.isArray(entries) || entries.length === 0) return null;
+  const head = entries[0];
+  if (head === null || typeof head !== "object" || head.type !== "session" || head.version !== CURRENT_SESSION_VERSION) return null;
+  const first = ORIGIN.get(head);
+  if (first === undefined || !first[0].live) return null;
+  const origin = first[0];
+  const positions = new Uint32Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    const o = e !== null && typeof e === "object" ? ORIGIN.get(e) : undefined;
+    if (o === undefined || o[0] !== origin) return null;
+    positions[i] = o[1];
+  }
+  return { id: origin.id, positions };
+}
+
 /** Marker letting static factories reach the constructor with preloaded state. */
 const PRIVATE = Symbol("SessionManager.private");
 
@@ -154,6 +185,10 @@ class SessionManager {
    * it, since the new entry's parent is the record the leaf was on. */
   #branch = null;
   #branchPos = -1;
+  /** This session as the origin of its entry objects (see ORIGIN), made when first needed. */
+  #origin = null;
+  /** The native session's tracking id (0: untracked), by which another session finds it. */
+  #trackId = 0;
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
   #treeGeneration = -1;
@@ -166,7 +201,7 @@ class SessionManager {
       // forkFrom: the core writes the fork and opens it in one step (without reading it again).
       const { source, id } = newSessionOptions;
       this.#n = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
-      this.#n.track();
+      this.#trackId = this.#n.track();
       this.#resetCaches();
       this.#syncLeaf();
       return;
@@ -174,7 +209,7 @@ class SessionManager {
     this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
     // Its state goes as soon as the GC has taken it, not when Node runs finalizers (after the
     // running JavaScript returns), so a loop reading session after session stays flat.
-    this.#n.track();
+    this.#trackId = this.#n.track();
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
     } else if (preloadedFileEntries?.length) {
@@ -199,6 +234,27 @@ class SessionManager {
     this.#entryCount = -1;
     this.#labels = null;
     this.#branch = null;
+    if (this.#origin !== null) this.#origin.live = false;
+    this.#origin = null;
+  }
+
+  /** Take the records `from` names from their session; false when it is gone. */
+  #takeRecords(from) {
+    try {
+      this.#n.loadRecordsOf(from.id, from.positions);
+      return true;
+    } catch {
+      return false; // the state is unchanged: the caller serializes the entries instead
+    }
+  }
+
+  /** `obj` stands for the record at `pos` (its JSON is that line, up to formatting). */
+  #mark(obj, pos) {
+    // (Not for a scalar line of an old file, nor for an untracked session, found by no id.)
+    if (obj === null || typeof obj !== "object" || this.#trackId === 0) return;
+    let origin = this.#origin;
+    if (origin === null) origin = this.#origin = { id: this.#trackId, live: true };
+    ORIGIN.set(obj, [origin, pos]);
   }
 
   #syncLeaf() {
@@ -213,6 +269,7 @@ class SessionManager {
     if (o === undefined) {
       o = parseLines(this.#n.line(pos), true)[0];
       this.#objs[pos] = o;
+      this.#mark(o, pos);
     }
     return o;
   }
@@ -236,8 +293,11 @@ class SessionManager {
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
           // Two requests for one position in the same call must yield one object.
-          const o = objs[p] ?? parsed[j];
-          objs[p] = o;
+          let o = objs[p];
+          if (o === undefined) {
+            o = objs[p] = parsed[j];
+            this.#mark(o, p);
+          }
           out[missing[done + j]] = o;
         }
         done += parsed.length;
@@ -282,6 +342,7 @@ class SessionManager {
     // The id caches are filled when an id is first asked for: a Map insert here (two of them, in
     // maps as big as the session) cost more than the rest of an append's bookkeeping.
     this.#objs[pos] = entry;
+    this.#mark(entry, pos);
     if (this.#branch !== null && this.#branchPos === this.#leafPos && this.#leafPos >= 0) {
       this.#branch.push(entry);
       this.#branchPos = pos;
@@ -338,32 +399,45 @@ class SessionManager {
     const h = parseLines(this.#n.line(pos), true)[0];
     if (!("parentSession" in h)) h.parentSession = undefined;
     this.#objs[pos] = h;
+    this.#mark(h, pos);
   }
 
   #loadEntries(entries, options) {
     const hasHeader = entries.some((e) => e?.type === "session");
     // Old versions are migrated on the caller's own objects, in place, as the reference does.
     if (hasHeader) migrateSessionEntries(entries);
-    let lines;
-    try {
-      // Any array-like (a typed array too) gives an Array of JSON texts; a value JSON cannot
-      // write (a function, a symbol) becomes "null", a record the core skips.
-      lines = Array.prototype.map.call(entries, (e) => JSON.stringify(e) ?? "null");
-    } catch (err) {
-      throw withCode(err, "INVALID_ARGUMENT");
-    }
-    if (hasHeader) {
-      this.#n.loadPreloaded(lines);
+    const from = hasHeader ? recordsOf(entries) : null;
+    if (from !== null && this.#takeRecords(from)) {
       this.#resetCaches();
     } else {
-      this.newSession(options);
-      this.#n.pushPreloaded(lines);
+      let lines;
+      try {
+        // Any array-like (a typed array too) gives an Array of JSON texts; a value JSON cannot
+        // write (a function, a symbol) becomes "null", a record the core skips.
+        lines = Array.prototype.map.call(entries, (e) => JSON.stringify(e) ?? "null");
+      } catch (err) {
+        throw withCode(err, "INVALID_ARGUMENT");
+      }
+      if (hasHeader) {
+        this.#n.loadPreloaded(lines);
+        this.#resetCaches();
+      } else {
+        this.newSession(options);
+        this.#n.pushPreloaded(lines);
+      }
     }
     // The caller's objects are the entries (as in the reference) when they map 1:1 to records.
     const offset = hasHeader ? 0 : 1;
     const alike = this.#n.recordCount() === entries.length + offset && entries.every((e) => e !== null && typeof e === "object");
     if (alike) {
-      for (let i = 0; i < entries.length; i++) this.#objs[i + offset] = entries[i];
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i];
+        this.#objs[i + offset] = e;
+        // An object that already stands for a record of a live session keeps that origin (the
+        // session a preview was made from outlives the preview).
+        const prev = ORIGIN.get(e);
+        if (prev === undefined || !prev[0].live) this.#mark(e, i + offset);
+      }
       // With a header, the caller's array is the session's list: appends land in it too.
       if (hasHeader) this.#callerList = entries;
     }
@@ -376,7 +450,7 @@ class SessionManager {
     const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
     const info = this.#n.newSession(options?.id === undefined ? null : String(options.id), parentJson);
     this.#resetCaches(1); // the header alone
-    this.#objs[0] = {
+    const header = (this.#objs[0] = {
       type: "session",
       version: CURRENT_SESSION_VERSION,
       // The id as written: a non-string id that passes the pattern (5, ["a"]) is written as its
@@ -385,7 +459,8 @@ class SessionManager {
       timestamp: info.timestamp,
       cwd: this.#cwd,
       parentSession: parent,
-    };
+    });
+    this.#mark(header, 0);
     this.#leafId = null;
     this.#leafPos = -1;
     this.#leafEntry = UNKNOWN;
@@ -840,7 +915,10 @@ class SessionManager {
     for (; pos < total; pos++) {
       const label = this.#entry(pos);
       const original = oldLabels.find((l) => l.targetId === label.targetId);
-      if (original !== undefined) label.label = original.label;
+      if (original !== undefined) {
+        label.label = original.label;
+        ORIGIN.delete(label); // no longer what its line says, maybe
+      }
     }
     this.#syncLeaf();
     const header = this.getHeader();

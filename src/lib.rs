@@ -89,11 +89,13 @@ pub struct NewSessionInfo {
 impl NativeSession {
     /// Called once on each new manager, with the manager itself as `this`: from then on its state
     /// is dropped as soon as the GC has collected it (see [`reclaim`]).
+    /// Returns the manager's tracking id (0: not tracked), by which `loadRecordsOf` finds it.
     #[napi(catch_unwind)]
-    pub fn track(&mut self, env: Env, this: This) {
+    pub fn track(&mut self, env: Env, this: This) -> f64 {
         if self.track_id == 0 {
             self.track_id = reclaim::track(&env, this.raw(), self);
         }
+        self.track_id as f64
     }
 
     /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
@@ -169,6 +171,32 @@ impl NativeSession {
         let result = self.inner.load_preloaded(lines);
         self.account(&env);
         result.map(|_| ()).map_err(to_napi)
+    }
+
+    /// Preloaded entries that are all objects made from records of the session tracked as
+    /// `source` (at `positions`, the header first): the records are taken from it instead of
+    /// serialized entries being parsed. JS knows the source by its tracking id, not its object: a
+    /// reference to the object (even a WeakRef, alive until the running job ends) would keep every
+    /// source of a synchronous loop alive. Fails when the source is gone (JS then serializes).
+    #[napi(catch_unwind)]
+    pub fn load_records_of(
+        &mut self,
+        env: Env,
+        source: f64,
+        positions: Uint32Array,
+    ) -> Result<(), Code> {
+        let gone = || napi::Error::new(Code("INVALID_ARGUMENT"), "the source session is gone");
+        let ptr = reclaim::session_of(source as u64).ok_or_else(gone)?;
+        if std::ptr::eq(ptr, self) {
+            return Err(gone());
+        }
+        // SAFETY: a tracked session is allocated until its finalizer, which removes it from the
+        // registry first; it is not `self`, and no call on it runs now (one JS thread, and this
+        // call makes none).
+        let source = unsafe { &mut (*ptr).inner };
+        let result = self.inner.load_records_of(source, &positions);
+        self.account(&env);
+        result.map_err(to_napi)
     }
 
     #[napi(catch_unwind)]

@@ -59,6 +59,15 @@ pub fn sweep_if_due(env: &Env, current: u64, bytes: i64) {
     }
 }
 
+/// The tracked session `id` of this thread, if its finalizer has not run yet (the pointer is
+/// valid until then).
+pub fn session_of(id: u64) -> Option<*mut NativeSession> {
+    if id == 0 {
+        return None;
+    }
+    TRACKED.with(|t| t.borrow().get(&id).map(|e| e.session))
+}
+
 /// How many sessions this thread has released early (for tests and diagnostics).
 pub fn released_count() -> u32 {
     RELEASED.with(Cell::get)

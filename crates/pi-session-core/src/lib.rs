@@ -25,6 +25,7 @@ pub mod record;
 pub mod scan;
 pub mod session;
 pub mod summary_job;
+pub mod text;
 pub mod timefmt;
 pub mod tree;
 

@@ -13,6 +13,7 @@ use crate::lock;
 use crate::migrate;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
 use crate::scan::ScannedRec;
+use crate::text::Text;
 use crate::timefmt;
 use crate::tree::Piece;
 
@@ -236,7 +237,7 @@ pub struct Session {
     persist: bool,
     flushed: bool,
     session_id: String,
-    text: Vec<u8>,
+    text: Text,
     recs: Vec<Rec>,
     /// Per record: the index slot of its parent id, resolved once (NO_SLOT: look it up by key).
     parent_slot: Vec<u32>,
@@ -272,7 +273,7 @@ impl Session {
             persist,
             flushed: false,
             session_id: String::new(),
-            text: Vec::new(),
+            text: Text::default(),
             recs: Vec::new(),
             parent_slot: Vec::new(),
             rec_slot: Vec::new(),
@@ -339,7 +340,7 @@ impl Session {
     /// Approximate heap bytes held (lines, records, index), for telling a garbage-collected host
     /// how much memory a session keeps alive.
     pub fn memory_bytes(&self) -> usize {
-        self.text.capacity()
+        self.text.held_bytes()
             + self.recs.capacity() * (std::mem::size_of::<Rec>() + 8)
             + self.index.len() * 48
     }
@@ -721,7 +722,7 @@ impl Session {
             ),
         };
         self.reset_state();
-        self.text = text;
+        self.text = Text::loaded(text);
         self.recs.reserve(lines.len());
         for (s, e, meta) in lines {
             let Some(meta) = meta.or_else(|| record::read_meta(&self.text[s..e])) else {
@@ -844,6 +845,45 @@ impl Session {
         self.changed();
         let loaded = LoadedFile::parse(join_lines(&lines));
         self.load_records(loaded)
+    }
+
+    /// `inMemory(cwd, options, entries)` where every entry is an object made from a record of
+    /// `source` (JS keeps track of that): the records at `positions` are taken from `source`, with
+    /// their metas, instead of the entries being serialized and parsed again. Lines held in memory
+    /// are copied; lines of a big session stay in its file, read through a descriptor of our own.
+    /// The first record must be a header. Nothing is written, nothing migrated (the source's
+    /// records are current already).
+    pub fn load_records_of(&mut self, source: &mut Session, positions: &[u32]) -> Result<()> {
+        self.changed();
+        let picked: Vec<&Rec> = positions
+            .iter()
+            .map(|&p| source.recs.get(p as usize))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                Error::new(ErrorCode::InvalidArgument, "record position out of range")
+            })?;
+        if picked.first().is_none_or(|r| r.meta.kind != Kind::Header) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the first record is not a header",
+            ));
+        }
+        let session_id = header_id_string(&source.line(positions[0])?);
+        let reader = match (&source.reader, picked.iter().any(|r| r.in_file)) {
+            (Some((path, file)), true) => Some((
+                path.clone(),
+                file.try_clone().map_err(|e| Error::io(&e, "open", path))?,
+            )),
+            _ => None,
+        };
+        // The records keep their offsets: the source's bytes are shared, not copied.
+        let recs: Vec<Rec> = picked.into_iter().cloned().collect();
+        let text = Text::sharing(&mut source.text);
+        self.reset_state();
+        self.text = text;
+        self.reader = reader;
+        self.adopt_recs(recs.into_iter(), session_id);
+        Ok(())
     }
 
     /// Preloaded entries without a header: appended after the current (new) header unmigrated, then
@@ -1014,7 +1054,7 @@ impl Session {
     /// Replace the whole state by records held in `text` (used by `createBranchedSession`).
     fn adopt_text(&mut self, text: Vec<u8>, recs: Vec<(usize, usize, Meta)>, session_id: String) {
         self.reset_state();
-        self.text = text;
+        self.text = Text::loaded(text);
         let recs = recs.into_iter().map(|(start, end, meta)| Rec {
             start,
             end,

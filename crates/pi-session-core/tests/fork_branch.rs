@@ -256,7 +256,48 @@ fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
             tmps
         );
 
-        // ---- a big session's file changed in place after opening: reported, nothing written.
+        // ---- an in-memory session of the header and the leaf's path, taken from the opened
+        // session's records, is the one the same lines preloaded make.
+        with_lazy(lazy, || -> R {
+            let mut s = open(&dir, &src)?;
+            // An appended line too (held apart from the loaded ones).
+            s.append(br#"{"type":"message","id":"z9","parentId":"g","timestamp":"2024-01-02T00:00:00.000Z","message":{"role":"user","content":"late"}}"#)?;
+            let header = s.header_pos().expect("a header");
+            let positions: Vec<u32> = std::iter::once(header)
+                .chain(s.branch_from(s.leaf_key()))
+                .collect();
+            let mut taken = Session::blank("/w".into(), String::new(), false)?;
+            taken.load_records_of(&mut s, &positions)?;
+            let mut preloaded = Session::blank("/w".into(), String::new(), false)?;
+            let texts: Vec<String> = positions
+                .iter()
+                .map(|&p| String::from_utf8(s.line(p).unwrap().into_owned()).unwrap())
+                .collect();
+            preloaded.load_preloaded(texts.clone())?;
+            assert_eq!(lines(&taken), texts);
+            assert_eq!(lines(&taken), lines(&preloaded));
+            assert_eq!(taken.session_id(), preloaded.session_id());
+            assert_eq!(taken.leaf_key(), preloaded.leaf_key());
+            assert_eq!(taken.entry_count(), preloaded.entry_count());
+            assert_eq!(taken.branch_from(None), preloaded.branch_from(None));
+            let labels = |x: &Session| {
+                x.labels()
+                    .map(|(k, p)| (k.to_string(), p))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(labels(&taken), labels(&preloaded));
+            // It outlives its source, and a position past the end is refused.
+            drop(s);
+            assert_eq!(lines(&taken), texts);
+            let mut refused = Session::blank("/w".into(), String::new(), false)?;
+            let err = refused
+                .load_records_of(&mut preloaded, &[0, 9_999])
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument);
+            Ok(())
+        })?;
+
+        // ---- a big session's file changed in place after opening: reported, nothing written.        // ---- a big session's file changed in place after opening: reported, nothing written.
         if lazy == 0 {
             let file = dir.join("changed.jsonl");
             fs::write(&file, source_text(pad)).unwrap();
