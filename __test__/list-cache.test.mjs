@@ -22,6 +22,14 @@ function tempAgentDir(t) {
   return dir;
 }
 
+/** A fresh agent dir (see tempAgentDir) and an empty session dir `d` in it. */
+function agentWithDir(t) {
+  const agent = tempAgentDir(t);
+  const dir = path.join(agent, "d");
+  fs.mkdirSync(dir);
+  return { agent, dir };
+}
+
 function writeSession(file, userText, extra = []) {
   const lines = [
     { type: "session", version: 3, id: path.basename(file, ".jsonl"), timestamp: "2024-01-01T00:00:00.000Z", cwd: "/w" },
@@ -56,9 +64,7 @@ test("results with the cache equal results without it and the reference's", asyn
 });
 
 test("a file whose size changed is read again", async (t) => {
-  const agent = tempAgentDir(t);
-  const dir = path.join(agent, "d");
-  fs.mkdirSync(dir);
+  const { dir } = agentWithDir(t);
   const file = path.join(dir, "a.jsonl");
   writeSession(file, "first");
   assert.equal((await listAll(ours, dir))[0].messageCount, 1);
@@ -72,9 +78,7 @@ test("a file whose size changed is read again", async (t) => {
 });
 
 test("a file rewritten with the same size but a new mtime is read again", async (t) => {
-  const agent = tempAgentDir(t);
-  const dir = path.join(agent, "d");
-  fs.mkdirSync(dir);
+  const { dir } = agentWithDir(t);
   const file = path.join(dir, "a.jsonl");
   writeSession(file, "aaaa");
   assert.equal((await listAll(ours, dir))[0].firstMessage, "aaaa");
@@ -87,9 +91,7 @@ test("a file rewritten with the same size but a new mtime is read again", async 
 });
 
 test("a deleted file disappears from results and from the cache", async (t) => {
-  const agent = tempAgentDir(t);
-  const dir = path.join(agent, "d");
-  fs.mkdirSync(dir);
+  const { agent, dir } = agentWithDir(t);
   writeSession(path.join(dir, "a.jsonl"), "keep");
   writeSession(path.join(dir, "b.jsonl"), "drop");
   assert.equal((await listAll(ours, dir)).length, 2);
@@ -103,9 +105,7 @@ test("a deleted file disappears from results and from the cache", async (t) => {
 test("a cache record changed in place, still well-formed, is not served", async (t) => {
   // The cache is written without fsync: after a crash a record can hold other bytes and still
   // parse and name its file. Its checksum in the index tells.
-  const agent = tempAgentDir(t);
-  const dir = path.join(agent, "d");
-  fs.mkdirSync(dir);
+  const { agent, dir } = agentWithDir(t);
   writeSession(path.join(dir, "a.jsonl"), "hello from the session");
   writeSession(path.join(dir, "b.jsonl"), "another one");
   await listAll(ours, dir);
@@ -119,9 +119,7 @@ test("a cache record changed in place, still well-formed, is not served", async 
 });
 
 test("a damaged or foreign cache file is ignored and replaced", async (t) => {
-  const agent = tempAgentDir(t);
-  const dir = path.join(agent, "d");
-  fs.mkdirSync(dir);
+  const { agent, dir } = agentWithDir(t);
   writeSession(path.join(dir, "a.jsonl"), "x");
   fs.writeFileSync(path.join(agent, "session-list-cache.jsonl"), "garbage\n{\"p\":1}\n");
   assert.deepEqual(await listAll(ours, dir), await listAll(ref, dir));
@@ -129,9 +127,7 @@ test("a damaged or foreign cache file is ignored and replaced", async (t) => {
 });
 
 test("an aborted listing rejects as the reference does, cache or not", async (t) => {
-  const agent = tempAgentDir(t);
-  const dir = path.join(agent, "d");
-  fs.mkdirSync(dir);
+  const { dir } = agentWithDir(t);
   for (let i = 0; i < 40; i++) writeSession(path.join(dir, `s${i}.jsonl`), `m${i}`);
   await listAll(ours, dir); // warm the cache
   for (const M of [ours, ref]) {
