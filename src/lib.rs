@@ -88,8 +88,8 @@ pub struct NewSessionInfo {
 #[napi]
 impl NativeSession {
     /// Called once on each new manager, with the manager itself as `this`: from then on its state
-    /// is dropped as soon as the GC has collected it (see [`reclaim`]).
-    /// Returns the manager's tracking id (0: not tracked), by which `loadRecordsOf` finds it.
+    /// is dropped as soon as the GC has collected it (see [`reclaim`]). Returns its tracking id
+    /// (0: not tracked), by which `loadRecordsOf` of another manager finds it.
     #[napi(catch_unwind)]
     pub fn track(&mut self, env: Env, this: This) -> f64 {
         if self.track_id == 0 {

@@ -849,35 +849,34 @@ impl Session {
 
     /// `inMemory(cwd, options, entries)` where every entry is an object made from a record of
     /// `source` (JS keeps track of that): the records at `positions` are taken from `source`, with
-    /// their metas, instead of the entries being serialized and parsed again. Lines held in memory
-    /// are copied; lines of a big session stay in its file, read through a descriptor of our own.
-    /// The first record must be a header. Nothing is written, nothing migrated (the source's
-    /// records are current already).
+    /// their metas, instead of the entries being serialized and parsed again. No line is copied:
+    /// lines held in memory are shared with `source` (see [`Text::sharing`]), lines of a big
+    /// session stay in its file, read through a descriptor of our own. The first record must be a
+    /// header. Nothing is written, nothing migrated (the source's records are current already).
     pub fn load_records_of(&mut self, source: &mut Session, positions: &[u32]) -> Result<()> {
         self.changed();
-        let picked: Vec<&Rec> = positions
+        let recs: Vec<Rec> = positions
             .iter()
-            .map(|&p| source.recs.get(p as usize))
+            .map(|&p| source.recs.get(p as usize).cloned())
             .collect::<Option<_>>()
             .ok_or_else(|| {
                 Error::new(ErrorCode::InvalidArgument, "record position out of range")
             })?;
-        if picked.first().is_none_or(|r| r.meta.kind != Kind::Header) {
+        if recs.first().is_none_or(|r| r.meta.kind != Kind::Header) {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 "the first record is not a header",
             ));
         }
         let session_id = header_id_string(&source.line(positions[0])?);
-        let reader = match (&source.reader, picked.iter().any(|r| r.in_file)) {
+        let reader = match (&source.reader, recs.iter().any(|r| r.in_file)) {
             (Some((path, file)), true) => Some((
                 path.clone(),
                 file.try_clone().map_err(|e| Error::io(&e, "open", path))?,
             )),
             _ => None,
         };
-        // The records keep their offsets: the source's bytes are shared, not copied.
-        let recs: Vec<Rec> = picked.into_iter().cloned().collect();
+        // The records keep their offsets into the shared bytes.
         let text = Text::sharing(&mut source.text);
         self.reset_state();
         self.text = text;
