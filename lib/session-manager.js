@@ -119,6 +119,46 @@ function encode(line) {
   return written;
 }
 
+/** An id-like member as the core may key it: JSON's own scalars pass, anything else (an object,
+ * BigInt, NaN) can equal no id of the session, and is left out. */
+function keyMember(v) {
+  return typeof v === "string" || typeof v === "boolean" || v === null || (typeof v === "number" && Number.isFinite(v)) ? v : undefined;
+}
+
+/**
+ * What an `inMemory` session gives the core for an entry: a skeleton of the members it reads
+ * (record.rs `note_member`), while the entry itself stays the caller's object. The reference never
+ * serializes such entries, so it takes values `JSON.stringify` refuses (BigInt, cycles, throwing
+ * `toJSON`), and so does this, and an append costs no serialization of the payload. Labels go
+ * whole: the core copies their values into a branched session.
+ */
+function skeletonOf(entry) {
+  const s = { type: entry.type, id: entry.id, parentId: entry.parentId, timestamp: entry.timestamp };
+  switch (entry.type) {
+    case "message": {
+      const m = entry.message;
+      if (m !== null && (typeof m === "object" || typeof m === "function")) {
+        let role;
+        try {
+          role = m.role;
+        } catch {
+          // As in the reference, a message whose role cannot be read fails where it is read.
+        }
+        s.message = { role: typeof role === "string" ? role : undefined };
+      }
+      break;
+    }
+    case "compaction":
+      s.firstKeptEntryId = keyMember(entry.firstKeptEntryId);
+      if (Array.isArray(entry.retainedTail)) s.retainedTail = [];
+      break;
+    case "context_edit":
+      s.targetId = keyMember(entry.targetId);
+      break;
+  }
+  return JSON.stringify(s);
+}
+
 /**
  * Entry object -> [origin, pos]: the record of a manager's session the object was made from or
  * written as. Given such objects, `inMemory(cwd, options, entries)` takes the records from that
@@ -248,7 +288,8 @@ class SessionManager {
     }
   }
 
-  /** `obj` stands for the record at `pos` (its JSON is that line, up to formatting). */
+  /** `obj` stands for the record at `pos` (its JSON is that line, up to formatting, or the line is
+   * its skeleton; the preview taking the record is in memory too, and keeps the object). */
   #mark(obj, pos) {
     // (Not for a scalar line of an old file, nor for an untracked session, found by no id.)
     if (obj === null || typeof obj !== "object" || this.#trackId === 0) return;
@@ -317,9 +358,10 @@ class SessionManager {
   }
 
   #append(entry, retarget) {
+    const whole = this.#persist || entry.type === "label";
     let line;
     try {
-      line = JSON.stringify(entry);
+      line = whole ? JSON.stringify(entry) : skeletonOf(entry);
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
@@ -328,7 +370,7 @@ class SessionManager {
       try {
         // encode() may replace `scratch` with a larger buffer: it must run before `scratch` is read.
         const length = encode(line);
-        pos = this.#n.appendUtf8(scratch, length);
+        pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
         break;
       } catch (err) {
         if (err.code !== "ID_TAKEN") throw err;
@@ -336,7 +378,7 @@ class SessionManager {
         const id = attempt >= 100 ? randomUUID() : randomEntryId();
         entry.id = id;
         retarget?.(id);
-        line = JSON.stringify(entry);
+        line = whole ? JSON.stringify(entry) : skeletonOf(entry);
       }
     }
     // The id caches are filled when an id is first asked for: a Map insert here (two of them, in
@@ -410,26 +452,24 @@ class SessionManager {
     if (from !== null && this.#takeRecords(from)) {
       this.#resetCaches();
     } else {
-      let lines;
+      let skeletons;
       try {
-        // Any array-like (a typed array too) gives an Array of JSON texts; a value JSON cannot
-        // write (a function, a symbol) becomes "null", a record the core skips.
-        lines = Array.prototype.map.call(entries, (e) => JSON.stringify(e) ?? "null");
+        // When every entry is a plain object of the current version, each becomes a record that
+        // keeps it, and the core gets skeletons (see skeletonOf), as for appends.
+        skeletons =
+          !this.#persist &&
+          Array.prototype.every.call(entries, (e) => e !== null && typeof e === "object" && !Array.isArray(e) && (e.type !== "session" || e.version === CURRENT_SESSION_VERSION));
       } catch (err) {
         throw withCode(err, "INVALID_ARGUMENT");
       }
-      if (hasHeader) {
-        this.#n.loadPreloaded(lines);
-        this.#resetCaches();
-      } else {
-        this.newSession(options);
-        this.#n.pushPreloaded(lines);
-      }
+      this.#preload(entries, hasHeader, options, skeletons);
+      // A skeleton is never read back: should an entry not have become one record (a `toJSON`
+      // that makes a header or label vanish), the entries go whole.
+      if (skeletons && !this.#alike(entries, hasHeader)) this.#preload(entries, hasHeader, options, false);
     }
     // The caller's objects are the entries (as in the reference) when they map 1:1 to records.
     const offset = hasHeader ? 0 : 1;
-    const alike = this.#n.recordCount() === entries.length + offset && entries.every((e) => e !== null && typeof e === "object");
-    if (alike) {
+    if (this.#alike(entries, hasHeader)) {
       for (let i = 0; i < entries.length; i++) {
         const e = entries[i];
         this.#objs[i + offset] = e;
@@ -442,6 +482,31 @@ class SessionManager {
       if (hasHeader) this.#callerList = entries;
     }
     this.#syncLeaf();
+  }
+
+  /** Each preloaded entry is one record (so the records can be the caller's objects). */
+  #alike(entries, hasHeader) {
+    return this.#n.recordCount() === entries.length + (hasHeader ? 0 : 1) && entries.every((e) => e !== null && typeof e === "object");
+  }
+
+  #preload(entries, hasHeader, options, skeletons) {
+    let lines;
+    try {
+      // Any array-like (a typed array too) gives an Array of JSON texts; a value JSON cannot
+      // write (a function, a symbol) becomes "null", a record the core skips.
+      lines = Array.prototype.map.call(entries, (e) =>
+        skeletons && e.type !== "session" && e.type !== "label" ? skeletonOf(e) : (JSON.stringify(e) ?? "null"),
+      );
+    } catch (err) {
+      throw withCode(err, "INVALID_ARGUMENT");
+    }
+    if (hasHeader) {
+      this.#n.loadPreloaded(lines, skeletons);
+      this.#resetCaches();
+    } else {
+      this.newSession(options);
+      this.#n.pushPreloaded(lines, skeletons);
+    }
   }
 
   newSession(options) {
@@ -879,7 +944,9 @@ class SessionManager {
     // the core wrote (equal values), which spares parsing a huge session just to copy it.
     const pathPos = key === null ? new Uint32Array(0) : this.#n.branchPath(key);
     const objs = this.#objs;
-    const path = pathPos.every((p) => objs[p] !== undefined) ? Array.from(pathPos, (p) => objs[p]) : [];
+    // An in-memory session's entries may be held by JS alone (see skeletonOf): its path is always
+    // copied from objects.
+    const path = pathPos.every((p) => objs[p] !== undefined) ? Array.from(pathPos, (p) => objs[p]) : this.#persist ? [] : this.#entries(pathPos);
     const oldLabels = [];
     for (const e of path) {
       if (e.type === "label") continue;

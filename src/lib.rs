@@ -167,8 +167,13 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn load_preloaded(&mut self, env: Env, lines: Vec<String>) -> Result<(), Code> {
-        let result = self.inner.load_preloaded(lines);
+    pub fn load_preloaded(
+        &mut self,
+        env: Env,
+        lines: Vec<String>,
+        skeletons: bool,
+    ) -> Result<(), Code> {
+        let result = self.inner.load_preloaded(lines, skeletons);
         self.account(&env);
         result.map(|_| ()).map_err(to_napi)
     }
@@ -200,9 +205,15 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn push_preloaded(&mut self, env: Env, lines: Vec<String>) {
-        self.inner.push_preloaded(lines);
+    pub fn push_preloaded(
+        &mut self,
+        env: Env,
+        lines: Vec<String>,
+        skeletons: bool,
+    ) -> Result<(), Code> {
+        let result = self.inner.push_preloaded(lines, skeletons);
         self.account(&env);
+        result.map_err(to_napi)
     }
 
     /// Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
@@ -213,6 +224,17 @@ impl NativeSession {
             .get(..len as usize)
             .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
         let pos = self.inner.append(line).map_err(to_napi)?;
+        self.account(&env);
+        Ok(pos)
+    }
+
+    /// An `inMemory` session's entry, as the skeleton the core reads (the object stays in JS).
+    #[napi(catch_unwind)]
+    pub fn append_skeleton_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32, Code> {
+        let line = bytes
+            .get(..len as usize)
+            .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
+        let pos = self.inner.append_skeleton(line).map_err(to_napi)?;
         self.account(&env);
         Ok(pos)
     }

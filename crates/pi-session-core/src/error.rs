@@ -31,6 +31,8 @@ pub enum ErrorCode {
     FileChanged,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
+    /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
+    Internal,
 }
 
 impl ErrorCode {
@@ -48,6 +50,7 @@ impl ErrorCode {
             ErrorCode::IdTaken => "ID_TAKEN",
             ErrorCode::FileChanged => "SESSION_FILE_CHANGED",
             ErrorCode::Io => "IO_ERROR",
+            ErrorCode::Internal => "INTERNAL_ERROR",
         }
     }
 }

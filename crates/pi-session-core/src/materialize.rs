@@ -48,7 +48,7 @@ impl Session {
                 }
                 out.push(b',');
             }
-            let line = self.line(self.checked(p)?)?;
+            let line = self.full_line(self.checked(p)?)?;
             cut_bytes += push_line(&line, i as u32, &mut out, sink).1;
         }
         out.push(b']');
@@ -57,7 +57,7 @@ impl Session {
 
     /// One record's line as [`Session::lines_for_js`] gives it (no brackets; cuts are of item 0).
     pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<String> {
-        let line = self.line(self.checked(pos)?)?;
+        let line = self.full_line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
         push_line(&line, 0, &mut out, sink);
         Ok(into_string(out))

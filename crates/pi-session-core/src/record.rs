@@ -80,6 +80,10 @@ pub struct Meta {
     /// can be copied as is wherever the reference would re-serialize the entry. False means
     /// unknown: check with [`json::is_canonical`].
     pub canonical: bool,
+    /// The line is a skeleton: only the members read above, of an entry that JavaScript holds as an
+    /// object in a session that never writes (see [`crate::session::Session::append_skeleton`]).
+    /// Such a line is never handed out nor written.
+    pub skeleton: bool,
 }
 
 impl Meta {
@@ -97,6 +101,7 @@ impl Meta {
             header_id_is_string: false,
             ts_ms: f64::NAN,
             canonical: false,
+            skeleton: false,
         }
     }
 

@@ -366,6 +366,18 @@ impl Session {
         Ok(std::borrow::Cow::Owned(buf))
     }
 
+    /// [`Session::line`] where the line stands for the entry itself (handed out or written): a
+    /// skeleton does not, and is refused.
+    pub fn full_line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
+        if self.recs[pos as usize].meta.skeleton {
+            return Err(Error::new(
+                ErrorCode::Internal,
+                format!("record {pos} is held by JavaScript only and has no JSON text"),
+            ));
+        }
+        self.line(pos)
+    }
+
     pub(crate) fn line_fingerprint(line: &[u8]) -> u32 {
         fingerprint(line)
     }
@@ -841,10 +853,41 @@ impl Session {
     /// `inMemory(cwd, options, entries)` / the constructor with preloaded entries. `lines` are the
     /// JSON texts of the entries. With a header among them they become the state (migrated when old);
     /// without, a new session is started and they are appended after its header unmigrated.
-    pub fn load_preloaded(&mut self, lines: Vec<String>) -> Result<LoadReport> {
+    ///
+    /// With `skeletons`, the lines of all but headers and labels are skeletons of objects JS keeps
+    /// (see [`Session::append_skeleton`]); they must be current already (JS migrates the objects).
+    pub fn load_preloaded(&mut self, lines: Vec<String>, skeletons: bool) -> Result<LoadReport> {
         self.changed();
+        self.check_skeletons(skeletons)?;
         let loaded = LoadedFile::parse(join_lines(&lines));
-        self.load_records(loaded)
+        if skeletons && migrate::migrate_file(&loaded).is_some() {
+            return Err(Error::new(
+                ErrorCode::Internal,
+                "skeleton entries of an old version cannot be migrated",
+            ));
+        }
+        let report = self.load_records(loaded)?;
+        if skeletons {
+            self.mark_skeletons(0);
+        }
+        Ok(report)
+    }
+
+    fn check_skeletons(&self, skeletons: bool) -> Result<()> {
+        if skeletons && self.persist {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "skeleton entries in a session that writes",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records from `from` on, but headers and labels, are skeletons.
+    fn mark_skeletons(&mut self, from: usize) {
+        for r in &mut self.recs[from..] {
+            r.meta.skeleton = !matches!(r.meta.kind, Kind::Header | Kind::Label);
+        }
     }
 
     /// `inMemory(cwd, options, entries)` where every entry is an object made from a record of
@@ -862,6 +905,7 @@ impl Session {
             .ok_or_else(|| {
                 Error::new(ErrorCode::InvalidArgument, "record position out of range")
             })?;
+        self.check_skeletons(recs.iter().any(|r| r.meta.skeleton))?;
         if recs.first().is_none_or(|r| r.meta.kind != Kind::Header) {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
@@ -887,14 +931,21 @@ impl Session {
 
     /// Preloaded entries without a header: appended after the current (new) header unmigrated, then
     /// indexed; nothing is written.
-    pub fn push_preloaded(&mut self, lines: Vec<String>) {
+    /// `skeletons` as for [`Session::load_preloaded`].
+    pub fn push_preloaded(&mut self, lines: Vec<String>, skeletons: bool) -> Result<()> {
         self.changed();
+        self.check_skeletons(skeletons)?;
         let loaded = LoadedFile::parse(join_lines(&lines));
+        let first = self.recs.len();
         for (line, meta) in loaded.records() {
             let meta = meta.clone();
             self.push_record(line, meta);
         }
+        if skeletons {
+            self.mark_skeletons(first);
+        }
         self.build_index();
+        Ok(())
     }
 
     /// A fresh entry id that is not in the index.
@@ -907,9 +958,24 @@ impl Session {
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
+        self.append_record(line, false)
+    }
+
+    /// [`Session::append`] for a session that never writes (`inMemory`), given only a skeleton of
+    /// the entry: a JSON object with the members the structure reads (see `record::Meta`), while
+    /// JavaScript keeps the entry itself. The reference never serializes such an entry, so it
+    /// accepts values `JSON.stringify` refuses (BigInt, cycles), and so does this. The skeleton
+    /// is never handed out as the entry, nor written: both are refused as internal errors.
+    pub fn append_skeleton(&mut self, line: &[u8]) -> Result<u32> {
+        self.check_skeletons(true)?;
+        self.append_record(line, true)
+    }
+
+    fn append_record(&mut self, line: &[u8], skeleton: bool) -> Result<u32> {
         self.changed();
-        let meta = record::read_meta_trusted(line)
+        let mut meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
+        meta.skeleton = skeleton;
         // New entries must not shadow an existing id (callers pick a fresh one and retry).
         if self.index.slot_of.contains_key(&meta.id) {
             return Err(Error::new(
@@ -982,7 +1048,7 @@ impl Session {
     fn all_lines(&self) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(self.text.len() + self.recs.len());
         for pos in 0..self.recs.len() as u32 {
-            out.extend_from_slice(&self.line(pos)?);
+            out.extend_from_slice(&self.full_line(pos)?);
             out.push(b'\n');
         }
         Ok(out)
@@ -1070,7 +1136,7 @@ impl Session {
                 let r = &self.recs[*pos as usize];
                 r.end - r.start
             }
-            Piece::New(line) => line.len(),
+            Piece::New { line, .. } => line.len(),
         }
     }
 
@@ -1107,8 +1173,12 @@ impl Session {
         for piece in &plan {
             metas.push(match piece {
                 Piece::Same(pos) => self.meta(*pos).clone(),
-                Piece::New(line) => {
-                    record::read_meta_trusted(line).expect("generated lines are JSON objects")
+                Piece::New { line, from } => {
+                    let mut meta =
+                        record::read_meta_trusted(line).expect("generated lines are JSON objects");
+                    // A line made from a skeleton is one too.
+                    meta.skeleton = self.meta(*from).skeleton;
+                    meta
                 }
             });
         }
@@ -1140,7 +1210,7 @@ impl Session {
             for line in std::iter::once(Ok(std::borrow::Cow::Borrowed(&header[..]))).chain(
                 plan.iter().map(|piece| match piece {
                     Piece::Same(pos) => self.line(*pos),
-                    Piece::New(line) => Ok(std::borrow::Cow::Borrowed(&line[..])),
+                    Piece::New { line, .. } => Ok(std::borrow::Cow::Borrowed(&line[..])),
                 }),
             ) {
                 let line = line?;
@@ -1206,7 +1276,7 @@ impl Session {
         let mut i = 0;
         while i < plan.len() {
             let pos = match &plan[i] {
-                Piece::New(line) => {
+                Piece::New { line, .. } => {
                     out.put(line, meta(), fingerprint(line))?;
                     i += 1;
                     continue;

@@ -225,8 +225,8 @@ fn assign(obj: &mut json::Object, prop: &str, value: Option<Value>) {
 pub enum Piece {
     /// Byte for byte the line of this record (same meta too): copied, never looked at.
     Same(u32),
-    /// A new or changed line.
-    New(Vec<u8>),
+    /// A new or changed line, made from the record at `from`.
+    New { line: Vec<u8>, from: u32 },
 }
 
 /// The records of `createBranchedSession` after the header: the path without label records,
@@ -278,20 +278,23 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Piece>> {
                 if let Some(fk) = &fk {
                     sets.push(("firstKeptEntryId", fk));
                 }
-                Piece::New(match splice_members(&line, &sets) {
-                    Some(fast) => fast,
-                    None => {
-                        // `{...scalar}` copies nothing.
-                        let mut obj = json::parse(&line)
-                            .ok()
-                            .and_then(Value::into_object)
-                            .unwrap_or_default();
-                        for (prop, key) in &sets {
-                            assign(&mut obj, prop, key_value(key));
+                Piece::New {
+                    from: p,
+                    line: match splice_members(&line, &sets) {
+                        Some(fast) => fast,
+                        None => {
+                            // `{...scalar}` copies nothing.
+                            let mut obj = json::parse(&line)
+                                .ok()
+                                .and_then(Value::into_object)
+                                .unwrap_or_default();
+                            for (prop, key) in &sets {
+                                assign(&mut obj, prop, key_value(key));
+                            }
+                            json::to_json(&Value::Object(obj)).into_bytes()
                         }
-                        json::to_json(&Value::Object(obj)).into_bytes()
-                    }
-                })
+                    },
+                }
             }
         });
         parent_key = m.id.clone();
@@ -327,7 +330,10 @@ pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Piece>> {
             json::write_json(l, &mut line);
         }
         line.push('}');
-        out.push(Piece::New(line.into_bytes()));
+        out.push(Piece::New {
+            line: line.into_bytes(),
+            from: label_pos,
+        });
         taken.insert(id_key.clone());
         parent = id_key;
     }

@@ -273,7 +273,7 @@ fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
                 .iter()
                 .map(|&p| String::from_utf8(s.line(p).unwrap().into_owned()).unwrap())
                 .collect();
-            preloaded.load_preloaded(texts.clone())?;
+            preloaded.load_preloaded(texts.clone(), false)?;
             assert_eq!(lines(&taken), texts);
             assert_eq!(lines(&taken), lines(&preloaded));
             assert_eq!(taken.session_id(), preloaded.session_id());
