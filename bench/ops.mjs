@@ -125,6 +125,21 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
       teardown: dropCopy,
     },
     {
+      // An SDK user's session that is never written (`--no-session`, tests, evals): made, two
+      // turns appended, its context built.
+      key: "inMemoryTurns",
+      label: "inMemory: new, 2 turns (6 appends), context",
+      run: (impl) => {
+        const sm = impl.SM.inMemory(BENCH_CWD);
+        for (let turn = 0; turn < 2; turn++) {
+          sm.appendMessage(userMsg());
+          sm.appendMessage(assistantMsg());
+          sm.appendMessage(toolResultMsg());
+        }
+        return sm.buildSessionContext();
+      },
+    },
+    {
       // Every manager made stays alive until the measurement ends: the cost of one more must not
       // grow with how many exist (ours tracks each for early release, see src/reclaim.rs).
       key: "inMemoryKept",
