@@ -289,6 +289,36 @@ describe("answers asked before a change", () => {
     assert.equal(sm.getLabel(u), undefined);
   });
 
+  test("getSessionName() follows session_info appends, a new session, a reload and a branched session", (t) => {
+    const { sm, u, file } = flushed(t);
+    assert.equal(sm.getSessionName(), undefined);
+    sm.appendSessionInfo("  first name ");
+    assert.equal(sm.getSessionName(), "first name");
+    sm.appendMessage(assistant("reply"));
+    assert.equal(sm.getSessionName(), "first name");
+    // The name is read from the entry each time, as the reference reads it.
+    sm.getEntries().find((e) => e.type === "session_info").name = "changed by hand";
+    assert.equal(sm.getSessionName(), "changed by hand");
+    sm.appendSessionInfo("second");
+    assert.equal(sm.getSessionName(), "second");
+    sm.appendSessionInfo("");
+    assert.equal(sm.getSessionName(), undefined);
+    sm.appendSessionInfo("third");
+    const last = sm.getLeafId();
+    sm.branch(u);
+    // Not a path question: the latest session_info record of the session, wherever it is.
+    assert.equal(sm.getSessionName(), "third");
+    sm.newSession();
+    assert.equal(sm.getSessionName(), undefined);
+    sm.setSessionFile(file);
+    assert.equal(sm.getSessionName(), "third");
+    sm.createBranchedSession(u);
+    assert.equal(sm.getSessionName(), undefined);
+    sm.setSessionFile(file);
+    sm.createBranchedSession(last);
+    assert.equal(sm.getSessionName(), "third");
+  });
+
   test("getBranch() follows appends, branch, branchWithSummary, resetLeaf and a new session", () => {
     const sm = mem();
     const ids = (path) => path.map((e) => e.id);

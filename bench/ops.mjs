@@ -81,6 +81,14 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
       run: (_, st) => st.sm.getEntry(sampleIds[st.i++ & 1023]),
     },
     {
+      // pi's footer, on every frame (the reference walks the session back to its latest
+      // session_info record, the whole session when there is none).
+      key: "getSessionName",
+      label: "getSessionName",
+      setup: (impl) => impl.readonly(),
+      run: (_, sm) => sm.getSessionName(),
+    },
+    {
       // What a UI asks per tree node or per render: one label and the session's facts.
       key: "getters",
       label: "getLabel + getHeader + getSessionFile + getEntryCount",

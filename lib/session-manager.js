@@ -224,6 +224,8 @@ class SessionManager {
   #file = UNKNOWN;
   #entryCount = -1;
   #labels = null;
+  /** The latest session_info record's position (-1: none), or UNKNOWN until asked. */
+  #namePos = UNKNOWN;
   /** getBranch()'s answer for the leaf record at #branchPos (null: none kept). An append extends
    * it, since the new entry's parent is the record the leaf was on. */
   #branch = null;
@@ -276,6 +278,7 @@ class SessionManager {
     this.#file = UNKNOWN;
     this.#entryCount = -1;
     this.#labels = null;
+    this.#namePos = UNKNOWN;
     this.#branch = null;
     if (this.#origin !== null) this.#origin.live = false;
     this.#origin = null;
@@ -402,6 +405,7 @@ class SessionManager {
     this.#leafEntry = entry;
     if (this.#entryCount >= 0) this.#entryCount++; // a new id, always
     if (entry.type === "label") this.#labels = null;
+    else if (entry.type === "session_info") this.#namePos = pos;
     this.#all?.push(entry);
     this.#callerList?.push(entry);
     return entry;
@@ -623,7 +627,9 @@ class SessionManager {
     }
   }
   getSessionName() {
-    const pos = this.#n.sessionNamePos();
+    // pi's footer asks on every frame: the position is kept, the name read from the entry.
+    let pos = this.#namePos;
+    if (pos === UNKNOWN) pos = this.#namePos = this.#n.sessionNamePos();
     return pos >= 0 ? this.#entry(pos).name?.trim() || undefined : undefined;
   }
   getBranch(fromId) {
