@@ -873,6 +873,8 @@ impl Session {
         Ok(report)
     }
 
+    /// Skeletons only ever live in a session that never writes: this is what keeps them out of
+    /// every file (writing paths read lines without asking whether they are skeletons).
     fn check_skeletons(&self, skeletons: bool) -> Result<()> {
         if skeletons && self.persist {
             return Err(Error::new(
