@@ -91,6 +91,9 @@ pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
 #[derive(Debug, Default)]
 pub struct Appender {
     open: Option<(PathBuf, File)>,
+    /// Counts the descriptors opened: a session that reads back what it appended checks once per
+    /// descriptor that it is the file it reads from.
+    opened: u64,
     /// The line and its newline, assembled for one `write` (kept between appends: most lines
     /// are small and come several per turn).
     buf: Vec<u8>,
@@ -128,6 +131,7 @@ impl Appender {
                 .open(path)
                 .map_err(|e| Error::io(&e, "open", path))?;
             self.open = Some((path.to_path_buf(), f));
+            self.opened += 1;
         }
         let (_, f) = self.open.as_mut().expect("opened above");
         let result = write_line(f, bytes, path).and_then(|()| {
@@ -143,10 +147,35 @@ impl Appender {
         result
     }
 
+    /// After a successful append: the descriptor it wrote through (`opened` tells descriptors
+    /// apart) and the offset just past the newline. With `O_APPEND` the descriptor's offset is the
+    /// end of our own write, whatever other writers appended since.
+    pub fn last_write_end(&mut self) -> Option<(u64, &File, u64)> {
+        use std::io::Seek;
+        let (_, f) = self.open.as_mut()?;
+        let end = f.stream_position().ok()?;
+        Some((self.opened, f, end))
+    }
+
     /// Forget the descriptor (the session moved to another file).
     pub fn close(&mut self) {
         self.open = None;
     }
+}
+
+/// Both descriptors are of one file (device and inode).
+#[cfg(unix)]
+pub fn same_file(a: &File, b: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (a.metadata(), b.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+pub fn same_file(_a: &File, _b: &File) -> bool {
+    false
 }
 
 #[cfg(unix)]

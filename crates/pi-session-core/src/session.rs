@@ -35,6 +35,20 @@ pub struct Rec {
 /// for (`PI_SESSION_LAZY_BYTES` overrides it, e.g. for tests).
 const LAZY_FILE_BYTES: u64 = 64 << 20;
 
+/// Appended lines at least this long are not kept in memory once written: their records point
+/// into the session file, as a big session's do, so a session that grows by megabytes of tool
+/// output and images holds them once (as the caller's objects), not twice
+/// (`PI_SESSION_BACKED_LINE_BYTES` overrides it, e.g. for tests). Shorter lines stay, so that
+/// copying a branch does not read the file line by line.
+const BACKED_LINE_BYTES: usize = 1024;
+
+fn backed_line_min() -> usize {
+    std::env::var("PI_SESSION_BACKED_LINE_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(BACKED_LINE_BYTES)
+}
+
 fn lazy_threshold() -> u64 {
     std::env::var("PI_SESSION_LAZY_BYTES")
         .ok()
@@ -252,6 +266,11 @@ pub struct Session {
     /// The file that file-backed records are read from (kept open: the bytes stay reachable even
     /// if the path is replaced).
     reader: Option<(PathBuf, std::fs::File)>,
+    /// The appender's descriptor last checked (its `opened` number), and whether it writes the
+    /// file `reader` reads: lines appended through it can then be read back from `reader`.
+    backed: Option<(u64, bool)>,
+    /// Appended lines from this length on are read back from the file (see [`BACKED_LINE_BYTES`]).
+    backed_min: usize,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
     /// Changes with every call that may change the records, index, labels or leaf, so callers
@@ -284,6 +303,8 @@ impl Session {
             durability: Durability::from_env(),
             appender: fsio::Appender::default(),
             reader: None,
+            backed: None,
+            backed_min: backed_line_min(),
             guard: lock::WriterGuard::from_env(),
             generation: 0,
         })
@@ -534,6 +555,7 @@ impl Session {
     fn reset_state(&mut self) {
         self.text.clear();
         self.reader = None;
+        self.backed = None;
         self.recs.clear();
         self.parent_slot.clear();
         self.rec_slot.clear();
@@ -544,15 +566,20 @@ impl Session {
     }
 
     fn push_record(&mut self, line: &[u8], meta: Meta) -> u32 {
-        let start = self.text.len();
-        self.text.extend_from_slice(line);
+        let pos = self.push_meta(meta);
+        self.keep_in_text(pos, line);
+        pos
+    }
+
+    /// A record whose line is not placed yet ([`Session::keep_in_text`] or in the file).
+    fn push_meta(&mut self, meta: Meta) -> u32 {
         let pos = self.recs.len() as u32;
         if meta.is_conversation_message() {
             self.conversation += 1;
         }
         self.recs.push(Rec {
-            start,
-            end: self.text.len(),
+            start: 0,
+            end: 0,
             in_file: false,
             check: 0,
             meta,
@@ -560,6 +587,54 @@ impl Session {
         self.parent_slot.push(NO_SLOT);
         self.rec_slot.push(NO_SLOT);
         pos
+    }
+
+    fn keep_in_text(&mut self, pos: u32, line: &[u8]) {
+        let start = self.text.len();
+        self.text.extend_from_slice(line);
+        let r = &mut self.recs[pos as usize];
+        (r.start, r.end, r.in_file, r.check) = (start, self.text.len(), false, 0);
+    }
+
+    /// Point the record at `pos` to `line`, just appended by the appender, in the session file.
+    /// False when that cannot be done safely (the appender's file is not the one `reader` reads,
+    /// or cannot be checked): the caller keeps the line in memory then.
+    fn back_by_file(&mut self, pos: u32, line: &[u8]) -> bool {
+        let Some((opened, written, end)) = self.appender.last_write_end() else {
+            return false;
+        };
+        let same = match self.backed {
+            Some((checked, same)) if checked == opened => same,
+            _ => {
+                let same = match &self.reader {
+                    Some((_, r)) => fsio::same_file(r, written),
+                    None => match self.file.as_deref().map(std::fs::File::open) {
+                        Some(Ok(r)) if fsio::same_file(&r, written) => {
+                            let path = self.file.clone().expect("opened above");
+                            self.reader = Some((path, r));
+                            true
+                        }
+                        _ => false,
+                    },
+                };
+                self.backed = Some((opened, same));
+                same
+            }
+        };
+        if !same {
+            return false;
+        }
+        let Some(start) = end.checked_sub(line.len() as u64 + 1) else {
+            return false;
+        };
+        let r = &mut self.recs[pos as usize];
+        (r.start, r.end, r.in_file, r.check) = (
+            start as usize,
+            start as usize + line.len(),
+            true,
+            fingerprint(line),
+        );
+        true
     }
 
     /// Rebuild index, leaf and labels from the records (the reference's `_buildIndex`).
@@ -796,6 +871,7 @@ impl Session {
     ) {
         self.reset_state();
         self.reader = Some((path.to_path_buf(), reader));
+        self.backed = None;
         let recs = recs.into_iter().map(|(start, end, meta, check)| Rec {
             start,
             end,
@@ -927,6 +1003,7 @@ impl Session {
         self.reset_state();
         self.text = text;
         self.reader = reader;
+        self.backed = None;
         self.adopt_recs(recs.into_iter(), session_id);
         Ok(())
     }
@@ -989,12 +1066,26 @@ impl Session {
         let is_label = meta.kind == Kind::Label;
         let (target, label_truthy) = (meta.target.clone(), meta.label_truthy);
         let text_len = self.text.len();
-        let pos = self.push_record(line, meta);
+        // A long line appended to the file (flushed already) is read back from there when needed.
+        let to_file = self.persist
+            && self.flushed
+            && self.file.is_some()
+            && line.len() >= self.backed_min
+            && cfg!(unix);
+        let pos = if to_file {
+            self.push_meta(meta)
+        } else {
+            self.push_record(line, meta)
+        };
         let (slot, prev_index) = self.index.set(&id, pos);
         self.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
         // `line` is what was just pushed: written from the caller's bytes, not copied back out.
-        if let Err(e) = self.persist_line(line) {
+        let persisted = self.persist_line(line);
+        if persisted.is_ok() && to_file && !self.back_by_file(pos, line) {
+            self.keep_in_text(pos, line);
+        }
+        if let Err(e) = persisted {
             let rec = self.recs.pop().expect("just pushed");
             self.parent_slot.pop();
             self.rec_slot.pop();

@@ -1,0 +1,149 @@
+//! Long lines appended to a written session are not kept in memory: their records point into the
+//! session file and are read back (checked against a fingerprint) when needed. These tests check
+//! that what is read back is what was appended, that copies into a branched session are byte for
+//! byte, and that a file changed behind the session's back is reported or worked around, never
+//! misread.
+//!
+//! The threshold is read per session from `PI_SESSION_BACKED_LINE_BYTES` (default 1 KiB); these
+//! tests rely on the default.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pi_session_core::{ErrorCode, Session};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "pi-backed-{name}-{}-{}",
+        std::process::id(),
+        pi_session_core::ids::entry_id(|_| false)
+    ));
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn message(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+    let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2024-01-01T00:00:00.000Z","message":{{"role":"{role}","content":"{text}"}}}}"#
+    )
+}
+
+/// A written session (flushed by its first user message), then `n` long appended lines.
+fn grown(dir: &Path, n: usize) -> (Session, Vec<String>) {
+    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+    s.new_session(None, None).unwrap();
+    let mut lines = vec![message("u0", None, "user", "hi")];
+    s.append(lines[0].as_bytes()).unwrap();
+    for i in 1..=n {
+        let body = format!("{i}:{}", "x".repeat(8 * 1024));
+        let line = message(
+            &format!("m{i}"),
+            Some(&format!(
+                "{}",
+                if i == 1 {
+                    "u0".to_owned()
+                } else {
+                    format!("m{}", i - 1)
+                }
+            )),
+            "assistant",
+            &body,
+        );
+        s.append(line.as_bytes()).unwrap();
+        lines.push(line);
+    }
+    (s, lines)
+}
+
+#[test]
+fn long_appended_lines_are_read_back_from_the_file() {
+    let dir = temp_dir("read-back");
+    let (s, lines) = grown(&dir, 200);
+    // 200 lines of 8 KiB: far more than what the session holds.
+    let appended: usize = lines.iter().map(String::len).sum();
+    assert!(
+        s.memory_bytes() < appended / 10,
+        "holds {} of {appended} bytes",
+        s.memory_bytes()
+    );
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(
+            &*s.line(i as u32 + 1).unwrap(),
+            line.as_bytes(),
+            "record {}",
+            i + 1
+        );
+    }
+    let file = fs::read_to_string(s.session_file().unwrap()).unwrap();
+    assert!(file.ends_with(&format!("{}\n", lines.last().unwrap())));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_branched_session_copies_them_byte_for_byte() {
+    let dir = temp_dir("branch");
+    let (mut s, lines) = grown(&dir, 50);
+    let source = s.session_file().unwrap().to_path_buf();
+    let target = s
+        .create_branched_session(Some("\"m30\""), "m30")
+        .unwrap()
+        .unwrap();
+    let copied = fs::read_to_string(&target).unwrap();
+    let copied: Vec<&str> = copied.lines().skip(1).collect();
+    assert_eq!(copied.len(), 31);
+    for (got, want) in copied.iter().zip(&lines) {
+        assert_eq!(got, want);
+    }
+    // The source file is untouched, and the new session reads its records back.
+    assert!(fs::read_to_string(&source)
+        .unwrap()
+        .ends_with(&format!("{}\n", lines[50])));
+    assert_eq!(&*s.line(31).unwrap(), lines[30].as_bytes());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_rewritten_in_place_is_reported_not_misread() {
+    let dir = temp_dir("rewritten");
+    let (s, lines) = grown(&dir, 5);
+    let file = s.session_file().unwrap().to_path_buf();
+    // Same length, other bytes, same inode.
+    let text = fs::read(&file).unwrap();
+    let changed: Vec<u8> = text
+        .iter()
+        .map(|&b| if b == b'x' { b'y' } else { b })
+        .collect();
+    fs::write(&file, &changed).unwrap();
+    let err = s.line(3).unwrap_err();
+    assert_eq!(err.code, ErrorCode::FileChanged);
+    // Short lines were kept in memory: the first message is still there.
+    assert_eq!(&*s.line(1).unwrap(), lines[0].as_bytes());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_deleted_file_keeps_its_lines_and_new_ones_stay_in_memory() {
+    let dir = temp_dir("deleted");
+    let (mut s, mut lines) = grown(&dir, 3);
+    let file = s.session_file().unwrap().to_path_buf();
+    fs::remove_file(&file).unwrap();
+    // The next append recreates the file (as the reference's appendFileSync does); its line is
+    // not in the file the earlier records are read from, so it is kept in memory.
+    let line = message("m4", Some("m3"), "assistant", &"z".repeat(4096));
+    s.append(line.as_bytes()).unwrap();
+    lines.push(line);
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(
+            &*s.line(i as u32 + 1).unwrap(),
+            line.as_bytes(),
+            "record {}",
+            i + 1
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        format!("{}\n", lines[4])
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
