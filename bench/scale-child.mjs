@@ -17,6 +17,8 @@
 //   perTurn   { file, sessionDir, call, iterations } open (untimed), then `call` repeated
 //   forkFrom  { file, targetCwd, sessionDir }
 //   createBranchedSession { file, sessionDir }     open (untimed), then createBranchedSession(leaf)
+//   grow      { sessionDir, mb }                   a new session, then turns appended until their tool
+//                                                   output totals `mb` MB (each output a new string)
 import fs from "node:fs";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -121,6 +123,21 @@ async function main() {
       for (let i = 0; i < n; i++) call();
       const ms = (now() - t) / n;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, iterations: n };
+    }
+    case "grow": {
+      const sm = SM.create("/bench/grow", args.sessionDir);
+      const t = now();
+      const turns = Math.ceil((args.mb * 1e6) / 32_000);
+      for (let i = 0; i < turns; i++) {
+        sm.appendMessage({ role: "user", content: `turn ${i}`, timestamp: i });
+        sm.appendMessage({ role: "assistant", content: [{ type: "toolCall", id: `t${i}`, name: "bash", arguments: { command: "make" } }], provider: "p", model: "m", timestamp: i });
+        // 32 KB of tool output, unlike any other (so no string is shared between turns).
+        const text = `${i}:`.padEnd(32_000, String.fromCharCode(97 + (i % 26)));
+        sm.appendMessage({ role: "toolResult", toolCallId: `t${i}`, toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: i });
+      }
+      const ms = now() - t;
+      const messages = sm.buildSessionContext().messages.length;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, messages };
     }
     case "forkFrom": {
       const t = now();

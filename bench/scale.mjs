@@ -15,8 +15,8 @@
 //
 // Environment:
 //   SCALE_ONLY=list,open      run only the sections whose key contains one of these strings
-//                             (sections: list (= list + listAll), walk, open128, open1g, perTurn, getTree,
-//                             forkFrom, createBranchedSession)
+//                             (sections: list (= list + listAll), walk, grow, open128, open1g, perTurn,
+//                             getTree, forkFrom, createBranchedSession)
 //   SCALE_REPS=2              in-process repetitions per implementation of the slow operations
 //   SCALE_MIN_TIME_MS=300     per measurement, for the per-turn calls
 //   SCALE_MEASUREMENTS=4      measurements per implementation, for the per-turn calls
@@ -431,6 +431,18 @@ if (wanted("walk")) {
     rssRow("peak RSS (own process)", kids);
     if (kids.reference?.ok && kids.ours?.ok && kids.reference.messages !== kids.ours.messages) noteRow("WARNING: the contexts differ in length");
   }
+}
+
+if (wanted("grow")) {
+  // Not a target of the issue: a session that grows by 100 MB of tool output in one process. The
+  // reference holds the messages; ours holds them too, and reads long lines back from the file.
+  log("grow: a new session, 100 MB of tool output appended...");
+  const kids = await childBoth("grow", (impl) => ({ sessionDir: path.join(impl.tmp, "grow"), mb: 100 }));
+  if (kids) {
+    timeRow("grow a new session by 100 MB of tool output (3,125 turns)", { reference: kids.reference, ours: kids.ours });
+    rssRow("peak RSS (own process)", kids);
+  }
+  for (const impl of impls) fs.rmSync(path.join(impl.tmp, "grow"), { recursive: true, force: true });
 }
 
 if (wanted("open128") && file128) {
