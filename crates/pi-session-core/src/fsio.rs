@@ -94,6 +94,8 @@ pub struct Appender {
     /// Counts the descriptors opened: a session that reads back what it appended checks once per
     /// descriptor that it is the file it reads from.
     opened: u64,
+    /// The last append went out in one `write` (so no other writer's bytes can be inside it).
+    last_in_one_write: bool,
     /// The line and its newline, assembled for one `write` (kept between appends: most lines
     /// are small and come several per turn).
     buf: Vec<u8>,
@@ -119,6 +121,7 @@ impl Appender {
     }
 
     fn append(&mut self, path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+        self.last_in_one_write = false;
         let reusable = match &self.open {
             Some((p, f)) if p == path => still_linked(f),
             _ => false,
@@ -134,7 +137,8 @@ impl Appender {
             self.opened += 1;
         }
         let (_, f) = self.open.as_mut().expect("opened above");
-        let result = write_line(f, bytes, path).and_then(|()| {
+        let result = write_line(f, bytes, path).and_then(|writes| {
+            self.last_in_one_write = writes == 1;
             if durability == Durability::Fsync {
                 f.sync_data().map_err(|e| Error::io(&e, "fsync", path))
             } else {
@@ -152,6 +156,9 @@ impl Appender {
     /// end of our own write, whatever other writers appended since.
     pub fn last_write_end(&mut self) -> Option<(u64, &File, u64)> {
         use std::io::Seek;
+        if !self.last_in_one_write {
+            return None;
+        }
         let (_, f) = self.open.as_mut()?;
         let end = f.stream_position().ok()?;
         Some((self.opened, f, end))
@@ -372,8 +379,10 @@ fn temp_path(path: &Path) -> PathBuf {
 /// Append one line on an `O_APPEND` descriptor. If the line cannot be written whole (disk full, file
 /// size limit), the part that was written is cut off again, so no partial line stays behind, unless
 /// another writer has appended after it in the meantime (then cutting would destroy their line).
-fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
+/// Returns how many `write` calls it took.
+fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<usize> {
     let mut written = 0;
+    let mut writes = 0;
     while written < bytes.len() {
         match f.write(&bytes[written..]) {
             Ok(0) => {
@@ -381,7 +390,10 @@ fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
                 cut_partial(f, written);
                 return Err(Error::io(&e, "write", path));
             }
-            Ok(n) => written += n,
+            Ok(n) => {
+                written += n;
+                writes += 1;
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 cut_partial(f, written);
@@ -389,7 +401,7 @@ fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(writes)
 }
 
 /// Undo `written` bytes just appended: with `O_APPEND`, the descriptor's offset is the end of our
