@@ -147,3 +147,43 @@ fn a_deleted_file_keeps_its_lines_and_new_ones_stay_in_memory() {
     );
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_writers_on_one_file_each_read_back_their_own_lines() {
+    let dir = temp_dir("two-writers");
+    let (mut a, _) = grown(&dir, 1);
+    let file = a.session_file().unwrap().to_path_buf();
+    let mut b = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+    b.set_session_file(file.clone()).unwrap();
+    let (mut mine_a, mut mine_b) = (Vec::new(), Vec::new());
+    for i in 0..20 {
+        // Interleaved: each writer's lines land between the other's.
+        let la = message(
+            &format!("a{i}"),
+            Some("m1"),
+            "assistant",
+            &format!("a{i}{}", "a".repeat(3000 + i)),
+        );
+        let lb = message(
+            &format!("b{i}"),
+            Some("m1"),
+            "assistant",
+            &format!("b{i}{}", "b".repeat(2000 + i)),
+        );
+        mine_a.push((a.append(la.as_bytes()).unwrap(), la));
+        mine_b.push((b.append(lb.as_bytes()).unwrap(), lb));
+    }
+    for (s, mine) in [(&a, &mine_a), (&b, &mine_b)] {
+        for (pos, line) in mine {
+            assert_eq!(&*s.line(*pos).unwrap(), line.as_bytes());
+        }
+    }
+    let text = fs::read_to_string(&file).unwrap();
+    let order: Vec<&str> = text
+        .lines()
+        .skip(3)
+        .map(|l| &l[l.find("\"id\":\"").unwrap() + 6..][..3])
+        .collect();
+    assert_eq!(order[..4], ["a0\"", "b0\"", "a1\"", "b1\""]);
+    fs::remove_dir_all(&dir).unwrap();
+}
