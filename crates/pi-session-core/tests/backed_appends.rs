@@ -37,19 +37,12 @@ fn grown(dir: &Path, n: usize) -> (Session, Vec<String>) {
     s.append(lines[0].as_bytes()).unwrap();
     for i in 1..=n {
         let body = format!("{i}:{}", "x".repeat(8 * 1024));
-        let line = message(
-            &format!("m{i}"),
-            Some(&format!(
-                "{}",
-                if i == 1 {
-                    "u0".to_owned()
-                } else {
-                    format!("m{}", i - 1)
-                }
-            )),
-            "assistant",
-            &body,
-        );
+        let parent = if i == 1 {
+            "u0".to_owned()
+        } else {
+            format!("m{}", i - 1)
+        };
+        let line = message(&format!("m{i}"), Some(&parent), "assistant", &body);
         s.append(line.as_bytes()).unwrap();
         lines.push(line);
     }
