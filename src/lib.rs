@@ -220,23 +220,13 @@ impl NativeSession {
     /// with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
     #[napi(catch_unwind)]
     pub fn append_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32, Code> {
-        let line = bytes
-            .get(..len as usize)
-            .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
-        let pos = self.inner.append(line).map_err(to_napi)?;
-        self.account(&env);
-        Ok(pos)
+        self.append_prefix(&env, bytes, len, Session::append)
     }
 
     /// An `inMemory` session's entry, as the skeleton the core reads (the object stays in JS).
     #[napi(catch_unwind)]
     pub fn append_skeleton_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32, Code> {
-        let line = bytes
-            .get(..len as usize)
-            .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
-        let pos = self.inner.append_skeleton(line).map_err(to_napi)?;
-        self.account(&env);
-        Ok(pos)
+        self.append_prefix(&env, bytes, len, Session::append_skeleton)
     }
 
     #[napi(catch_unwind)]
@@ -430,6 +420,22 @@ impl NativeSession {
 
 impl NativeSession {
     /// Tell V8 how much memory this session now holds (only when it changed by a step).
+    /// `append` with the first `len` bytes of `bytes` as the line.
+    fn append_prefix(
+        &mut self,
+        env: &Env,
+        bytes: &[u8],
+        len: u32,
+        append: fn(&mut Session, &[u8]) -> pi_session_core::Result<u32>,
+    ) -> Result<u32, Code> {
+        let line = bytes
+            .get(..len as usize)
+            .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
+        let pos = append(&mut self.inner, line).map_err(to_napi)?;
+        self.account(env);
+        Ok(pos)
+    }
+
     fn account(&mut self, env: &Env) {
         let now = self.inner.memory_bytes() as i64;
         let delta = now - self.reported;

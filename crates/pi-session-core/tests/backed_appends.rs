@@ -29,8 +29,9 @@ fn message(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
     )
 }
 
-/// A written session (flushed by its first user message), then `n` long appended lines.
-fn grown(dir: &Path, n: usize) -> (Session, Vec<String>) {
+/// A written session (flushed by its first user message), then `n` long appended lines; with its
+/// lines and its file.
+fn grown(dir: &Path, n: usize) -> (Session, Vec<String>, PathBuf) {
     let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
     s.new_session(None, None).unwrap();
     let mut lines = vec![message("u0", None, "user", "hi")];
@@ -46,13 +47,14 @@ fn grown(dir: &Path, n: usize) -> (Session, Vec<String>) {
         s.append(line.as_bytes()).unwrap();
         lines.push(line);
     }
-    (s, lines)
+    let file = s.session_file().unwrap().to_path_buf();
+    (s, lines, file)
 }
 
 #[test]
 fn long_appended_lines_are_read_back_from_the_file() {
     let dir = temp_dir("read-back");
-    let (s, lines) = grown(&dir, 200);
+    let (s, lines, file) = grown(&dir, 200);
     // 200 lines of 8 KiB: far more than what the session holds.
     let appended: usize = lines.iter().map(String::len).sum();
     assert!(
@@ -68,16 +70,15 @@ fn long_appended_lines_are_read_back_from_the_file() {
             i + 1
         );
     }
-    let file = fs::read_to_string(s.session_file().unwrap()).unwrap();
-    assert!(file.ends_with(&format!("{}\n", lines.last().unwrap())));
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with(&format!("{}\n", lines.last().unwrap())));
     fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_branched_session_copies_them_byte_for_byte() {
     let dir = temp_dir("branch");
-    let (mut s, lines) = grown(&dir, 50);
-    let source = s.session_file().unwrap().to_path_buf();
+    let (mut s, lines, source) = grown(&dir, 50);
     let target = s
         .create_branched_session(Some("\"m30\""), "m30")
         .unwrap()
@@ -99,8 +100,7 @@ fn a_branched_session_copies_them_byte_for_byte() {
 #[test]
 fn a_file_rewritten_in_place_is_reported_not_misread() {
     let dir = temp_dir("rewritten");
-    let (s, lines) = grown(&dir, 5);
-    let file = s.session_file().unwrap().to_path_buf();
+    let (s, lines, file) = grown(&dir, 5);
     // Same length, other bytes, same inode.
     let text = fs::read(&file).unwrap();
     let changed: Vec<u8> = text
@@ -118,8 +118,7 @@ fn a_file_rewritten_in_place_is_reported_not_misread() {
 #[test]
 fn a_deleted_file_keeps_its_lines_and_new_ones_stay_in_memory() {
     let dir = temp_dir("deleted");
-    let (mut s, mut lines) = grown(&dir, 3);
-    let file = s.session_file().unwrap().to_path_buf();
+    let (mut s, mut lines, file) = grown(&dir, 3);
     fs::remove_file(&file).unwrap();
     // The next append recreates the file (as the reference's appendFileSync does); its line is
     // not in the file the earlier records are read from, so it is kept in memory.
@@ -144,8 +143,7 @@ fn a_deleted_file_keeps_its_lines_and_new_ones_stay_in_memory() {
 #[test]
 fn two_writers_on_one_file_each_read_back_their_own_lines() {
     let dir = temp_dir("two-writers");
-    let (mut a, _) = grown(&dir, 1);
-    let file = a.session_file().unwrap().to_path_buf();
+    let (mut a, _, file) = grown(&dir, 1);
     let mut b = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
     b.set_session_file(file.clone()).unwrap();
     let (mut mine_a, mut mine_b) = (Vec::new(), Vec::new());
