@@ -20,6 +20,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::fault::{self, Point};
@@ -72,12 +73,12 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
 
 /// Append bytes (complete lines) in a single write.
 pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let mut f = OpenOptions::new()
+    let f = OpenOptions::new()
         .append(true)
         .create(true)
         .open(path)
         .map_err(|e| Error::io(&e, "open", path))?;
-    write_line(&mut f, bytes, path)?;
+    write_line(&f, bytes, path)?;
     if durability == Durability::Fsync {
         f.sync_data().map_err(|e| Error::io(&e, "fsync", path))?;
     }
@@ -90,7 +91,9 @@ pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
 /// `appendFileSync` would.
 #[derive(Debug, Default)]
 pub struct Appender {
-    open: Option<(PathBuf, File)>,
+    /// The descriptor, and whether it was opened for reading too (so that a session can read
+    /// back what it appended through it, without a descriptor of its own).
+    open: Option<(PathBuf, Arc<File>, bool)>,
     /// Counts the descriptors opened: a session that reads back what it appended checks once per
     /// descriptor that it is the file it reads from.
     opened: u64,
@@ -123,20 +126,29 @@ impl Appender {
     fn append(&mut self, path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
         self.last_in_one_write = false;
         let reusable = match &self.open {
-            Some((p, f)) if p == path => still_linked(f),
+            Some((p, f, _)) if p == path => still_linked(f),
             _ => false,
         };
         if !reusable {
             self.open = None;
-            let f = OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(path)
-                .map_err(|e| Error::io(&e, "open", path))?;
-            self.open = Some((path.to_path_buf(), f));
+            let open = |read: bool| {
+                OpenOptions::new()
+                    .read(read)
+                    .append(true)
+                    .create(true)
+                    .open(path)
+            };
+            // Readable when the file lets us (it always does for files we made); the reference
+            // only ever writes, so a write-only file must still take appends.
+            let (f, readable) = match open(true) {
+                Ok(f) => (f, true),
+                Err(_) => (open(false).map_err(|e| Error::io(&e, "open", path))?, false),
+            };
+            self.open = Some((path.to_path_buf(), Arc::new(f), readable));
             self.opened += 1;
         }
-        let (_, f) = self.open.as_mut().expect("opened above");
+        let (_, f, _) = self.open.as_ref().expect("opened above");
+        let f: &File = f;
         let result = write_line(f, bytes, path).and_then(|writes| {
             self.last_in_one_write = writes == 1;
             if durability == Durability::Fsync {
@@ -154,14 +166,15 @@ impl Appender {
     /// After a successful append: the descriptor it wrote through (`opened` tells descriptors
     /// apart) and the offset just past the newline. With `O_APPEND` the descriptor's offset is the
     /// end of our own write, whatever other writers appended since.
-    pub fn last_write_end(&mut self) -> Option<(u64, &File, u64)> {
+    /// The descriptor is shared when it was opened for reading too, else `None` in its place.
+    pub fn last_write_end(&mut self) -> Option<(u64, Option<Arc<File>>, u64)> {
         use std::io::Seek;
         if !self.last_in_one_write {
             return None;
         }
-        let (_, f) = self.open.as_mut()?;
-        let end = f.stream_position().ok()?;
-        Some((self.opened, f, end))
+        let (_, f, readable) = self.open.as_ref()?;
+        let end = (&**f).stream_position().ok()?;
+        Some((self.opened, readable.then(|| Arc::clone(f)), end))
     }
 
     /// Forget the descriptor (the session moved to another file).
@@ -380,7 +393,7 @@ fn temp_path(path: &Path) -> PathBuf {
 /// size limit), the part that was written is cut off again, so no partial line stays behind, unless
 /// another writer has appended after it in the meantime (then cutting would destroy their line).
 /// Returns how many `write` calls it took.
-fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<usize> {
+fn write_line(mut f: &File, bytes: &[u8], path: &Path) -> Result<usize> {
     let mut written = 0;
     let mut writes = 0;
     while written < bytes.len() {
@@ -406,7 +419,7 @@ fn write_line(f: &mut File, bytes: &[u8], path: &Path) -> Result<usize> {
 
 /// Undo `written` bytes just appended: with `O_APPEND`, the descriptor's offset is the end of our
 /// own write; the file is cut back only while that is still the end of the file.
-fn cut_partial(f: &mut File, written: usize) {
+fn cut_partial(mut f: &File, written: usize) {
     use std::io::Seek;
     if written == 0 {
         return;

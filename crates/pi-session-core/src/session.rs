@@ -4,6 +4,7 @@
 
 use crate::fxhash::FxHashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::fsio::{self, Durability};
@@ -265,7 +266,7 @@ pub struct Session {
     appender: fsio::Appender,
     /// The file that file-backed records are read from (kept open: the bytes stay reachable even
     /// if the path is replaced).
-    reader: Option<(PathBuf, std::fs::File)>,
+    reader: Option<(PathBuf, Arc<std::fs::File>)>,
     /// The appender's descriptor last checked (its `opened` number), and whether it writes the
     /// file `reader` reads: lines appended through it can then be read back from `reader`.
     backed: Option<(u64, bool)>,
@@ -597,8 +598,9 @@ impl Session {
     }
 
     /// Point the record at `pos` to `line`, just appended by the appender, in the session file.
-    /// False when that cannot be done safely (the appender's file is not the one `reader` reads,
-    /// or cannot be checked): the caller keeps the line in memory then.
+    /// Without a `reader`, the appender's descriptor becomes it (no descriptor of our own). False
+    /// when that cannot be done safely (the appender's file is not the one `reader` reads, or its
+    /// descriptor is write-only): the caller keeps the line in memory then.
     fn back_by_file(&mut self, pos: u32, line: &[u8]) -> bool {
         let Some((opened, written, end)) = self.appender.last_write_end() else {
             return false;
@@ -606,16 +608,14 @@ impl Session {
         let same = match self.backed {
             Some((checked, same)) if checked == opened => same,
             _ => {
-                let same = match &self.reader {
-                    Some((_, r)) => fsio::same_file(r, written),
-                    None => match self.file.as_deref().map(std::fs::File::open) {
-                        Some(Ok(r)) if fsio::same_file(&r, written) => {
-                            let path = self.file.clone().expect("opened above");
-                            self.reader = Some((path, r));
-                            true
-                        }
-                        _ => false,
-                    },
+                let same = match (&self.reader, written, &self.file) {
+                    (Some((_, r)), Some(w), _) => fsio::same_file(r, &w),
+                    // The descriptor written through becomes the one read from.
+                    (None, Some(w), Some(path)) => {
+                        self.reader = Some((path.clone(), w));
+                        true
+                    }
+                    _ => false,
                 };
                 self.backed = Some((opened, same));
                 same
@@ -870,7 +870,7 @@ impl Session {
         reader: std::fs::File,
     ) {
         self.reset_state();
-        self.reader = Some((path.to_path_buf(), reader));
+        self.reader = Some((path.to_path_buf(), Arc::new(reader)));
         self.backed = None;
         let recs = recs.into_iter().map(|(start, end, meta, check)| Rec {
             start,
@@ -991,11 +991,9 @@ impl Session {
             ));
         }
         let session_id = header_id_string(&source.line(positions[0])?);
+        // The copy reads through the same descriptor (its file stays open as long as either does).
         let reader = match (&source.reader, recs.iter().any(|r| r.in_file)) {
-            (Some((path, file)), true) => Some((
-                path.clone(),
-                file.try_clone().map_err(|e| Error::io(&e, "open", path))?,
-            )),
+            (Some((path, file)), true) => Some((path.clone(), Arc::clone(file))),
             _ => None,
         };
         // The records keep their offsets into the shared bytes.
