@@ -51,6 +51,14 @@ fn grown(dir: &Path, n: usize) -> (Session, Vec<String>, PathBuf) {
     (s, lines, file)
 }
 
+/// Each of `lines`, in order after the header, is what its record reads.
+fn assert_reads_back(s: &Session, lines: &[String]) {
+    for (i, line) in lines.iter().enumerate() {
+        let pos = i as u32 + 1;
+        assert_eq!(&*s.line(pos).unwrap(), line.as_bytes(), "record {pos}");
+    }
+}
+
 #[test]
 fn long_appended_lines_are_read_back_from_the_file() {
     let dir = temp_dir("read-back");
@@ -62,14 +70,7 @@ fn long_appended_lines_are_read_back_from_the_file() {
         "holds {} of {appended} bytes",
         s.memory_bytes()
     );
-    for (i, line) in lines.iter().enumerate() {
-        assert_eq!(
-            &*s.line(i as u32 + 1).unwrap(),
-            line.as_bytes(),
-            "record {}",
-            i + 1
-        );
-    }
+    assert_reads_back(&s, &lines);
     let text = fs::read_to_string(&file).unwrap();
     assert!(text.ends_with(&format!("{}\n", lines.last().unwrap())));
     fs::remove_dir_all(&dir).unwrap();
@@ -125,14 +126,7 @@ fn a_deleted_file_keeps_its_lines_and_new_ones_stay_in_memory() {
     let line = message("m4", Some("m3"), "assistant", &"z".repeat(4096));
     s.append(line.as_bytes()).unwrap();
     lines.push(line);
-    for (i, line) in lines.iter().enumerate() {
-        assert_eq!(
-            &*s.line(i as u32 + 1).unwrap(),
-            line.as_bytes(),
-            "record {}",
-            i + 1
-        );
-    }
+    assert_reads_back(&s, &lines);
     assert_eq!(
         fs::read_to_string(&file).unwrap(),
         format!("{}\n", lines[4])
