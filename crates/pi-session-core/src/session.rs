@@ -269,6 +269,7 @@ pub struct Session {
     reader: Option<(PathBuf, Arc<std::fs::File>)>,
     /// The appender's descriptor last checked (its `opened` number), and whether it writes the
     /// file `reader` reads: lines appended through it can then be read back from `reader`.
+    /// Cleared with `reader` (`reset_state`).
     backed: Option<(u64, bool)>,
     /// Appended lines from this length on are read back from the file (see [`BACKED_LINE_BYTES`]).
     backed_min: usize,
@@ -871,7 +872,6 @@ impl Session {
     ) {
         self.reset_state();
         self.reader = Some((path.to_path_buf(), Arc::new(reader)));
-        self.backed = None;
         let recs = recs.into_iter().map(|(start, end, meta, check)| Rec {
             start,
             end,
@@ -1001,7 +1001,6 @@ impl Session {
         self.reset_state();
         self.text = text;
         self.reader = reader;
-        self.backed = None;
         self.adopt_recs(recs.into_iter(), session_id);
         Ok(())
     }
