@@ -370,9 +370,10 @@ class SessionManager {
 
   #append(entry, retarget) {
     const whole = this.#persist || entry.type === "label";
+    const lineOf = whole ? JSON.stringify : skeletonOf;
     let line;
     try {
-      line = whole ? JSON.stringify(entry) : skeletonOf(entry);
+      line = lineOf(entry);
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
@@ -389,7 +390,7 @@ class SessionManager {
         const id = attempt >= 100 ? randomUUID() : randomEntryId();
         entry.id = id;
         retarget?.(id);
-        line = whole ? JSON.stringify(entry) : skeletonOf(entry);
+        line = lineOf(entry);
       }
     }
     // The id caches are filled when an id is first asked for: a Map insert here (two of them, in
