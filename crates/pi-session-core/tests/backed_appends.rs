@@ -12,15 +12,8 @@ use std::path::{Path, PathBuf};
 
 use pi_session_core::{ErrorCode, Session};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "pi-backed-{name}-{}-{}",
-        std::process::id(),
-        pi_session_core::ids::entry_id(|_| false)
-    ));
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::temp_dir;
 
 fn message(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
     let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));

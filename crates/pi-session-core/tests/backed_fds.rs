@@ -7,11 +7,13 @@ use std::fs;
 
 use pi_session_core::Session;
 
+mod common;
+use common::temp_dir;
+
 #[test]
 fn a_writing_session_that_reads_back_holds_one_descriptor() {
     let open_fds = || fs::read_dir("/proc/self/fd").unwrap().count();
-    let dir = std::env::temp_dir().join(format!("pi-backed-fds-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("fds");
     let before = open_fds();
     let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
     s.new_session(None, None).unwrap();

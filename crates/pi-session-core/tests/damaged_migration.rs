@@ -5,14 +5,12 @@ use std::fs;
 
 use pi_session_core::{Error, Session};
 
+mod common;
+use common::temp_dir;
+
 #[test]
 fn scalar_and_array_records_in_a_v1_file_do_not_break_the_parent_chain() -> Result<(), Error> {
-    let dir = std::env::temp_dir().join(format!(
-        "pi-dmig-{}-{}",
-        std::process::id(),
-        pi_session_core::ids::entry_id(|_| false)
-    ));
-    fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("dmig");
     let file = dir.join("v1.jsonl");
     let original = concat!(
         "{\"type\":\"session\",\"id\":\"old\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",

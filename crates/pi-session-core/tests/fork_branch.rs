@@ -16,17 +16,10 @@ use pi_session_core::fault::{self, Point};
 use pi_session_core::record::string_key;
 use pi_session_core::{session, Error, ErrorCode, Session};
 
-type R = Result<(), Error>;
+mod common;
+use common::temp_dir;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "pi-forkbranch-{name}-{}-{}",
-        std::process::id(),
-        pi_session_core::ids::entry_id(|_| false)
-    ));
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+type R = Result<(), Error>;
 
 /// A session with what the copies must handle: a branch left behind, labels on and off the path
 /// (one between two entries, so the entry after it is re-chained), a compaction whose first kept

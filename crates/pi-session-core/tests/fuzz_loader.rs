@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 use pi_session_core::{context, tree, ErrorCode, Session};
 
+mod common;
+use common::temp_dir;
+
 /// splitmix64: small, seedable, good enough to pick mutations.
 struct Rng(u64);
 
@@ -405,16 +408,6 @@ fn check_case(dir: &Path, case: &Case) -> Result<(), String> {
     let _ = fs::remove_file(&file);
     let _ = fs::remove_file(&backup);
     Ok(())
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "pi-fuzz-{name}-{}-{}",
-        std::process::id(),
-        pi_session_core::ids::entry_id(|_| false)
-    ));
-    fs::create_dir_all(&d).unwrap();
-    d
 }
 
 enum Report {

@@ -7,17 +7,10 @@ use std::path::{Path, PathBuf};
 use pi_session_core::lock::{self, lock_path};
 use pi_session_core::{Error, ErrorCode, Session};
 
-type R = Result<(), Error>;
+mod common;
+use common::temp_dir;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "pi-lock-{name}-{}-{}",
-        std::process::id(),
-        pi_session_core::ids::entry_id(|_| false)
-    ));
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+type R = Result<(), Error>;
 
 /// A session file with a header and one user message.
 fn session_file(dir: &Path) -> PathBuf {

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use pi_session_core::fault::{self, Point};
 use pi_session_core::{Error, ErrorCode, Session};
 
+mod common;
+use common::temp_dir;
+
 type R = Result<(), Error>;
 
 const V1: &str = concat!(
@@ -25,16 +28,6 @@ const V2: &str = concat!(
     "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2024-01-01T00:00:01.000Z\",\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n",
     "{\"type\":\"message\",\"id\":\"a2\",\"parentId\":\"a1\",\"timestamp\":\"2024-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":\"y\"}}\n",
 );
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "pi-migcrash-{name}-{}-{}",
-        std::process::id(),
-        pi_session_core::ids::entry_id(|_| false)
-    ));
-    fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn open(dir: &Path, file: &Path) -> Result<Session, Error> {
     let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;

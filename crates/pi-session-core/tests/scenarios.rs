@@ -1,27 +1,16 @@
 //! Scenario tests of the store: each writes real files in its own temp dir and reopens them.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pi_session_core::record::string_key;
 use pi_session_core::session;
 use pi_session_core::{context, fsio, tree, Error, ErrorCode, Session};
 
+mod common;
+use common::temp_dir;
+
 type R = Result<(), Error>;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "pi-core-{name}-{}-{}",
-        std::process::id(),
-        uuid_like()
-    ));
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn uuid_like() -> String {
-    pi_session_core::ids::entry_id(|_| false)
-}
 
 fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
     let parent = parent

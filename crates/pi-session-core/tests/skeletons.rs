@@ -6,6 +6,9 @@ use pi_session_core::json::Step;
 use pi_session_core::materialize::CutSink;
 use pi_session_core::{context, tree, Error, ErrorCode, Session};
 
+mod common;
+use common::temp_dir;
+
 struct NoCuts;
 impl CutSink for NoCuts {
     fn cut(&mut self, _: u32, _: &[Step<'_>], _: &[u8], _: bool) {}
@@ -83,8 +86,7 @@ fn a_skeleton_is_never_handed_out() {
 
 #[test]
 fn a_session_that_writes_takes_no_skeleton() {
-    let dir = std::env::temp_dir().join(format!("pi-skeletons-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("skeletons");
     let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
     s.new_session(None, None).unwrap();
     assert_eq!(
