@@ -419,7 +419,6 @@ impl NativeSession {
 }
 
 impl NativeSession {
-    /// Tell V8 how much memory this session now holds (only when it changed by a step).
     /// `append` with the first `len` bytes of `bytes` as the line.
     fn append_prefix(
         &mut self,
@@ -436,6 +435,7 @@ impl NativeSession {
         Ok(pos)
     }
 
+    /// Tell V8 how much memory this session now holds (only when it changed by a step).
     fn account(&mut self, env: &Env) {
         let now = self.inner.memory_bytes() as i64;
         let delta = now - self.reported;

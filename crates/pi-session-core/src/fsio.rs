@@ -167,7 +167,7 @@ impl Appender {
     /// apart) and the offset just past the newline. With `O_APPEND` the descriptor's offset is the
     /// end of our own write, whatever other writers appended since.
     /// The descriptor is shared when it was opened for reading too, else `None` in its place.
-    pub fn last_write_end(&mut self) -> Option<(u64, Option<Arc<File>>, u64)> {
+    pub fn last_write_end(&self) -> Option<(u64, Option<Arc<File>>, u64)> {
         use std::io::Seek;
         if !self.last_in_one_write {
             return None;
