@@ -129,8 +129,8 @@ function keyMember(v) {
  * What an `inMemory` session gives the core for an entry: a skeleton of the members it reads
  * (record.rs `note_member`), while the entry itself stays the caller's object. The reference never
  * serializes such entries, so it takes values `JSON.stringify` refuses (BigInt, cycles, throwing
- * `toJSON`), and so does this, and an append costs no serialization of the payload. Labels go
- * whole: the core copies their values into a branched session.
+ * `toJSON`), and so does this, and an append costs no serialization of the payload. Not for
+ * headers and labels (see goesWhole).
  */
 function skeletonOf(entry) {
   const s = { type: entry.type, id: entry.id, parentId: entry.parentId, timestamp: entry.timestamp };
@@ -157,6 +157,12 @@ function skeletonOf(entry) {
       break;
   }
   return JSON.stringify(s);
+}
+
+/** Headers and labels reach the core whole even in an `inMemory` session: it copies their values
+ * into a branched session (the core's `mark_skeletons` keeps to the same rule). */
+function goesWhole(entry) {
+  return entry.type === "session" || entry.type === "label";
 }
 
 /**
@@ -369,7 +375,7 @@ class SessionManager {
   }
 
   #append(entry, retarget) {
-    const whole = this.#persist || entry.type === "label";
+    const whole = this.#persist || goesWhole(entry);
     const lineOf = whole ? JSON.stringify : skeletonOf;
     let line;
     try {
@@ -462,8 +468,10 @@ class SessionManager {
     // Old versions are migrated on the caller's own objects, in place, as the reference does.
     if (hasHeader) migrateSessionEntries(entries);
     const from = hasHeader ? recordsOf(entries) : null;
+    let alike;
     if (from !== null && this.#takeRecords(from)) {
       this.#resetCaches();
+      alike = true; // one record per entry, each an object (recordsOf)
     } else {
       let skeletons;
       try {
@@ -476,13 +484,17 @@ class SessionManager {
         throw withCode(err, "INVALID_ARGUMENT");
       }
       this.#preload(entries, hasHeader, options, skeletons);
+      alike = this.#alike(entries, hasHeader);
       // A skeleton is never read back: should an entry not have become one record (a `toJSON`
       // that makes a header or label vanish), the entries go whole.
-      if (skeletons && !this.#alike(entries, hasHeader)) this.#preload(entries, hasHeader, options, false);
+      if (skeletons && !alike) {
+        this.#preload(entries, hasHeader, options, false);
+        alike = this.#alike(entries, hasHeader);
+      }
     }
     // The caller's objects are the entries (as in the reference) when they map 1:1 to records.
     const offset = hasHeader ? 0 : 1;
-    if (this.#alike(entries, hasHeader)) {
+    if (alike) {
       for (let i = 0; i < entries.length; i++) {
         const e = entries[i];
         this.#objs[i + offset] = e;
@@ -505,7 +517,7 @@ class SessionManager {
       // Any array-like (a typed array too) gives an Array of JSON texts; a value JSON cannot
       // write (a function, a symbol) becomes "null", a record the core skips.
       lines = Array.prototype.map.call(entries, (e) =>
-        skeletons && e.type !== "session" && e.type !== "label" ? skeletonOf(e) : (JSON.stringify(e) ?? "null"),
+        skeletons && !goesWhole(e) ? skeletonOf(e) : (JSON.stringify(e) ?? "null"),
       );
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
