@@ -12,6 +12,7 @@ use crate::ids;
 use crate::json;
 use crate::lock;
 use crate::migrate;
+use crate::paths;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
 use crate::scan::ScannedRec;
 use crate::text::Text;
@@ -754,10 +755,9 @@ impl Session {
         self.session_id = id.clone();
         self.flushed = false;
         if self.persist {
-            self.file = Some(Path::new(&self.session_dir).join(format!(
-                "{}_{}.jsonl",
-                timefmt::file_timestamp(&timestamp),
-                id
+            self.file = Some(PathBuf::from(paths::join(
+                &self.session_dir,
+                &session_file_name(&timestamp, &id),
             )));
         }
         self.guard.follow(self.file.as_deref());
@@ -1325,10 +1325,9 @@ impl Session {
         }
         let has_conversation = metas.iter().any(|m| m.is_conversation_message());
         let new_file = self.persist.then(|| {
-            Path::new(&self.session_dir).join(format!(
-                "{}_{}.jsonl",
-                timefmt::file_timestamp(&timestamp),
-                new_id
+            PathBuf::from(paths::join(
+                &self.session_dir,
+                &session_file_name(&timestamp, &new_id),
             ))
         });
         let write_to = new_file.as_deref().filter(|_| has_conversation);
@@ -1491,6 +1490,12 @@ fn join_lines(lines: &[String]) -> Vec<u8> {
     text
 }
 
+/// A new session's file name: `<timestamp with : and . as ->_<id>.jsonl`, the name that is
+/// joined onto the session dir (see [`paths::join`]).
+fn session_file_name(timestamp: &str, id: &str) -> String {
+    format!("{}_{}.jsonl", timefmt::file_timestamp(timestamp), id)
+}
+
 /// The header line exactly as the reference serializes it: `type, version, id, timestamp, cwd,
 /// parentSession` (the last omitted when undefined).
 pub fn header_line(
@@ -1527,6 +1532,7 @@ fn header_id_string(line: &[u8]) -> String {
 /// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
 /// a scan of the new file would find them, so the session opened on it need not read it again.
 pub struct Forked {
+    /// The new file, resolved against the process cwd.
     pub file: PathBuf,
     /// Records `(start, end, meta, fingerprint)` in the new file, and the new session id.
     scan: Option<(Vec<ScannedRec>, String)>,
@@ -1548,6 +1554,7 @@ fn fork_source_invalid(source: &Path) -> Error {
 /// `SessionManager.forkFrom` file work: copy every non-header record of `source` (migrated to v3
 /// first, unlike the reference) under a new header into `dir`. The new file appears complete or
 /// not at all (temp file, then an exclusive link), and an existing name fails with `EEXIST`.
+/// Returns the new file's resolved path.
 pub fn fork_file(
     source: &Path,
     target_cwd: &str,
@@ -1577,11 +1584,7 @@ fn fork_target(
     let id = custom_id
         .map(str::to_owned)
         .unwrap_or_else(|| ids::session_uuid_v7(ms));
-    let file = dir.join(format!(
-        "{}_{}.jsonl",
-        timefmt::file_timestamp(&timestamp),
-        id
-    ));
+    let file = paths::join_in(dir, &session_file_name(&timestamp, &id));
     let parent = json::string_to_json(&source.to_string_lossy());
     let header = header_line(&id, &timestamp, target_cwd, Some(&parent));
     Ok((file, header, id))
@@ -1711,11 +1714,17 @@ pub fn fork(
     };
     let reader = o.tmp.link_new(&o.file, durability)?;
     Ok(Forked {
-        file: o.file,
+        file: opened_as(&o.file),
         scan: Some((o.recs, o.id)),
         reader,
         bytes: o.written as u64,
     })
+}
+
+/// The fork is written to `join(dir, name)` (relative when the dir is), but the manager the
+/// reference opens on it holds the resolved path (its constructor resolves the file it is given).
+fn opened_as(written: &Path) -> PathBuf {
+    PathBuf::from(paths::resolve(&written.to_string_lossy()))
 }
 
 /// [`fork`] of a source that needs a migration first (v1/v2 files: small and rare), in memory.
@@ -1762,7 +1771,7 @@ fn fork_migrated(
     tmp.write_all(&out)?;
     let reader = tmp.link_new(&file, durability)?;
     Ok(Forked {
-        file,
+        file: opened_as(&file),
         scan: None,
         reader,
         bytes: out.len() as u64,
