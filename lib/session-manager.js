@@ -28,6 +28,18 @@ const UNKNOWN = Symbol("unknown");
  * of the objects themselves.
  */
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * A session loaded from a file of at most this many bytes is parsed into its entry objects while
+ * the program waits on something else (see `#warmSlice`): pi asks for every entry right after a
+ * resume (the branch, the context, the footer's usage over getEntries()), and between the open
+ * and those calls it loads its extensions, models and settings, with the event loop idle in
+ * between. Bigger sessions stay lazy: their point is not to hold everything.
+ */
+const WARM_MAX_BYTES = 32 << 20;
+/** One idle slice parses entries for about this long before it yields to the event loop. */
+const WARM_SLICE_MS = 4;
+/** Entries parsed per JSON.parse within a slice (bounded, so a slice of big lines stays short). */
+const WARM_BATCH = 32;
 const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 const SESSION_ID_MESSAGE =
   "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
@@ -240,6 +252,8 @@ class SessionManager {
   #origin = null;
   /** The native session's tracking id (0: untracked), by which another session finds it. */
   #trackId = 0;
+  /** While idle parsing is pending: the entry positions to parse and the next one to look at. */
+  #warm = null;
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
   #treeGeneration = -1;
@@ -286,6 +300,7 @@ class SessionManager {
     this.#labels = null;
     this.#namePos = UNKNOWN;
     this.#branch = null;
+    this.#warm = null;
     if (this.#origin !== null) this.#origin.live = false;
     this.#origin = null;
   }
@@ -450,6 +465,91 @@ class SessionManager {
     this.#resetCaches();
     this.#syncLeaf();
     if (!loaded) this.#seedFreshHeader();
+    else this.#warmWhenIdle(resolved);
+  }
+
+  // ----- idle parsing -------------------------------------------------------------------------
+  // The one session loaded last (a resume) is parsed into entry objects in slices of a few
+  // milliseconds, each run from the event loop when it has nothing else to do (an unref'd
+  // setImmediate: it never keeps a process alive). Held by a WeakRef, so a session nobody keeps
+  // is still collected. The objects are the ones any accessor would have made later (the same
+  // cache); a slice that fails just stops, and the accessor that needs the entry reports it.
+
+  // Until the running job ends the session loaded last is held strongly (one session, so a
+  // synchronous loop of opens still frees the others), then by a WeakRef: creating a WeakRef
+  // keeps its target alive until the job ends, which would hold every session of such a loop.
+  // Neither the microtask nor the immediate captures a manager. An exclusive manager is never
+  // held: its lease must go with it.
+  static #warmStrong = null;
+  static #warmRef = null;
+  static #warmHandOffQueued = false;
+  static #warmPending = null;
+
+  #warmWhenIdle(file) {
+    let size;
+    try {
+      size = fs.statSync(file).size;
+    } catch {
+      return;
+    }
+    if (size > WARM_MAX_BYTES || this.#n.isExclusive()) return;
+    this.#warm = { positions: this.#n.entryPositions(), next: 0 };
+    SessionManager.#warmStrong = this;
+    SessionManager.#warmRef = null;
+    if (!SessionManager.#warmHandOffQueued) {
+      SessionManager.#warmHandOffQueued = true;
+      queueMicrotask(SessionManager.#warmHandOff);
+    }
+  }
+
+  /** No idle parsing for this manager (it became exclusive). */
+  #warmForget() {
+    this.#warm = null;
+    if (SessionManager.#warmStrong === this) SessionManager.#warmStrong = null;
+  }
+
+  static #warmHandOff() {
+    SessionManager.#warmHandOffQueued = false;
+    const sm = SessionManager.#warmStrong;
+    SessionManager.#warmStrong = null;
+    if (sm === null || sm.#warm === null) return;
+    SessionManager.#warmRef = new WeakRef(sm);
+    if (SessionManager.#warmPending === null) SessionManager.#warmPending = setImmediate(SessionManager.#warmTick).unref();
+  }
+
+  static #warmTick() {
+    SessionManager.#warmPending = null;
+    const sm = SessionManager.#warmRef?.deref();
+    if (sm === undefined || !sm.#warmSlice()) {
+      SessionManager.#warmRef = null;
+      return;
+    }
+    SessionManager.#warmPending = setImmediate(SessionManager.#warmTick).unref();
+  }
+
+  /** Parses the next entries for about WARM_SLICE_MS; false when nothing is left to do. */
+  #warmSlice() {
+    const w = this.#warm;
+    if (w === null) return false;
+    const { positions } = w;
+    const objs = this.#objs;
+    const deadline = performance.now() + WARM_SLICE_MS;
+    try {
+      do {
+        const batch = [];
+        while (w.next < positions.length && batch.length < WARM_BATCH) {
+          const p = positions[w.next++];
+          if (objs[p] === undefined) batch.push(p);
+        }
+        if (batch.length > 0) this.#entries(batch);
+      } while (w.next < positions.length && performance.now() < deadline);
+    } catch {
+      this.#warm = null;
+      return false;
+    }
+    if (w.next < positions.length) return true;
+    this.#warm = null;
+    return false;
   }
 
   /** After the core started a session itself (missing or empty file), the header object mirrors
@@ -794,7 +894,10 @@ class SessionManager {
    * to it; throws `SESSION_LOCKED` (naming the holder's pid) while another process holds it. */
   setExclusive(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setExclusive(on) expects a boolean", TypeError);
-    if (on) releaseLocksAtExit();
+    if (on) {
+      releaseLocksAtExit();
+      this.#warmForget();
+    }
     this.#n.setExclusive(on);
   }
 

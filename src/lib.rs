@@ -256,6 +256,12 @@ impl NativeSession {
         self.inner.set_exclusive(on).map_err(to_napi)
     }
 
+    /// Whether this manager holds (or wants) the session file's lease.
+    #[napi(catch_unwind)]
+    pub fn is_exclusive(&self) -> bool {
+        self.inner.is_exclusive()
+    }
+
     #[napi(catch_unwind)]
     pub fn session_id(&self) -> String {
         self.inner.session_id().to_owned()
