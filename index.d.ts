@@ -758,8 +758,8 @@ export declare function findMostRecentSession(sessionDir: string, cwd?: string):
  *   then (model and thinking-level changes, system messages...) everything stays in memory,
  *   so starting and quitting without chatting leaves no file behind. The file is then written
  *   whole: header first, then every entry so far.
- * - After that, each append adds one line to the file. {@link SessionManager.flush} forces anything not yet
- *   on disk to be written.
+ * - After that, each append adds one line to the file. {@link SessionManager.flush} writes a new
+ *   session's file at once, and forces what was written to stable storage.
  * - If a write fails, the append is undone in memory (entry removed, leaf restored) and the
  *   error is thrown.
  * - Sessions made with {@link SessionManager.inMemory} never touch the disk.
@@ -819,11 +819,18 @@ export declare class SessionManager {
   _persist(entry: SessionEntry): void;
 
   /**
-   * Writes everything appended so far that is not yet on disk, and returns once it is there.
-   * Does nothing for in-memory sessions, and does not create the file of a new session that
-   * has no user or assistant message yet.
+   * Makes the session durable now (an addition: the reference has no `flush`). A new session
+   * whose file is not written yet (no user or assistant message so far) gets it at once: the
+   * header and every entry held, exactly what its first write would have written. Then the
+   * file is fsynced (a file just created, its directory too), so a crash or a power loss after
+   * the call loses nothing appended before it. Later appends add one line each to the same
+   * file, which ends up as the reference would have written it for the same calls.
+   *
+   * Idempotent: a second call leaves the file byte-identical (it only fsyncs again).
+   * Returns `true` for a persisted session, `false` for an in-memory one (nothing is written).
+   * Throws `EEXIST` if another writer created the file first (the entries stay pending).
    */
-  flush(): void;
+  flush(): boolean;
 
   /**
    * Exclusive mode for this manager (also turned on for every manager by `PI_SESSION_EXCLUSIVE=1`).

@@ -784,10 +784,11 @@ class SessionManager {
     this.#n.persistExternal(line ?? "null");
   }
 
-  /** Force everything this session has written to stable storage (fsync). Entries not yet
-   * written (a new session without a user or assistant message) stay in memory. */
+  /** Make the session durable now: a new session not written yet gets its file (header and
+   * every entry so far), then the file is fsynced. true for a persisted session, false for an
+   * in-memory one. (An addition: the reference has no flush.) */
   flush() {
-    this.#n.flush();
+    return this.#n.flush();
   }
 
   /** Exclusive mode: hold the session file's lease (`<file>.lock`) so that no other process writes

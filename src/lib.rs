@@ -236,8 +236,9 @@ impl NativeSession {
             .map_err(to_napi)
     }
 
+    /// Writes a session not written yet and fsyncs it; false for an in-memory session.
     #[napi(catch_unwind)]
-    pub fn flush(&self) -> Result<(), Code> {
+    pub fn flush(&mut self) -> Result<bool, Code> {
         self.inner.flush().map_err(to_napi)
     }
 

@@ -168,7 +168,7 @@ const dir: string = sm.getSessionDir();
 const isDefault: boolean = sm.usesDefaultSessionDir();
 const sessionId: string = sm.getSessionId();
 const sessionFile: string | undefined = sm.getSessionFile();
-sm.flush();
+const flushed: boolean = sm.flush();
 sm.setExclusive(true);
 sm.setFsync(false);
 

@@ -1173,12 +1173,27 @@ impl Session {
         self.guard.is_exclusive()
     }
 
-    /// Force everything written so far to stable storage (no-op before the first write).
-    pub fn flush(&self) -> Result<()> {
-        match (&self.file, self.persist && self.flushed) {
-            (Some(f), true) => fsio::fsync_file(f),
-            _ => Ok(()),
+    /// Make the session durable now: a session not written yet (no user or assistant message
+    /// so far) gets its file at once, header and every entry held, as its first write would
+    /// write them; then the file is fsynced (a new file's directory too). Later appends add their
+    /// line to that file, so it ends up as the lazy first write would have left it. Returns
+    /// whether the session persists (false: in-memory, nothing to do). Idempotent: a second call
+    /// only fsyncs again.
+    pub fn flush(&mut self) -> Result<bool> {
+        if !self.persist {
+            return Ok(false);
         }
+        let Some(file) = self.file.clone() else {
+            return Ok(false);
+        };
+        if self.flushed {
+            fsio::fsync_file(&file)?;
+        } else {
+            self.guard.before_write(&file)?;
+            fsio::create_new(&file, &self.all_lines()?, Durability::Fsync)?;
+            self.flushed = true;
+        }
+        Ok(true)
     }
 
     /// `branch(id)`.

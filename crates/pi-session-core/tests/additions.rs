@@ -1,0 +1,83 @@
+//! Additions beyond the reference (see the README): each scenario writes real files in its own
+//! temp dir and reopens what it wrote.
+
+use std::fs;
+use std::path::Path;
+
+use pi_session_core::{Error, Session};
+
+mod common;
+use common::temp_dir;
+
+type R = Result<(), Error>;
+
+fn create(dir: &Path) -> Result<Session, Error> {
+    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
+    s.new_session(None, None)?;
+    Ok(s)
+}
+
+fn entry(s: &Session, id: &str, kind: &str, extra: &str) -> String {
+    let parent = s.leaf_key().unwrap_or("null").to_string();
+    format!(
+        r#"{{"type":"{kind}","id":"{id}","parentId":{parent},"timestamp":"2024-01-02T00:00:00.000Z"{extra}}}"#
+    )
+}
+
+fn append(s: &mut Session, kind: &str, extra: &str) -> Result<String, Error> {
+    let id = s.next_entry_id();
+    let line = entry(s, &id, kind, extra);
+    s.append(line.as_bytes())?;
+    Ok(id)
+}
+
+fn user(s: &mut Session, text: &str) -> Result<String, Error> {
+    append(
+        s,
+        "message",
+        &format!(r#","message":{{"role":"user","content":"{text}"}}"#),
+    )
+}
+
+fn reopen(dir: &Path, file: &Path) -> Result<Session, Error> {
+    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
+    s.set_session_file(file.to_path_buf())?;
+    Ok(s)
+}
+
+#[test]
+fn flush_writes_a_new_session_before_its_first_message_and_appends_continue_there() -> R {
+    let dir = temp_dir("flush-early");
+    let mut s = create(&dir)?;
+    let model = append(&mut s, "model_change", r#","provider":"p","modelId":"m""#)?;
+    let file = s.session_file().unwrap().to_path_buf();
+    assert!(!file.exists());
+    assert!(s.flush()?);
+    let once = fs::read(&file).unwrap();
+    assert_eq!(once.iter().filter(|&&b| b == b'\n').count(), 2);
+    assert!(s.flush()?);
+    assert_eq!(
+        fs::read(&file).unwrap(),
+        once,
+        "a second flush changes nothing"
+    );
+    let question = user(&mut s, "hi")?;
+    let back = reopen(&dir, &file)?;
+    assert_eq!(back.entry_count(), 2);
+    assert!(back.lookup(&format!("\"{model}\"")).is_some());
+    assert_eq!(back.leaf_key(), Some(format!("\"{question}\"").as_str()));
+    fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
+
+#[test]
+fn flush_of_an_in_memory_session_is_false_and_writes_nothing() -> R {
+    let dir = temp_dir("flush-mem");
+    let mut s = Session::blank("/w".into(), String::new(), false)?;
+    s.new_session(None, None)?;
+    user(&mut s, "hi")?;
+    assert!(!s.flush()?);
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+    fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
