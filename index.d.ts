@@ -833,6 +833,19 @@ export declare class SessionManager {
   flush(): boolean;
 
   /**
+   * Releases what this manager holds now instead of when it is garbage-collected: its open
+   * descriptors, the exclusive lease (`<file>.lock`, removed at once), the native memory of
+   * its lines and index, and its entry caches (an addition: the reference has no `dispose`).
+   * Nothing is written: what was appended is already on disk, and entries of a new session
+   * that has no user or assistant message yet are dropped ({@link SessionManager.flush} first
+   * to keep them). Entry objects handed out before stay valid.
+   *
+   * After it, every method throws an `Error` with `code: "SESSION_DISPOSED"` naming the
+   * method; a second `dispose()` does nothing.
+   */
+  dispose(): void;
+
+  /**
    * Exclusive mode for this manager (also turned on for every manager by `PI_SESSION_EXCLUSIVE=1`).
    * On: the manager holds the session file's lease, `<file>.lock` (pid, hostname, start time),
    * taken at once if the file exists, else before the first write, and again whenever it moves

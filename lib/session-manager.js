@@ -791,6 +791,20 @@ class SessionManager {
     return this.#n.flush();
   }
 
+  /** Release what this manager holds now (descriptors, the lease, native memory, entry caches)
+   * instead of when it is garbage-collected. Every later call of any method throws
+   * `SESSION_DISPOSED`; a second dispose() does nothing. (An addition.) */
+  dispose() {
+    this.#n.dispose();
+    this.#resetCaches(0);
+    this.#trackId = 0;
+    this.#leafEntry = UNKNOWN;
+    this.#treePlan = null;
+    // The methods of a disposed manager are the ones below, which throw: no check on the hot
+    // paths of live managers.
+    Object.setPrototypeOf(this, DISPOSED);
+  }
+
   /** Exclusive mode: hold the session file's lease (`<file>.lock`) so that no other process writes
    * to it; throws `SESSION_LOCKED` (naming the holder's pid) while another process holds it. */
   setExclusive(on) {
@@ -1147,6 +1161,22 @@ function migrateSessionEntries(entries) {
 
 // Errors raised by JavaScript itself on bad input get a `code` too (see guard.js).
 guardErrors(SessionManager);
+
+/** The prototype of a disposed manager: still a SessionManager (instanceof holds), every method
+ * throws SESSION_DISPOSED, dispose() does nothing. */
+const DISPOSED = Object.create(SessionManager.prototype);
+for (const name of Object.getOwnPropertyNames(SessionManager.prototype)) {
+  if (name === "constructor" || typeof Object.getOwnPropertyDescriptor(SessionManager.prototype, name).value !== "function") continue;
+  const method =
+    name === "dispose"
+      ? { dispose() {} }.dispose
+      : {
+          [name]() {
+            throw sessionError("SESSION_DISPOSED", `SessionManager.${name}() called after dispose()`);
+          },
+        }[name];
+  Object.defineProperty(DISPOSED, name, { value: method, writable: true, configurable: true, enumerable: false });
+}
 
 module.exports = {
   CURRENT_SESSION_VERSION,

@@ -236,6 +236,15 @@ impl NativeSession {
             .map_err(to_napi)
     }
 
+    /// `dispose()`: drop the state now (lines, index, descriptors, the lease), as a collected
+    /// manager's is, and stop tracking it (another manager can no longer take its records).
+    #[napi(catch_unwind)]
+    pub fn dispose(&mut self, env: Env) {
+        reclaim::untrack(&env, self.track_id);
+        self.track_id = 0;
+        self.release(&env);
+    }
+
     /// Writes a session not written yet and fsyncs it; false for an in-memory session.
     #[napi(catch_unwind)]
     pub fn flush(&mut self) -> Result<bool, Code> {
@@ -449,7 +458,8 @@ impl NativeSession {
         }
     }
 
-    /// Its JS object is gone: drop the state now (the finalizer comes later, to an empty shell).
+    /// Its JS object is gone (or it was disposed): drop the state now (the finalizer comes later,
+    /// to an empty shell).
     fn release(&mut self, env: &Env) {
         if let Ok(empty) = Session::blank(String::new(), String::new(), false) {
             self.inner = empty;

@@ -169,6 +169,7 @@ const isDefault: boolean = sm.usesDefaultSessionDir();
 const sessionId: string = sm.getSessionId();
 const sessionFile: string | undefined = sm.getSessionFile();
 const flushed: boolean = sm.flush();
+const disposed: void = any<SessionManager>().dispose();
 sm.setExclusive(true);
 sm.setFsync(false);
 
@@ -256,6 +257,8 @@ sm.appendCustomMessageEntry("my-extension", "text");
 sm.appendLabelChange(idUser);
 // @ts-expect-error flush takes no argument
 sm.flush(true);
+// @ts-expect-error dispose takes no argument
+sm.dispose(true);
 // @ts-expect-error exclusive mode is switched with a boolean
 sm.setExclusive("yes");
 // @ts-expect-error the leaf id may be null
@@ -274,7 +277,8 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync"> = any<Ref.SessionManager>();
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose";
+const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:
 // nothing declared elsewhere is assignable to it without a cast.
@@ -282,8 +286,8 @@ const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync">
 const refManagerNoCast: Ref.SessionManager = sm;
 const refManager: Ref.SessionManager = sm as unknown as Ref.SessionManager;
 
-// Same method names: the reference's public members plus `flush`, `setExclusive`, `setFsync`, nothing else.
-ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, "flush" | "setExclusive" | "setFsync">>(true);
+// Same method names: the reference's public members plus our additions, nothing else.
+ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, Additions>>(true);
 ok<Mutual<Exclude<keyof Ref.SessionManager, keyof SessionManager>, never>>(true);
 
 // Same parameters for every instance method; appendCompaction has one more, optional, at the end.
