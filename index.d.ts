@@ -989,6 +989,18 @@ export declare class SessionManager {
   getEntries(): SessionEntry[];
 
   /**
+   * The entries after the first `count` of {@link SessionManager.getEntries}, as a new array of
+   * the same objects (an addition: the reference has no such method). With `count` taken from
+   * an earlier `getEntries().length` it returns exactly what was appended since, without
+   * copying the whole list; `count` equal to the length gives `[]`.
+   *
+   * Throws a `RangeError` with `code: "ENTRY_COUNT_OUT_OF_RANGE"` when the session has fewer
+   * than `count` entries, and with `code: "INVALID_ARGUMENT"` when `count` is not a
+   * non-negative integer.
+   */
+  getEntriesSince(count: number): SessionEntry[];
+
+  /**
    * All entries as a tree. Roots are entries without a (known) parent; children are sorted
    * oldest first.
    */

@@ -589,6 +589,19 @@ class SessionManager {
     if (this.#all === null) this.#all = this.#entries(this.#n.entryPositions());
     return this.#all.slice();
   }
+  /** The entries after the first `count` of getEntries(), the same objects (an addition). */
+  getEntriesSince(count) {
+    if (!Number.isInteger(count) || count < 0 || count > NONE) {
+      throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeCount(count)}`, RangeError);
+    }
+    const all = this.#all;
+    const positions = all === null ? this.#n.entryPositionsSince(count) : null;
+    if (all === null ? positions === null : count > all.length) {
+      const total = all === null ? this.#n.entryPositions().length : all.length;
+      throw sessionError("ENTRY_COUNT_OUT_OF_RANGE", `getEntriesSince(${count}): the session has only ${total} entries`, RangeError);
+    }
+    return all === null ? this.#entries(positions) : all.slice(count);
+  }
   getLeafId() {
     return this.#leafId;
   }
@@ -1092,6 +1105,14 @@ class SessionManager {
 
   static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     return listing.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
+  }
+}
+
+function describeCount(v) {
+  try {
+    return typeof v === "string" ? JSON.stringify(v) : typeof v === "symbol" || (typeof v === "object" && v !== null) ? typeof v : String(v);
+  } catch {
+    return typeof v;
   }
 }
 

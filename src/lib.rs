@@ -360,6 +360,14 @@ impl NativeSession {
         Uint32Array::new(self.inner.entry_positions())
     }
 
+    /// The positions `getEntriesSince(count)` returns; null past the end.
+    #[napi(catch_unwind)]
+    pub fn entry_positions_since(&self, count: u32) -> Option<Uint32Array> {
+        self.inner
+            .entry_positions_since(count as usize)
+            .map(Uint32Array::new)
+    }
+
     #[napi(catch_unwind)]
     pub fn children(&self, key: String) -> Uint32Array {
         Uint32Array::new(self.inner.children(core_key(&key)))

@@ -170,6 +170,9 @@ const sessionId: string = sm.getSessionId();
 const sessionFile: string | undefined = sm.getSessionFile();
 const flushed: boolean = sm.flush();
 const disposed: void = any<SessionManager>().dispose();
+const newer: Ours.SessionEntry[] = sm.getEntriesSince(sm.getEntries().length - 1);
+// @ts-expect-error the count is a number
+sm.getEntriesSince("1");
 sm.setExclusive(true);
 sm.setFsync(false);
 
@@ -277,7 +280,7 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-type Additions = "flush" | "setExclusive" | "setFsync" | "dispose";
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince";
 const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:

@@ -421,6 +421,23 @@ impl Session {
             .filter(|&p| self.recs[p as usize].meta.kind != Kind::Header)
             .collect()
     }
+    /// `getEntriesSince(count)`: positions of the non-header records after the first `count`
+    /// (the tail of [`Session::entry_positions`]); `None` when there are fewer than `count`.
+    pub fn entry_positions_since(&self, count: usize) -> Option<Vec<u32>> {
+        let mut skipped = 0;
+        let mut out = Vec::new();
+        for (p, r) in self.recs.iter().enumerate() {
+            if r.meta.kind == Kind::Header {
+                continue;
+            }
+            if skipped < count {
+                skipped += 1;
+            } else {
+                out.push(p as u32);
+            }
+        }
+        (skipped == count).then_some(out)
+    }
     /// `byId.get(key)`.
     pub fn lookup(&self, key: &str) -> Option<u32> {
         self.index.get(key)

@@ -81,3 +81,21 @@ fn flush_of_an_in_memory_session_is_false_and_writes_nothing() -> R {
     fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }
+
+#[test]
+fn entry_positions_since_skips_the_first_entries_and_refuses_a_count_past_the_end() -> R {
+    let dir = temp_dir("since");
+    let mut s = create(&dir)?;
+    for i in 0..4 {
+        user(&mut s, &format!("m{i}"))?;
+    }
+    let all = s.entry_positions();
+    assert_eq!(s.entry_positions_since(0), Some(all.clone()));
+    assert_eq!(s.entry_positions_since(3), Some(all[3..].to_vec()));
+    assert_eq!(s.entry_positions_since(4), Some(Vec::new()));
+    assert_eq!(s.entry_positions_since(5), None);
+    let back = reopen(&dir, s.session_file().unwrap())?;
+    assert_eq!(back.entry_positions_since(2), Some(all[2..].to_vec()));
+    fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
