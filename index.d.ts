@@ -770,6 +770,23 @@ export declare function findMostRecentSession(sessionDir: string, cwd?: string):
  * {@link SessionManager.open}, {@link SessionManager.continueRecent},
  * {@link SessionManager.inMemory}, {@link SessionManager.forkFrom}).
  */
+/** The options of {@link SessionManager.appendMessage} (an addition beyond the reference). */
+export interface AppendMessageOptions {
+  /**
+   * The new entry's id: one {@link SessionManager.reserveEntryId} returned and not used or
+   * released since. A non-string or empty id throws a `TypeError` with `code: "INVALID_ENTRY_ID"`;
+   * an id that is not reserved throws `ENTRY_ID_NOT_RESERVED`, one an entry already has
+   * `DUPLICATE_ENTRY_ID`.
+   */
+  id?: string;
+  /**
+   * `true`: the entry is durable when the call returns, as after {@link SessionManager.flush}: a
+   * new session not written yet is written at once (even without a user or assistant message),
+   * and the write is fsynced.
+   */
+  flush?: boolean;
+}
+
 export declare class SessionManager {
   private constructor();
 
@@ -871,8 +888,32 @@ export declare class SessionManager {
    * Appends a message after the leaf and returns the new entry id. Compaction and branch
    * summaries are not messages to append: use {@link SessionManager.appendCompaction} and
    * {@link SessionManager.branchWithSummary}. Do not modify the message object after handing it over.
+   *
+   * `options` is an addition (the reference takes the message only), see {@link AppendMessageOptions}:
+   * `id` appends with an id from {@link SessionManager.reserveEntryId}, `flush: true` makes the
+   * entry durable before the call returns. A refused id (`INVALID_ENTRY_ID`,
+   * `ENTRY_ID_NOT_RESERVED`, `DUPLICATE_ENTRY_ID`) changes nothing; a failed write keeps
+   * the reservation.
    */
-  appendMessage(message: Message | CustomMessage | BashExecutionMessage): string;
+  appendMessage(message: Message | CustomMessage | BashExecutionMessage, options?: AppendMessageOptions): string;
+
+  /**
+   * A new entry id, reserved for {@link SessionManager.appendMessage} `(message, { id })` (an
+   * addition): no entry of the session has it, no other reservation does, and no other append
+   * takes it while it is reserved, so the id can be handed out (in a request, a log) before the
+   * entry exists. The reservation is used by the append that names it, once that append has
+   * succeeded; it is dropped by {@link SessionManager.releaseEntryId} and when the manager moves
+   * to another session ({@link SessionManager.newSession}, {@link SessionManager.setSessionFile},
+   * {@link SessionManager.createBranchedSession}). Reservations live in memory only.
+   */
+  reserveEntryId(): string;
+
+  /**
+   * Gives up the reservation of `id` (an addition). Returns `false` when `id` was not reserved
+   * (never, already used, or already released). Throws a `TypeError` with
+   * `code: "INVALID_ENTRY_ID"` for a non-string.
+   */
+  releaseEntryId(id: string): boolean;
 
   /** Records a thinking-level change after the leaf; returns the entry id. */
   appendThinkingLevelChange(thinkingLevel: string): string;

@@ -374,7 +374,8 @@ class SessionManager {
     return pos;
   }
 
-  #append(entry, retarget) {
+  /** `how` (appendMessage's options, see appendOptions): undefined on the hot path. */
+  #append(entry, retarget, how) {
     const whole = this.#persist || goesWhole(entry);
     const lineOf = whole ? JSON.stringify : skeletonOf;
     let line;
@@ -388,10 +389,12 @@ class SessionManager {
       try {
         // encode() may replace `scratch` with a larger buffer: it must run before `scratch` is read.
         const length = encode(line);
-        pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
+        if (how === undefined) pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
+        else pos = this.#n.appendWithUtf8(scratch, length, !whole, how.id !== undefined, how.flush);
         break;
       } catch (err) {
-        if (err.code !== "ID_TAKEN") throw err;
+        // A reserved id is never replaced (the core refuses it with its own code).
+        if (err.code !== "ID_TAKEN" || how?.id !== undefined) throw err;
         // The random id is already in the session: pick another (a full UUID after 100 tries).
         const id = attempt >= 100 ? randomUUID() : randomEntryId();
         entry.id = id;
@@ -832,8 +835,23 @@ class SessionManager {
     this.#n.setFsync(on);
   }
 
-  appendMessage(message) {
-    return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+  appendMessage(message, options) {
+    if (options === undefined) return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+    const how = appendOptions(options);
+    const entry = { type: "message", id: how.id ?? this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message };
+    return this.#append(entry, undefined, how).id;
+  }
+
+  /** A new entry id that no entry has and that is not reserved, reserved for
+   * `appendMessage(message, { id })` (an addition). */
+  reserveEntryId() {
+    return this.#n.reserveEntryId();
+  }
+
+  /** Give up a reservation; false when `id` was not reserved (an addition). */
+  releaseEntryId(id) {
+    if (typeof id !== "string") throw sessionError("INVALID_ENTRY_ID", `releaseEntryId(id) expects a string id, got ${typeof id}`, TypeError);
+    return this.#n.releaseEntryId(keyOf(id));
   }
 
   appendThinkingLevelChange(thinkingLevel) {
@@ -1106,6 +1124,22 @@ class SessionManager {
   static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     return listing.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
   }
+}
+
+/** appendMessage's options `{ id?, flush? }`, checked: `id` a non-empty string (a reserved id, which
+ * the core checks), `flush` a boolean. */
+function appendOptions(options) {
+  if (options === null || typeof options !== "object") {
+    throw sessionError("INVALID_ARGUMENT", "appendMessage(message, options) expects options to be an object", TypeError);
+  }
+  const { id, flush } = options;
+  if (id !== undefined && (typeof id !== "string" || id.length === 0)) {
+    throw sessionError("INVALID_ENTRY_ID", `appendMessage options.id must be a reserved entry id (a non-empty string), got ${describeCount(id)}`, TypeError);
+  }
+  if (flush !== undefined && typeof flush !== "boolean") {
+    throw sessionError("INVALID_ARGUMENT", "appendMessage options.flush must be a boolean", TypeError);
+  }
+  return { id, flush: flush === true };
 }
 
 function describeCount(v) {

@@ -229,6 +229,36 @@ impl NativeSession {
         self.append_prefix(&env, bytes, len, Session::append_skeleton)
     }
 
+    /// `appendMessage(message, { id, flush })`: an append naming a reserved id and/or durable at
+    /// once (see `session::AppendHow`); `skeleton` as for `appendSkeletonUtf8`.
+    #[napi(catch_unwind)]
+    pub fn append_with_utf8(
+        &mut self,
+        env: Env,
+        bytes: &[u8],
+        len: u32,
+        skeleton: bool,
+        reserved: bool,
+        durable: bool,
+    ) -> Result<u32, Code> {
+        let how = session::AppendHow { reserved, durable };
+        self.append_prefix(&env, bytes, len, |s, line| {
+            s.append_with(line, skeleton, how)
+        })
+    }
+
+    /// `reserveEntryId()`: the id itself (not its key).
+    #[napi(catch_unwind)]
+    pub fn reserve_entry_id(&mut self) -> String {
+        self.inner.reserve_entry_id()
+    }
+
+    /// `releaseEntryId(id)` by key: false when it was not reserved.
+    #[napi(catch_unwind)]
+    pub fn release_entry_id(&mut self, key: String) -> bool {
+        self.inner.release_entry_id(core_key(&key))
+    }
+
     #[napi(catch_unwind)]
     pub fn persist_external(&mut self, line: String) -> Result<(), Code> {
         self.inner
@@ -443,7 +473,7 @@ impl NativeSession {
         env: &Env,
         bytes: &[u8],
         len: u32,
-        append: fn(&mut Session, &[u8]) -> pi_session_core::Result<u32>,
+        append: impl FnOnce(&mut Session, &[u8]) -> pi_session_core::Result<u32>,
     ) -> Result<u32, Code> {
         let line = bytes
             .get(..len as usize)

@@ -173,6 +173,15 @@ const disposed: void = any<SessionManager>().dispose();
 const newer: Ours.SessionEntry[] = sm.getEntriesSince(sm.getEntries().length - 1);
 // @ts-expect-error the count is a number
 sm.getEntriesSince("1");
+const reservedId: string = sm.reserveEntryId();
+const withReserved: string = sm.appendMessage(refUser, { id: reservedId, flush: true });
+const appendOptions: Ours.AppendMessageOptions = { flush: false };
+sm.appendMessage(refAssistant, appendOptions);
+const released: boolean = sm.releaseEntryId(reservedId);
+// @ts-expect-error flush is a boolean
+sm.appendMessage(refUser, { flush: "yes" });
+// @ts-expect-error a reserved id is a string
+sm.appendMessage(refUser, { id: 5 });
 sm.setExclusive(true);
 sm.setFsync(false);
 
@@ -280,7 +289,7 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince";
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId";
 const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:
@@ -293,8 +302,8 @@ const refManager: Ref.SessionManager = sm as unknown as Ref.SessionManager;
 ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, Additions>>(true);
 ok<Mutual<Exclude<keyof Ref.SessionManager, keyof SessionManager>, never>>(true);
 
-// Same parameters for every instance method; appendCompaction has one more, optional, at the end.
-type RefMethods = Omit<Ref.SessionManager, "appendCompaction">;
+// Same parameters for every instance method; appendCompaction and appendMessage have one more, optional, at the end.
+type RefMethods = Omit<Ref.SessionManager, "appendCompaction" | "appendMessage">;
 type ParamsMatch = {
   [K in keyof RefMethods]: Mutual<Parameters<RefMethods[K]>, Parameters<SessionManager[K]>>;
 };
@@ -303,6 +312,9 @@ type CompactionParams = Parameters<SessionManager["appendCompaction"]>;
 ok<Mutual<CompactionParams, [...Parameters<Ref.SessionManager["appendCompaction"]>, retainedTail?: Ours.AgentMessage[] | undefined]>>(
   true,
 );
+// appendMessage takes options too (an addition).
+type AppendMessageParams = Parameters<SessionManager["appendMessage"]>;
+ok<Mutual<AppendMessageParams, [...Parameters<Ref.SessionManager["appendMessage"]>, options?: Ours.AppendMessageOptions | undefined]>>(true);
 // Same return types.
 type ReturnsMatch = {
   [K in keyof Ref.SessionManager]: Mutual<ReturnType<Ref.SessionManager[K]>, ReturnType<SessionManager[K]>>;

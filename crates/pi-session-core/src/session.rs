@@ -13,6 +13,7 @@ use crate::json;
 use crate::lock;
 use crate::migrate;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
+use crate::reserve::Reservations;
 use crate::scan::ScannedRec;
 use crate::text::Text;
 use crate::timefmt;
@@ -243,6 +244,15 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     Ok(Some(loaded))
 }
 
+/// How [`Session::append_with`] appends: naming a reserved id (consumed once the append
+/// succeeded, kept if it fails), and durably (written at once, even before the first user or
+/// assistant message, and fsynced, as `flush()` would make it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AppendHow {
+    pub reserved: bool,
+    pub durable: bool,
+}
+
 /// The session store state behind one `SessionManager`.
 #[derive(Debug)]
 pub struct Session {
@@ -275,6 +285,8 @@ pub struct Session {
     backed_min: usize,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
+    /// Entry ids handed out for appends to come (see [`crate::reserve`]).
+    reserved: Reservations,
     /// Changes with every call that may change the records, index, labels or leaf, so callers
     /// can keep what they derived from them until it changes (see [`Session::generation`]).
     generation: u64,
@@ -308,6 +320,7 @@ impl Session {
             backed: None,
             backed_min: backed_line_min(),
             guard: lock::WriterGuard::from_env(),
+            reserved: Reservations::default(),
             generation: 0,
         })
     }
@@ -572,6 +585,7 @@ impl Session {
     // ----- state changes ------------------------------------------------------------------------
 
     fn reset_state(&mut self) {
+        self.reserved.clear();
         self.text.clear();
         self.reader = None;
         self.backed = None;
@@ -1051,7 +1065,28 @@ impl Session {
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
-        self.append_record(line, false)
+        self.append_record(line, false, AppendHow::default())
+    }
+
+    /// [`Session::append`] (or [`Session::append_skeleton`]) of an entry that names a reserved
+    /// id, or that must be durable at once (see [`AppendHow`]).
+    pub fn append_with(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
+        if skeleton {
+            self.check_skeletons(true)?;
+        }
+        self.append_record(line, skeleton, how)
+    }
+
+    /// `reserveEntryId()`: a new id that no entry has and that is not reserved yet, now reserved
+    /// for an append that names it (see [`crate::reserve`]).
+    pub fn reserve_entry_id(&mut self) -> String {
+        let index = &self.index;
+        self.reserved.reserve(|key| index.slot_of.contains_key(key))
+    }
+
+    /// `releaseEntryId(id)` by key; false when the id was not reserved.
+    pub fn release_entry_id(&mut self, key: &str) -> bool {
+        self.reserved.release(key)
     }
 
     /// [`Session::append`] for a session that never writes (`inMemory`), given only a skeleton of
@@ -1061,16 +1096,20 @@ impl Session {
     /// is never handed out as the entry, nor written: both are refused as internal errors.
     pub fn append_skeleton(&mut self, line: &[u8]) -> Result<u32> {
         self.check_skeletons(true)?;
-        self.append_record(line, true)
+        self.append_record(line, true, AppendHow::default())
     }
 
-    fn append_record(&mut self, line: &[u8], skeleton: bool) -> Result<u32> {
+    fn append_record(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
         self.changed();
         let mut meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
         meta.skeleton = skeleton;
-        // New entries must not shadow an existing id (callers pick a fresh one and retry).
-        if self.index.slot_of.contains_key(&meta.id) {
+        // New entries must not shadow an existing id (callers pick a fresh one and retry), nor
+        // take a reserved one unless they name it.
+        let in_session = self.index.slot_of.contains_key(&meta.id);
+        if how.reserved {
+            self.reserved.check(&meta.id, in_session)?;
+        } else if in_session || self.reserved.contains(&meta.id) {
             return Err(Error::new(
                 ErrorCode::IdTaken,
                 format!("Entry id {} is already in use", meta.id),
@@ -1095,7 +1134,7 @@ impl Session {
         self.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
         // `line` is what was just pushed: written from the caller's bytes, not copied back out.
-        let persisted = self.persist_line(line);
+        let persisted = self.persist_line(line, how.durable);
         if persisted.is_ok() && to_file && !self.back_by_file(pos, line) {
             self.keep_in_text(pos, line);
         }
@@ -1112,6 +1151,9 @@ impl Session {
             return Err(e);
         }
         self.resolve_parents(pos as usize);
+        if how.reserved {
+            self.reserved.release(&id);
+        }
         if is_label {
             if label_truthy {
                 self.labels.set(&target, pos);
@@ -1124,24 +1166,30 @@ impl Session {
 
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
-        self.persist_line(line)
+        self.persist_line(line, false)
     }
 
     /// `_persist`: before the first write nothing happens until the session holds a user or
     /// assistant message, then the whole session is written at once; afterwards `line` is appended.
-    fn persist_line(&mut self, line: &[u8]) -> Result<()> {
+    /// `durable` (an append with `flush`): written now even before such a message, and fsynced.
+    fn persist_line(&mut self, line: &[u8], durable: bool) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
+        let durability = if durable {
+            Durability::Fsync
+        } else {
+            self.durability
+        };
         if !self.flushed {
             let Some(file) = self.file.clone() else {
                 return Ok(());
             };
-            if self.conversation == 0 {
+            if self.conversation == 0 && !durable {
                 return Ok(());
             }
             self.guard.before_write(&file)?;
-            fsio::create_new(&file, &self.all_lines()?, self.durability)?;
+            fsio::create_new(&file, &self.all_lines()?, durability)?;
             self.flushed = true;
             return Ok(());
         }
@@ -1149,7 +1197,7 @@ impl Session {
             return Ok(());
         };
         self.guard.before_write(file)?;
-        self.appender.append_line(file, line, self.durability)
+        self.appender.append_line(file, line, durability)
     }
 
     fn all_lines(&self) -> Result<Vec<u8>> {

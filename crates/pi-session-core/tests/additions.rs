@@ -99,3 +99,61 @@ fn entry_positions_since_skips_the_first_entries_and_refuses_a_count_past_the_en
     fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }
+
+#[test]
+fn a_reserved_id_is_taken_only_by_the_append_that_names_it() -> R {
+    use pi_session_core::session::AppendHow;
+    use pi_session_core::ErrorCode;
+    let dir = temp_dir("reserve");
+    let mut s = create(&dir)?;
+    user(&mut s, "hi")?;
+    let id = s.reserve_entry_id();
+    let key = format!("\"{id}\"");
+    assert!(s.lookup(&key).is_none());
+    let line = entry(&s, &id, "custom", r#","customType":"x""#);
+    // A plain append that happens to draw the reserved id is refused as taken (the binding
+    // draws another).
+    let err = s.append(line.as_bytes()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::IdTaken);
+    let named = AppendHow {
+        reserved: true,
+        durable: false,
+    };
+    let pos = s.append_with(line.as_bytes(), false, named)?;
+    assert_eq!(s.lookup(&key), Some(pos));
+    // Used up: naming it again is a duplicate, and releasing it finds nothing.
+    let again = entry(&s, &id, "custom", r#","customType":"y""#);
+    let err = s.append_with(again.as_bytes(), false, named).unwrap_err();
+    assert_eq!(err.code, ErrorCode::DuplicateEntryId);
+    assert!(!s.release_entry_id(&key));
+    let other = s.reserve_entry_id();
+    let other_key = format!("\"{other}\"");
+    assert!(s.release_entry_id(&other_key));
+    let line = entry(&s, &other, "custom", r#","customType":"z""#);
+    let err = s.append_with(line.as_bytes(), false, named).unwrap_err();
+    assert_eq!(err.code, ErrorCode::EntryIdNotReserved);
+    let back = reopen(&dir, s.session_file().unwrap())?;
+    assert_eq!(back.leaf_key(), Some(key.as_str()));
+    fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
+
+#[test]
+fn a_durable_append_writes_a_new_session_before_its_first_message() -> R {
+    use pi_session_core::session::AppendHow;
+    let dir = temp_dir("durable");
+    let mut s = create(&dir)?;
+    let id = s.next_entry_id();
+    let line = entry(&s, &id, "model_change", r#","provider":"p","modelId":"m""#);
+    let durable = AppendHow {
+        reserved: false,
+        durable: true,
+    };
+    s.append_with(line.as_bytes(), false, durable)?;
+    let file = s.session_file().unwrap().to_path_buf();
+    let back = reopen(&dir, &file)?;
+    assert_eq!(back.entry_count(), 1);
+    assert_eq!(back.leaf_key(), Some(format!("\"{id}\"").as_str()));
+    fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
