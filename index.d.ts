@@ -875,6 +875,20 @@ export declare class SessionManager {
   setExclusive(on: boolean): void;
 
   /**
+   * Restore mode (an addition; off by default, as the reference, or on for every manager with
+   * `PI_SESSION_RESTORE_MISSING=1`). On, a write that finds the session file's directory gone
+   * (an `rm -rf` of the sessions dir between two turns, a file opened in a directory that was
+   * never made) makes the directory again and writes, instead of throwing `ENOENT`. An append
+   * that finds the file itself gone writes the whole session back, header and every entry held
+   * and then the new one, where the reference would leave a file of that one line; so does
+   * {@link SessionManager.flush}. The file written back is complete or absent (a temp file
+   * linked into place), fsynced with its directories when fsync per write is on; an exclusive
+   * manager takes its lease again (`SESSION_LOCKED` if another process took it meanwhile). A
+   * failed write leaves memory as it was. Throws `INVALID_ARGUMENT` for a non-boolean.
+   */
+  setRestoreMissing(on: boolean): void;
+
+  /**
    * When on, every write of this manager (each append, the first write of a new session) is
    * fsynced before the call returns, so it survives a power loss (as `PI_SESSION_FSYNC=1` does for
    * every manager). Off (the default): a process crash loses nothing, a power loss may lose the

@@ -829,6 +829,13 @@ class SessionManager {
     this.#n.setExclusive(on);
   }
 
+  /** Restore mode (an addition): a session directory or file that vanished is made again at the
+   * next write instead of failing with ENOENT, and a vanished file is written back whole. */
+  setRestoreMissing(on) {
+    if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setRestoreMissing(on) expects a boolean", TypeError);
+    this.#n.setRestoreMissing(on);
+  }
+
   /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). */
   setFsync(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setFsync(on) expects a boolean", TypeError);

@@ -290,6 +290,13 @@ impl NativeSession {
         });
     }
 
+    /// Restore mode: make a vanished directory or file again at write time (see the core's
+    /// `Session::set_restore_missing`).
+    #[napi(catch_unwind)]
+    pub fn set_restore_missing(&mut self, on: bool) {
+        self.inner.set_restore_missing(on);
+    }
+
     /// Exclusive mode: take (or release) the ownership lease of the session file.
     #[napi(catch_unwind)]
     pub fn set_exclusive(&mut self, on: bool) -> Result<(), Code> {

@@ -184,6 +184,9 @@ sm.appendMessage(refUser, { flush: "yes" });
 sm.appendMessage(refUser, { id: 5 });
 sm.setExclusive(true);
 sm.setFsync(false);
+sm.setRestoreMissing(true);
+// @ts-expect-error restore mode is switched with a boolean
+sm.setRestoreMissing(1);
 
 const idUser: string = sm.appendMessage(refUser);
 sm.appendMessage(refAssistant);
@@ -289,7 +292,7 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId";
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId" | "setRestoreMissing";
 const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:

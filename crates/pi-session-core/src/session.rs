@@ -244,6 +244,14 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     Ok(Some(loaded))
 }
 
+/// `PI_SESSION_RESTORE_MISSING=1` (or `true`, `always`): restore mode for every manager.
+fn restore_missing_from_env() -> bool {
+    matches!(
+        std::env::var("PI_SESSION_RESTORE_MISSING").as_deref(),
+        Ok("1") | Ok("true") | Ok("always")
+    )
+}
+
 /// How [`Session::append_with`] appends: naming a reserved id (consumed once the append
 /// succeeded, kept if it fails), and durably (written at once, even before the first user or
 /// assistant message, and fsynced, as `flush()` would make it).
@@ -287,6 +295,8 @@ pub struct Session {
     guard: lock::WriterGuard,
     /// Entry ids handed out for appends to come (see [`crate::reserve`]).
     reserved: Reservations,
+    /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
+    restore_missing: bool,
     /// Changes with every call that may change the records, index, labels or leaf, so callers
     /// can keep what they derived from them until it changes (see [`Session::generation`]).
     generation: u64,
@@ -321,6 +331,7 @@ impl Session {
             backed_min: backed_line_min(),
             guard: lock::WriterGuard::from_env(),
             reserved: Reservations::default(),
+            restore_missing: restore_missing_from_env(),
             generation: 0,
         })
     }
@@ -1134,7 +1145,7 @@ impl Session {
         self.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
         // `line` is what was just pushed: written from the caller's bytes, not copied back out.
-        let persisted = self.persist_line(line, how.durable);
+        let persisted = self.persist_line(line, how.durable, true);
         if persisted.is_ok() && to_file && !self.back_by_file(pos, line) {
             self.keep_in_text(pos, line);
         }
@@ -1166,13 +1177,29 @@ impl Session {
 
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
-        self.persist_line(line, false)
+        self.persist_line(line, false, false)
+    }
+
+    /// Restore mode (off by default, as the reference: `PI_SESSION_RESTORE_MISSING=1` turns it on
+    /// for every manager). On, a write that finds the session file's directory gone (an
+    /// `rm -rf` of the sessions dir between two turns, a file opened in a directory never made)
+    /// makes it again instead of failing with `ENOENT`; and an append that finds the file itself
+    /// gone writes the whole session back, every record held and the new line, rather than a
+    /// file of that one line. The file written back is complete or absent (temp file, linked into
+    /// place; fsynced with fsync per write) and follows the same lease rules.
+    pub fn set_restore_missing(&mut self, on: bool) {
+        self.restore_missing = on;
+    }
+
+    pub fn restores_missing(&self) -> bool {
+        self.restore_missing
     }
 
     /// `_persist`: before the first write nothing happens until the session holds a user or
     /// assistant message, then the whole session is written at once; afterwards `line` is appended.
     /// `durable` (an append with `flush`): written now even before such a message, and fsynced.
-    fn persist_line(&mut self, line: &[u8], durable: bool) -> Result<()> {
+    /// `held`: `line` is the last record's (an append), not one written without being held.
+    fn persist_line(&mut self, line: &[u8], durable: bool, held: bool) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
@@ -1189,15 +1216,52 @@ impl Session {
                 return Ok(());
             }
             self.guard.before_write(&file)?;
+            if self.restore_missing && fsio::ensure_parent(&file, durability)? {
+                self.guard.renew(&file)?;
+            }
             fsio::create_new(&file, &self.all_lines()?, durability)?;
             self.flushed = true;
             return Ok(());
         }
-        let Some(file) = self.file.as_deref() else {
+        let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        self.guard.before_write(file)?;
-        self.appender.append_line(file, line, durability)
+        self.guard.before_write(&file)?;
+        if self.restore_missing && self.appender.reopens(&file) && !fsio::exists(&file) {
+            return self.write_back(&file, Some(line), held, durability);
+        }
+        self.appender.append_line(&file, line, durability)
+    }
+
+    /// Restore mode: the session file is gone. Write it again whole (every record held, then
+    /// `line` unless it is the last record's), making its directory first if that went too.
+    fn write_back(
+        &mut self,
+        file: &Path,
+        line: Option<&[u8]>,
+        held: bool,
+        durability: Durability,
+    ) -> Result<()> {
+        if fsio::ensure_parent(file, durability)? {
+            self.guard.renew(file)?;
+        }
+        // The appender's descriptor is of the old file: the next append opens the new one, and
+        // no record may be pointed into the old one by this write.
+        self.appender.close();
+        let count = self.recs.len() - usize::from(held);
+        let extra = line.map_or(0, |l| l.len() + 1);
+        let mut bytes = Vec::with_capacity(self.text.len() + extra + count);
+        for pos in 0..count as u32 {
+            bytes.extend_from_slice(&self.full_line(pos)?);
+            bytes.push(b'\n');
+        }
+        if let Some(line) = line {
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        let mut tmp = fsio::TempFile::create(file)?;
+        tmp.write_all(&bytes)?;
+        tmp.link_new(file, durability).map(drop)
     }
 
     fn all_lines(&self) -> Result<Vec<u8>> {
@@ -1251,10 +1315,16 @@ impl Session {
         let Some(file) = self.file.clone() else {
             return Ok(false);
         };
-        if self.flushed {
+        if self.flushed && self.restore_missing && !fsio::exists(&file) {
+            self.guard.before_write(&file)?;
+            self.write_back(&file, None, false, Durability::Fsync)?;
+        } else if self.flushed {
             fsio::fsync_file(&file)?;
         } else {
             self.guard.before_write(&file)?;
+            if self.restore_missing && fsio::ensure_parent(&file, Durability::Fsync)? {
+                self.guard.renew(&file)?;
+            }
             fsio::create_new(&file, &self.all_lines()?, Durability::Fsync)?;
             self.flushed = true;
         }

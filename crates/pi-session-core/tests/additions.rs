@@ -157,3 +157,40 @@ fn a_durable_append_writes_a_new_session_before_its_first_message() -> R {
     fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }
+
+#[test]
+fn restore_mode_writes_the_whole_session_back_after_its_directory_was_removed() -> R {
+    let root = temp_dir("restore");
+    let dir = root.join("sessions");
+    let mut s = create(&dir)?;
+    s.set_restore_missing(true);
+    user(&mut s, "one")?;
+    // A line long enough to be read back from the file rather than kept in memory.
+    user(&mut s, &"x".repeat(4096))?;
+    let file = s.session_file().unwrap().to_path_buf();
+    let written = fs::read(&file).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    let last = user(&mut s, "three")?;
+    let back = fs::read(&file).unwrap();
+    assert_eq!(&back[..written.len()], &written[..]);
+    let reopened = reopen(&dir, &file)?;
+    assert_eq!(reopened.entry_count(), 3);
+    assert_eq!(reopened.leaf_key(), Some(format!("\"{last}\"").as_str()));
+    fs::remove_dir_all(&root).unwrap();
+    Ok(())
+}
+
+#[test]
+fn without_restore_mode_a_removed_directory_fails_the_append_with_enoent() -> R {
+    let root = temp_dir("no-restore");
+    let dir = root.join("sessions");
+    let mut s = create(&dir)?;
+    user(&mut s, "one")?;
+    fs::remove_dir_all(&dir).unwrap();
+    let err = user(&mut s, "two").unwrap_err();
+    assert_eq!(err.js_code(), "ENOENT");
+    assert!(!dir.exists());
+    assert_eq!(s.entry_count(), 1);
+    fs::remove_dir_all(&root).unwrap();
+    Ok(())
+}
