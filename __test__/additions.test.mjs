@@ -610,3 +610,14 @@ test("setRestoreMissing takes a boolean only", () => {
   throwsCode(() => sm.setRestoreMissing("yes"), "INVALID_ARGUMENT", TypeError);
   sm.setRestoreMissing(false);
 });
+
+test("flush writes a branched session that the reference would keep in memory until its first message", (t) => {
+  const sm = SessionManager.create("/proj", tmp(t));
+  const model = sm.appendModelChange("prov", "mod");
+  sm.appendMessage(user("q"));
+  const file = sm.createBranchedSession(model);
+  assert.equal(fs.existsSync(file), false);
+  assert.equal(sm.flush(), true);
+  assert.equal(readText(file), wholeSession(sm));
+  assert.equal(SessionManager.open(file).getLeafId(), model);
+});

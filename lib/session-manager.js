@@ -595,7 +595,7 @@ class SessionManager {
   /** The entries after the first `count` of getEntries(), the same objects (an addition). */
   getEntriesSince(count) {
     if (!Number.isInteger(count) || count < 0 || count > NONE) {
-      throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeCount(count)}`, RangeError);
+      throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeValue(count)}`, RangeError);
     }
     const all = this.#all;
     const positions = all === null ? this.#n.entryPositionsSince(count) : null;
@@ -1141,7 +1141,7 @@ function appendOptions(options) {
   }
   const { id, flush } = options;
   if (id !== undefined && (typeof id !== "string" || id.length === 0)) {
-    throw sessionError("INVALID_ENTRY_ID", `appendMessage options.id must be a reserved entry id (a non-empty string), got ${describeCount(id)}`, TypeError);
+    throw sessionError("INVALID_ENTRY_ID", `appendMessage options.id must be a reserved entry id (a non-empty string), got ${describeValue(id)}`, TypeError);
   }
   if (flush !== undefined && typeof flush !== "boolean") {
     throw sessionError("INVALID_ARGUMENT", "appendMessage options.flush must be a boolean", TypeError);
@@ -1149,7 +1149,7 @@ function appendOptions(options) {
   return { id, flush: flush === true };
 }
 
-function describeCount(v) {
+function describeValue(v) {
   try {
     return typeof v === "string" ? JSON.stringify(v) : typeof v === "symbol" || (typeof v === "object" && v !== null) ? typeof v : String(v);
   } catch {
