@@ -389,7 +389,8 @@ class SessionManager {
     return pos;
   }
 
-  #append(entry, retarget) {
+  /** `how` (appendMessage's options, see appendOptions): undefined on the hot path. */
+  #append(entry, retarget, how) {
     const whole = this.#persist || goesWhole(entry);
     const lineOf = whole ? JSON.stringify : skeletonOf;
     let line;
@@ -403,10 +404,12 @@ class SessionManager {
       try {
         // encode() may replace `scratch` with a larger buffer: it must run before `scratch` is read.
         const length = encode(line);
-        pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
+        if (how === undefined) pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
+        else pos = this.#n.appendWithUtf8(scratch, length, !whole, how.id !== undefined, how.flush);
         break;
       } catch (err) {
-        if (err.code !== "ID_TAKEN") throw err;
+        // A reserved id is never replaced (the core refuses it with its own code).
+        if (err.code !== "ID_TAKEN" || how?.id !== undefined) throw err;
         // The random id is already in the session: pick another (a full UUID after 100 tries).
         const id = attempt >= 100 ? randomUUID() : randomEntryId();
         entry.id = id;
@@ -689,6 +692,19 @@ class SessionManager {
     if (this.#all === null) this.#all = this.#entries(this.#n.entryPositions());
     return this.#all.slice();
   }
+  /** The entries after the first `count` of getEntries(), the same objects (an addition). */
+  getEntriesSince(count) {
+    if (!Number.isInteger(count) || count < 0 || count > NONE) {
+      throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeValue(count)}`, RangeError);
+    }
+    const all = this.#all;
+    const positions = all === null ? this.#n.entryPositionsSince(count) : null;
+    if (all === null ? positions === null : count > all.length) {
+      const total = all === null ? this.#n.entryPositions().length : all.length;
+      throw sessionError("ENTRY_COUNT_OUT_OF_RANGE", `getEntriesSince(${count}): the session has only ${total} entries`, RangeError);
+    }
+    return all === null ? this.#entries(positions) : all.slice(count);
+  }
   getLeafId() {
     return this.#leafId;
   }
@@ -884,10 +900,25 @@ class SessionManager {
     this.#n.persistExternal(line ?? "null");
   }
 
-  /** Force everything this session has written to stable storage (fsync). Entries not yet
-   * written (a new session without a user or assistant message) stay in memory. */
+  /** Make the session durable now: a new session not written yet gets its file (header and
+   * every entry so far), then the file is fsynced. true for a persisted session, false for an
+   * in-memory one. (An addition: the reference has no flush.) */
   flush() {
-    this.#n.flush();
+    return this.#n.flush();
+  }
+
+  /** Release what this manager holds now (descriptors, the lease, native memory, entry caches)
+   * instead of when it is garbage-collected. Every later call of any method throws
+   * `SESSION_DISPOSED`; a second dispose() does nothing. (An addition.) */
+  dispose() {
+    this.#n.dispose();
+    this.#resetCaches(0);
+    this.#trackId = 0;
+    this.#leafEntry = UNKNOWN;
+    this.#treePlan = null;
+    // The methods of a disposed manager are the ones below, which throw: no check on the hot
+    // paths of live managers.
+    Object.setPrototypeOf(this, DISPOSED);
   }
 
   /** Exclusive mode: hold the session file's lease (`<file>.lock`) so that no other process writes
@@ -901,14 +932,36 @@ class SessionManager {
     this.#n.setExclusive(on);
   }
 
+  /** Restore mode (an addition): a session directory or file that vanished is made again at the
+   * next write instead of failing with ENOENT, and a vanished file is written back whole. */
+  setRestoreMissing(on) {
+    if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setRestoreMissing(on) expects a boolean", TypeError);
+    this.#n.setRestoreMissing(on);
+  }
+
   /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). */
   setFsync(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setFsync(on) expects a boolean", TypeError);
     this.#n.setFsync(on);
   }
 
-  appendMessage(message) {
-    return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+  appendMessage(message, options) {
+    if (options === undefined) return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+    const how = appendOptions(options);
+    const entry = { type: "message", id: how.id ?? this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message };
+    return this.#append(entry, undefined, how).id;
+  }
+
+  /** A new entry id that no entry has and that is not reserved, reserved for
+   * `appendMessage(message, { id })` (an addition). */
+  reserveEntryId() {
+    return this.#n.reserveEntryId();
+  }
+
+  /** Give up a reservation; false when `id` was not reserved (an addition). */
+  releaseEntryId(id) {
+    if (typeof id !== "string") throw sessionError("INVALID_ENTRY_ID", `releaseEntryId(id) expects a string id, got ${typeof id}`, TypeError);
+    return this.#n.releaseEntryId(keyOf(id));
   }
 
   appendThinkingLevelChange(thinkingLevel) {
@@ -1183,6 +1236,30 @@ class SessionManager {
   }
 }
 
+/** appendMessage's options `{ id?, flush? }`, checked: `id` a non-empty string (a reserved id, which
+ * the core checks), `flush` a boolean. */
+function appendOptions(options) {
+  if (options === null || typeof options !== "object") {
+    throw sessionError("INVALID_ARGUMENT", "appendMessage(message, options) expects options to be an object", TypeError);
+  }
+  const { id, flush } = options;
+  if (id !== undefined && (typeof id !== "string" || id.length === 0)) {
+    throw sessionError("INVALID_ENTRY_ID", `appendMessage options.id must be a reserved entry id (a non-empty string), got ${describeValue(id)}`, TypeError);
+  }
+  if (flush !== undefined && typeof flush !== "boolean") {
+    throw sessionError("INVALID_ARGUMENT", "appendMessage options.flush must be a boolean", TypeError);
+  }
+  return { id, flush: flush === true };
+}
+
+function describeValue(v) {
+  try {
+    return typeof v === "string" ? JSON.stringify(v) : typeof v === "symbol" || (typeof v === "object" && v !== null) ? typeof v : String(v);
+  } catch {
+    return typeof v;
+  }
+}
+
 /** A stored message, or its content-null copy (the common path of projection, kept inline). */
 function messageOf(entry) {
   const message = entry.message;
@@ -1249,6 +1326,22 @@ function migrateSessionEntries(entries) {
 
 // Errors raised by JavaScript itself on bad input get a `code` too (see guard.js).
 guardErrors(SessionManager);
+
+/** The prototype of a disposed manager: still a SessionManager (instanceof holds), every method
+ * throws SESSION_DISPOSED, dispose() does nothing. */
+const DISPOSED = Object.create(SessionManager.prototype);
+for (const name of Object.getOwnPropertyNames(SessionManager.prototype)) {
+  if (name === "constructor" || typeof Object.getOwnPropertyDescriptor(SessionManager.prototype, name).value !== "function") continue;
+  const method =
+    name === "dispose"
+      ? { dispose() {} }.dispose
+      : {
+          [name]() {
+            throw sessionError("SESSION_DISPOSED", `SessionManager.${name}() called after dispose()`);
+          },
+        }[name];
+  Object.defineProperty(DISPOSED, name, { value: method, writable: true, configurable: true, enumerable: false });
+}
 
 module.exports = {
   CURRENT_SESSION_VERSION,

@@ -14,6 +14,7 @@ use crate::lock;
 use crate::migrate;
 use crate::paths;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
+use crate::reserve::Reservations;
 use crate::scan::ScannedRec;
 use crate::text::Text;
 use crate::timefmt;
@@ -295,6 +296,23 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     Ok(Some(loaded))
 }
 
+/// `PI_SESSION_RESTORE_MISSING=1` (or `true`, `always`): restore mode for every manager.
+fn restore_missing_from_env() -> bool {
+    matches!(
+        std::env::var("PI_SESSION_RESTORE_MISSING").as_deref(),
+        Ok("1") | Ok("true") | Ok("always")
+    )
+}
+
+/// How [`Session::append_with`] appends: naming a reserved id (consumed once the append
+/// succeeded, kept if it fails), and durably (written at once, even before the first user or
+/// assistant message, and fsynced, as `flush()` would make it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AppendHow {
+    pub reserved: bool,
+    pub durable: bool,
+}
+
 /// The session store state behind one `SessionManager`.
 #[derive(Debug)]
 pub struct Session {
@@ -327,6 +345,10 @@ pub struct Session {
     backed_min: usize,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
+    /// Entry ids handed out for appends to come (see [`crate::reserve`]).
+    reserved: Reservations,
+    /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
+    restore_missing: bool,
     /// Changes with every call that may change the records, index, labels or leaf, so callers
     /// can keep what they derived from them until it changes (see [`Session::generation`]).
     generation: u64,
@@ -360,6 +382,8 @@ impl Session {
             backed: None,
             backed_min: backed_line_min(),
             guard: lock::WriterGuard::from_env(),
+            reserved: Reservations::default(),
+            restore_missing: restore_missing_from_env(),
             generation: 0,
         })
     }
@@ -472,6 +496,23 @@ impl Session {
         (0..self.recs.len() as u32)
             .filter(|&p| self.recs[p as usize].meta.kind != Kind::Header)
             .collect()
+    }
+    /// `getEntriesSince(count)`: positions of the non-header records after the first `count`
+    /// (the tail of [`Session::entry_positions`]); `None` when there are fewer than `count`.
+    pub fn entry_positions_since(&self, count: usize) -> Option<Vec<u32>> {
+        let mut skipped = 0;
+        let mut out = Vec::new();
+        for (p, r) in self.recs.iter().enumerate() {
+            if r.meta.kind == Kind::Header {
+                continue;
+            }
+            if skipped < count {
+                skipped += 1;
+            } else {
+                out.push(p as u32);
+            }
+        }
+        (skipped == count).then_some(out)
     }
     /// `byId.get(key)`.
     pub fn lookup(&self, key: &str) -> Option<u32> {
@@ -607,6 +648,7 @@ impl Session {
     // ----- state changes ------------------------------------------------------------------------
 
     fn reset_state(&mut self) {
+        self.reserved.clear();
         self.text.clear();
         self.reader = None;
         self.backed = None;
@@ -1085,7 +1127,28 @@ impl Session {
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
-        self.append_record(line, false)
+        self.append_record(line, false, AppendHow::default())
+    }
+
+    /// [`Session::append`] (or [`Session::append_skeleton`]) of an entry that names a reserved
+    /// id, or that must be durable at once (see [`AppendHow`]).
+    pub fn append_with(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
+        if skeleton {
+            self.check_skeletons(true)?;
+        }
+        self.append_record(line, skeleton, how)
+    }
+
+    /// `reserveEntryId()`: a new id that no entry has and that is not reserved yet, now reserved
+    /// for an append that names it (see [`crate::reserve`]).
+    pub fn reserve_entry_id(&mut self) -> String {
+        let index = &self.index;
+        self.reserved.reserve(|key| index.slot_of.contains_key(key))
+    }
+
+    /// `releaseEntryId(id)` by key; false when the id was not reserved.
+    pub fn release_entry_id(&mut self, key: &str) -> bool {
+        self.reserved.release(key)
     }
 
     /// [`Session::append`] for a session that never writes (`inMemory`), given only a skeleton of
@@ -1095,16 +1158,20 @@ impl Session {
     /// is never handed out as the entry, nor written: both are refused as internal errors.
     pub fn append_skeleton(&mut self, line: &[u8]) -> Result<u32> {
         self.check_skeletons(true)?;
-        self.append_record(line, true)
+        self.append_record(line, true, AppendHow::default())
     }
 
-    fn append_record(&mut self, line: &[u8], skeleton: bool) -> Result<u32> {
+    fn append_record(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
         self.changed();
         let mut meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
         meta.skeleton = skeleton;
-        // New entries must not shadow an existing id (callers pick a fresh one and retry).
-        if self.index.slot_of.contains_key(&meta.id) {
+        // New entries must not shadow an existing id (callers pick a fresh one and retry), nor
+        // take a reserved one unless they name it.
+        let in_session = self.index.slot_of.contains_key(&meta.id);
+        if how.reserved {
+            self.reserved.check(&meta.id, in_session)?;
+        } else if in_session || self.reserved.contains(&meta.id) {
             return Err(Error::new(
                 ErrorCode::IdTaken,
                 format!("Entry id {} is already in use", meta.id),
@@ -1129,7 +1196,7 @@ impl Session {
         self.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
         // `line` is what was just pushed: written from the caller's bytes, not copied back out.
-        let persisted = self.persist_line(line);
+        let persisted = self.persist_line(line, how.durable, true);
         if persisted.is_ok() && to_file && !self.back_by_file(pos, line) {
             self.keep_in_text(pos, line);
         }
@@ -1146,6 +1213,9 @@ impl Session {
             return Err(e);
         }
         self.resolve_parents(pos as usize);
+        if how.reserved {
+            self.reserved.release(&id);
+        }
         if is_label {
             if label_truthy {
                 self.labels.set(&target, pos);
@@ -1158,32 +1228,91 @@ impl Session {
 
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
-        self.persist_line(line)
+        self.persist_line(line, false, false)
+    }
+
+    /// Restore mode (off by default, as the reference: `PI_SESSION_RESTORE_MISSING=1` turns it on
+    /// for every manager). On, a write that finds the session file's directory gone (an
+    /// `rm -rf` of the sessions dir between two turns, a file opened in a directory never made)
+    /// makes it again instead of failing with `ENOENT`; and an append that finds the file itself
+    /// gone writes the whole session back, every record held and the new line, rather than a
+    /// file of that one line. The file written back is complete or absent (temp file, linked into
+    /// place; fsynced with fsync per write) and follows the same lease rules.
+    pub fn set_restore_missing(&mut self, on: bool) {
+        self.restore_missing = on;
+    }
+
+    pub fn restores_missing(&self) -> bool {
+        self.restore_missing
     }
 
     /// `_persist`: before the first write nothing happens until the session holds a user or
     /// assistant message, then the whole session is written at once; afterwards `line` is appended.
-    fn persist_line(&mut self, line: &[u8]) -> Result<()> {
+    /// `durable` (an append with `flush`): written now even before such a message, and fsynced.
+    /// `held`: `line` is the last record's (an append), not one written without being held.
+    fn persist_line(&mut self, line: &[u8], durable: bool, held: bool) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
+        let durability = if durable {
+            Durability::Fsync
+        } else {
+            self.durability
+        };
         if !self.flushed {
             let Some(file) = self.file.clone() else {
                 return Ok(());
             };
-            if self.conversation == 0 {
+            if self.conversation == 0 && !durable {
                 return Ok(());
             }
             self.guard.before_write(&file)?;
-            fsio::create_new(&file, &self.all_lines()?, self.durability)?;
+            if self.restore_missing && fsio::ensure_parent(&file, durability)? {
+                self.guard.renew(&file)?;
+            }
+            fsio::create_new(&file, &self.all_lines()?, durability)?;
             self.flushed = true;
             return Ok(());
         }
-        let Some(file) = self.file.as_deref() else {
+        let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        self.guard.before_write(file)?;
-        self.appender.append_line(file, line, self.durability)
+        self.guard.before_write(&file)?;
+        if self.restore_missing && self.appender.reopens(&file) && !fsio::exists(&file) {
+            return self.write_back(&file, Some(line), held, durability);
+        }
+        self.appender.append_line(&file, line, durability)
+    }
+
+    /// Restore mode: the session file is gone. Write it again whole (every record held, then
+    /// `line` unless it is the last record's), making its directory first if that went too.
+    fn write_back(
+        &mut self,
+        file: &Path,
+        line: Option<&[u8]>,
+        held: bool,
+        durability: Durability,
+    ) -> Result<()> {
+        if fsio::ensure_parent(file, durability)? {
+            self.guard.renew(file)?;
+        }
+        // The appender's descriptor is of the old file: the next append opens the new one, and
+        // no record may be pointed into the old one by this write.
+        self.appender.close();
+        let count = self.recs.len() - usize::from(held);
+        let extra = line.map_or(0, |l| l.len() + 1);
+        let mut bytes = Vec::with_capacity(self.text.len() + extra + count);
+        for pos in 0..count as u32 {
+            bytes.extend_from_slice(&self.full_line(pos)?);
+            bytes.push(b'\n');
+        }
+        if let Some(line) = line {
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        let mut tmp = fsio::TempFile::create(file)?;
+        tmp.write_all(&bytes)?;
+        tmp.link_new(file, durability).map(drop)
     }
 
     fn all_lines(&self) -> Result<Vec<u8>> {
@@ -1224,12 +1353,33 @@ impl Session {
         self.guard.is_exclusive()
     }
 
-    /// Force everything written so far to stable storage (no-op before the first write).
-    pub fn flush(&self) -> Result<()> {
-        match (&self.file, self.persist && self.flushed) {
-            (Some(f), true) => fsio::fsync_file(f),
-            _ => Ok(()),
+    /// Make the session durable now: a session not written yet (no user or assistant message
+    /// so far) gets its file at once, header and every entry held, as its first write would
+    /// write them; then the file is fsynced (a new file's directory too). Later appends add their
+    /// line to that file, so it ends up as the lazy first write would have left it. Returns
+    /// whether the session persists (false: in-memory, nothing to do). Idempotent: a second call
+    /// only fsyncs again.
+    pub fn flush(&mut self) -> Result<bool> {
+        if !self.persist {
+            return Ok(false);
         }
+        let Some(file) = self.file.clone() else {
+            return Ok(false);
+        };
+        if self.flushed && self.restore_missing && !fsio::exists(&file) {
+            self.guard.before_write(&file)?;
+            self.write_back(&file, None, false, Durability::Fsync)?;
+        } else if self.flushed {
+            fsio::fsync_file(&file)?;
+        } else {
+            self.guard.before_write(&file)?;
+            if self.restore_missing && fsio::ensure_parent(&file, Durability::Fsync)? {
+                self.guard.renew(&file)?;
+            }
+            fsio::create_new(&file, &self.all_lines()?, Durability::Fsync)?;
+            self.flushed = true;
+        }
+        Ok(true)
     }
 
     /// `branch(id)`.
