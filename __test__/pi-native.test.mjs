@@ -260,6 +260,19 @@ for (const { major, node } of NODES) {
       assert.deepEqual(traceOf(s.trace).map((e) => [e.event, e.store]), [["start", "stock"]]);
     });
 
+    test("a session directory removed in the middle of a turn is made again and the session written back whole", (t) => {
+      const s = sandbox(t);
+      const sessions = path.join(s.root, "sessions");
+      const r = run(node, [PI_NATIVE, ...FAUX, "--session-dir", sessions, "-p", `run: rm -rf ${sessions}`], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 0, r.stderr);
+      const files = fs.readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+      assert.equal(files.length, 1);
+      const records = fs.readFileSync(path.join(sessions, files[0]), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const roles = records.filter((e) => e.type === "message").map((e) => e.message.role);
+      assert.equal(records[0].type, "session", "the header was written back");
+      assert.deepEqual(roles, ["system", "user", "assistant", "toolResult", "assistant"], "nothing of the turn was lost");
+    });
+
     test("arguments, stdout and the exit code are the agent's own", (t) => {
       const s = sandbox(t);
       const stock = run(node, [path.join(AGENT, "dist", "bundle", "cli.js"), "--no-such-flag-xyz"], { cwd: s.project, env: s.env });

@@ -9,7 +9,8 @@
 // above the current directory (lib/pi-agent.js). Before anything is patched its version and the
 // shape of its SessionManager class are checked; on a mismatch pi runs on its own store, with one
 // line on stderr (PI_NATIVE_STRICT=1: exit 1 instead). PI_NATIVE_TRACE=<file> logs each static
-// call with the store that served it; PI_NATIVE_DISABLE=1 runs the stock store.
+// call with the store that served it; PI_NATIVE_DISABLE=1 runs the stock store. Restore mode
+// (PI_SESSION_RESTORE_MISSING) is on unless the environment says otherwise.
 "use strict";
 
 const path = require("node:path");
@@ -62,10 +63,17 @@ async function main() {
     status(found, info, verdict);
     return;
   }
+  let installed;
   try {
-    agent.install(AgentClass, info, "pi-native");
+    installed = agent.install(AgentClass, info, "pi-native");
   } catch (error) {
     fail(error.message.replace(/^pi-native: /, ""));
+  }
+  // A session directory removed while pi runs (an `rm -rf .pi` between two turns) is made again
+  // and the session written back whole, instead of an ENOENT in the middle of a turn; set
+  // PI_SESSION_RESTORE_MISSING=0 for the reference's behaviour.
+  if (installed.store === "native" && process.env.PI_SESSION_RESTORE_MISSING === undefined) {
+    process.env.PI_SESSION_RESTORE_MISSING = "1";
   }
   // The agent reads its own entry point from argv[1] (to find its package, e.g. for `pi update`).
   const bundle = path.join(found.dir, "dist", "bundle");
