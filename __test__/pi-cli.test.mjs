@@ -30,6 +30,7 @@ import {
   runPrintScenarios,
   runRpcScenarios,
 } from "./e2e/pi-cli-harness.mjs";
+import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
 
 const require = createRequire(import.meta.url);
 const MAJORS = ["22", "24"];
@@ -56,7 +57,7 @@ function agentNode(major) {
   return { node, version };
 }
 
-const nodes = Object.fromEntries(MAJORS.map((major) => [major, agentNode(major)]));
+const nodes = Object.fromEntries(MAJORS.map((major) => [major, AGENT_RUNS_DONE ? { skip: AGENT_RUNS_DONE } : agentNode(major)]));
 for (const [major, { skip }] of Object.entries(nodes)) if (skip) console.log(`# pi-cli on Node ${major} skipped: ${skip}`);
 
 let base;

@@ -19,6 +19,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { TmuxPane, tmuxMissing } from "./e2e/pi-tui-tmux.mjs";
+import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
@@ -40,7 +41,7 @@ function agentNodes() {
   });
 }
 
-const suiteSkip = tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
+const suiteSkip = AGENT_RUNS_DONE ?? tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
 const NODES = suiteSkip ? [{ major: "22/24", skip: suiteSkip }] : agentNodes();
 
 const encode = (cwd) => `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
