@@ -580,8 +580,14 @@ const RESUME_SCENARIOS = {
   turn: { label: "a turn after resume (interactive; resume untimed)", untimed: ["tui-resume"], timed: ["tui-turn"], writes: true },
   sdkTurn: { label: "a tool-call turn after SDK resume (resume untimed)", untimed: ["open", "sdk-resume"], timed: ["turn-tool"], writes: true },
   compact: { label: "manual /compact after resume (interactive; resume untimed)", untimed: ["tui-resume"], timed: ["tui-compact"], writes: true },
-  firstTree: { label: "first getTree() after open (open untimed)", untimed: ["open"], timedCalls: ["getTree"] },
-  firstEntries: { label: "first getEntries() after open (open untimed)", untimed: ["open"], timedCalls: ["getEntries"] },
+  // As the table measures them: the first calls after an open pay for whatever the open
+  // left to do, the repetitions for what each call costs.
+  firstTree: { label: "getTree() ×5, the first after open (open untimed)", untimed: ["open"], timedCalls: Array(5).fill("getTree") },
+  firstEntries: {
+    label: "getBranch() + getEntries() ×50, the first after open (open untimed)",
+    untimed: ["open"],
+    timedCalls: Array.from({ length: 50 }, () => ["getBranch", "getEntries"]).flat(),
+  },
 };
 
 /**
