@@ -813,11 +813,15 @@ impl JsCuts {
                 Step::Index(i) => u32::to_napi_value(env, i)?,
             });
         }
-        self.values.push(if plain {
-            latin1(env, escaped)?
+        // Cut strings are long (see MIN_CUT_BYTES): as external strings V8 keeps pointing at
+        // their decoded buffer instead of copying it onto its heap, where a tool output of tens
+        // of kilobytes would also be copied again by every young-generation collection.
+        let text = if plain {
+            JsText::Latin1(escaped.to_vec())
         } else {
-            js_text(env, &json::decode_escaped_bytes(escaped))?
-        });
+            json::decode_escaped_bytes(escaped)
+        };
+        self.values.push(external_js_text(env, text)?);
         Ok(())
     }
 }
