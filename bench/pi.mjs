@@ -306,6 +306,63 @@ if (runs("migrate")) {
   line("  ↳ peak RSS", sr, nr, { target: "≤ +5 MB", pass: nr - sr <= 5, fmt: (x) => (x == null ? "–" : `${x.toFixed(0)} MB`), note: signed(nr - sr, "MB") });
 }
 
+// ------------------------------------------------------------------------------ resume a big session
+// What a user waits for when pi resumes a session: the whole `pi --session <file> -p x` process
+// (open, the agent's setup, one turn, exit), and in the TUI the time from start until the resumed
+// session is painted with its footer (idle parsing runs while the agent sets itself up). Sessions
+// of bench/scale-gen.mjs (parts text3k and mb128), each run on a fresh copy (a turn appends).
+if (runs("resume")) {
+  const { ensureScaleData } = await import("./scale-gen.mjs");
+  const scale = await ensureScaleData(log, { only: ["text3k", "mb128"] });
+  const sets = [
+    scale.text3k && !scale.text3k.skipped && { key: "text3k", file: scale.text3k.file, label: `${(scale.text3k.bytes / 1e6).toFixed(1)} MB text session` },
+    scale.mb128 && !scale.mb128.skipped && { key: "mb128", file: scale.mb128.file, label: `${(scale.mb128.bytes / 1e6).toFixed(0)} MB session (images, tool output)` },
+  ].filter(Boolean);
+  const copyOf = (file, impl) => {
+    const dir = path.join(os.tmpdir(), `pi-bench-resume-${process.pid}-${impl}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const copy = path.join(dir, path.basename(file));
+    fs.copyFileSync(file, copy);
+    return copy;
+  };
+  const header = (file) => JSON.parse(fs.readFileSync(file, "utf8").slice(0, 4096).split("\n")[0]);
+  for (const set of sets) {
+    const cwd = header(set.file).cwd;
+    fs.mkdirSync(cwd, { recursive: true });
+    log(`resume: ${set.label}, ${REPS} run(s) each...`);
+    const print = alternate(["stock", "native"], (impl) => {
+      const copy = copyOf(set.file, impl);
+      const t0 = performance.now();
+      const p = spawnSync(IMPLS[impl].argv[0], [...IMPLS[impl].argv.slice(1), ...TUI_ARGS, "--session", copy, "-p", "one more turn"], {
+        cwd,
+        env: envFor(impl),
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const ms = performance.now() - t0;
+      if (p.status !== 0) throw new Error(`${impl}: pi --session -p exited ${p.status}: ${p.stderr}`);
+      log(`  print ${impl}: ${fmtMs(ms)}`);
+      return ms;
+    });
+    line(`pi --session <${set.label}> -p x, whole process`, median(print.stock), median(print.native), {});
+    const tui = alternate(["stock", "native"], (impl) => {
+      const copy = copyOf(set.file, impl);
+      const pane = new TmuxPane(`bench-resume-${impl}`);
+      try {
+        const t0 = performance.now();
+        pane.start({ argv: [...IMPLS[impl].argv, ...TUI_ARGS, "--session", copy], cwd, env: envFor(impl), width: 160, height: 45 });
+        pane.waitFor((sc) => sc.includes("faux-1") && sc.includes(cwd), { timeoutMs: 120_000, intervalMs: POLL_MS, what: "the resumed session" });
+        const ms = performance.now() - t0;
+        log(`  tui ${impl}: ${fmtMs(ms)}`);
+        return ms;
+      } finally {
+        pane.kill();
+      }
+    });
+    line(`pi --session <${set.label}>: TUI painted`, median(tui.stock), median(tui.native), {});
+  }
+}
+
 // ------------------------------------------------------------------------------ report
 const header = ["line", "stock pi", "pi-native", "ratio", "target", "", "note"];
 const rows = [header, ...table];
