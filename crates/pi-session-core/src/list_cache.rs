@@ -861,7 +861,7 @@ mod tests {
             x ^= x >> 17;
             x ^= x << 5;
             all.push_str(WORDS[(x % 12) as usize]);
-            all.push(if x % 9 == 0 { '\n' } else { ' ' });
+            all.push(if x.is_multiple_of(9) { '\n' } else { ' ' });
         }
         let all = all.replace('\n', "\\n");
         Some(Arc::new(FileSummary {
