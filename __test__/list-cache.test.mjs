@@ -222,3 +222,30 @@ test("an aborted listing rejects as the reference does, cache or not", async (t)
     assert.ok(calls.length >= 3);
   }
 });
+
+test("pi-sessions list and the addon use the same cache file", async (t) => {
+  const { spawnSync } = await import("node:child_process");
+  const bin = path.join(import.meta.dirname, "..", "bin", "pi-sessions.js");
+  const agent = tempAgentDir(t);
+  const sessions = path.join(agent, "sessions", "--w--");
+  fs.mkdirSync(sessions, { recursive: true });
+  for (let i = 0; i < 3; i++) writeSession(path.join(sessions, `s${i}.jsonl`), `hello ${i}`);
+  const cli = () => {
+    const r = spawnSync(process.execPath, [bin, "list", "--all", "--json"], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: agent, NO_COLOR: "1" }, timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout).length;
+  };
+  const stat = () => fs.statSync(cachePath(agent), { bigint: true });
+  // Written by the addon, used as it is by the CLI (all entries hit: nothing to rewrite).
+  assert.equal((await ours.SessionManager.listAll()).length, 3);
+  const byAddon = stat();
+  assert.equal(cli(), 3);
+  assert.deepEqual([stat().ino, stat().mtimeNs], [byAddon.ino, byAddon.mtimeNs], "the CLI did not rewrite it");
+  // And the other way round.
+  fs.rmSync(path.dirname(cachePath(agent)), { recursive: true });
+  assert.equal(cli(), 3);
+  const byCli = stat();
+  assert.equal((await ours.SessionManager.listAll()).length, 3);
+  assert.deepEqual([stat().ino, stat().mtimeNs], [byCli.ino, byCli.mtimeNs], "the addon did not rewrite it");
+  assert.deepEqual(fs.readdirSync(path.dirname(cachePath(agent))), ["list-cache"]);
+});
