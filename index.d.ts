@@ -758,8 +758,8 @@ export declare function findMostRecentSession(sessionDir: string, cwd?: string):
  *   then (model and thinking-level changes, system messages...) everything stays in memory,
  *   so starting and quitting without chatting leaves no file behind. The file is then written
  *   whole: header first, then every entry so far.
- * - After that, each append adds one line to the file. {@link SessionManager.flush} forces anything not yet
- *   on disk to be written.
+ * - After that, each append adds one line to the file. {@link SessionManager.flush} writes a new
+ *   session's file at once, and forces what was written to stable storage.
  * - If a write fails, the append is undone in memory (entry removed, leaf restored) and the
  *   error is thrown.
  * - Sessions made with {@link SessionManager.inMemory} never touch the disk.
@@ -770,6 +770,23 @@ export declare function findMostRecentSession(sessionDir: string, cwd?: string):
  * {@link SessionManager.open}, {@link SessionManager.continueRecent},
  * {@link SessionManager.inMemory}, {@link SessionManager.forkFrom}).
  */
+/** The options of {@link SessionManager.appendMessage} (an addition beyond the reference). */
+export interface AppendMessageOptions {
+  /**
+   * The new entry's id: one {@link SessionManager.reserveEntryId} returned and not used or
+   * released since. A non-string or empty id throws a `TypeError` with `code: "INVALID_ENTRY_ID"`;
+   * an id that is not reserved throws `ENTRY_ID_NOT_RESERVED`, one an entry already has
+   * `DUPLICATE_ENTRY_ID`.
+   */
+  id?: string;
+  /**
+   * `true`: the entry is durable when the call returns, as after {@link SessionManager.flush}: a
+   * new session not written yet is written at once (even without a user or assistant message),
+   * and the write is fsynced.
+   */
+  flush?: boolean;
+}
+
 export declare class SessionManager {
   private constructor();
 
@@ -819,11 +836,31 @@ export declare class SessionManager {
   _persist(entry: SessionEntry): void;
 
   /**
-   * Writes everything appended so far that is not yet on disk, and returns once it is there.
-   * Does nothing for in-memory sessions, and does not create the file of a new session that
-   * has no user or assistant message yet.
+   * Makes the session durable now (an addition: the reference has no `flush`). A new session
+   * whose file is not written yet (no user or assistant message so far) gets it at once: the
+   * header and every entry held, exactly what its first write would have written. Then the
+   * file is fsynced (a file just created, its directory too), so a crash or a power loss after
+   * the call loses nothing appended before it. Later appends add one line each to the same
+   * file, which ends up as the reference would have written it for the same calls.
+   *
+   * Idempotent: a second call leaves the file byte-identical (it only fsyncs again).
+   * Returns `true` for a persisted session, `false` for an in-memory one (nothing is written).
+   * Throws `EEXIST` if another writer created the file first (the entries stay pending).
    */
-  flush(): void;
+  flush(): boolean;
+
+  /**
+   * Releases what this manager holds now instead of when it is garbage-collected: its open
+   * descriptors, the exclusive lease (`<file>.lock`, removed at once), the native memory of
+   * its lines and index, and its entry caches (an addition: the reference has no `dispose`).
+   * Nothing is written: what was appended is already on disk, and entries of a new session
+   * that has no user or assistant message yet are dropped ({@link SessionManager.flush} first
+   * to keep them). Entry objects handed out before stay valid.
+   *
+   * After it, every method throws an `Error` with `code: "SESSION_DISPOSED"` naming the
+   * method; a second `dispose()` does nothing.
+   */
+  dispose(): void;
 
   /**
    * Exclusive mode for this manager (also turned on for every manager by `PI_SESSION_EXCLUSIVE=1`).
@@ -836,6 +873,20 @@ export declare class SessionManager {
    * write to a file whose lease a live process holds. Throws `INVALID_ARGUMENT` for a non-boolean.
    */
   setExclusive(on: boolean): void;
+
+  /**
+   * Restore mode (an addition; off by default, as the reference, or on for every manager with
+   * `PI_SESSION_RESTORE_MISSING=1`). On, a write that finds the session file's directory gone
+   * (an `rm -rf` of the sessions dir between two turns, a file opened in a directory that was
+   * never made) makes the directory again and writes, instead of throwing `ENOENT`. An append
+   * that finds the file itself gone writes the whole session back, header and every entry held
+   * and then the new one, where the reference would leave a file of that one line; so does
+   * {@link SessionManager.flush}. The file written back is complete or absent (a temp file
+   * linked into place), fsynced with its directories when fsync per write is on; an exclusive
+   * manager takes its lease again (`SESSION_LOCKED` if another process took it meanwhile). A
+   * failed write leaves memory as it was. Throws `INVALID_ARGUMENT` for a non-boolean.
+   */
+  setRestoreMissing(on: boolean): void;
 
   /**
    * When on, every write of this manager (each append, the first write of a new session) is
@@ -851,8 +902,32 @@ export declare class SessionManager {
    * Appends a message after the leaf and returns the new entry id. Compaction and branch
    * summaries are not messages to append: use {@link SessionManager.appendCompaction} and
    * {@link SessionManager.branchWithSummary}. Do not modify the message object after handing it over.
+   *
+   * `options` is an addition (the reference takes the message only), see {@link AppendMessageOptions}:
+   * `id` appends with an id from {@link SessionManager.reserveEntryId}, `flush: true` makes the
+   * entry durable before the call returns. A refused id (`INVALID_ENTRY_ID`,
+   * `ENTRY_ID_NOT_RESERVED`, `DUPLICATE_ENTRY_ID`) changes nothing; a failed write keeps
+   * the reservation.
    */
-  appendMessage(message: Message | CustomMessage | BashExecutionMessage): string;
+  appendMessage(message: Message | CustomMessage | BashExecutionMessage, options?: AppendMessageOptions): string;
+
+  /**
+   * A new entry id, reserved for {@link SessionManager.appendMessage} `(message, { id })` (an
+   * addition): no entry of the session has it, no other reservation does, and no other append
+   * takes it while it is reserved, so the id can be handed out (in a request, a log) before the
+   * entry exists. The reservation is used by the append that names it, once that append has
+   * succeeded; it is dropped by {@link SessionManager.releaseEntryId} and when the manager moves
+   * to another session ({@link SessionManager.newSession}, {@link SessionManager.setSessionFile},
+   * {@link SessionManager.createBranchedSession}). Reservations live in memory only.
+   */
+  reserveEntryId(): string;
+
+  /**
+   * Gives up the reservation of `id` (an addition). Returns `false` when `id` was not reserved
+   * (never, already used, or already released). Throws a `TypeError` with
+   * `code: "INVALID_ENTRY_ID"` for a non-string.
+   */
+  releaseEntryId(id: string): boolean;
 
   /** Records a thinking-level change after the leaf; returns the entry id. */
   appendThinkingLevelChange(thinkingLevel: string): string;
@@ -967,6 +1042,18 @@ export declare class SessionManager {
 
   /** All entries (not the header) in the order they were appended, as a new array. */
   getEntries(): SessionEntry[];
+
+  /**
+   * The entries after the first `count` of {@link SessionManager.getEntries}, as a new array of
+   * the same objects (an addition: the reference has no such method). With `count` taken from
+   * an earlier `getEntries().length` it returns exactly what was appended since, without
+   * copying the whole list; `count` equal to the length gives `[]`.
+   *
+   * Throws a `RangeError` with `code: "ENTRY_COUNT_OUT_OF_RANGE"` when the session has fewer
+   * than `count` entries, and with `code: "INVALID_ARGUMENT"` when `count` is not a
+   * non-negative integer.
+   */
+  getEntriesSince(count: number): SessionEntry[];
 
   /**
    * All entries as a tree. Roots are entries without a (known) parent; children are sorted

@@ -60,6 +60,87 @@ test("a relative sessionDir stays relative in getSessionDir and in the session f
   assert.ok(fs.statSync(path.join(work, "rel-sessions")).isDirectory());
 });
 
+// Untidy spellings of a session dir, each with what path.join makes of the dir part of a file in
+// it. The process runs in <work>/run, so "../" climbs back to <work>.
+const DIR_SPELLINGS = [
+  ["./custom", "custom"],
+  ["custom/", "custom"],
+  ["x//y", "x/y"],
+  ["x/../y", "y"],
+  ["./", "."],
+  ["..", ".."],
+  ["../run/c2", "../run/c2"],
+];
+
+function runIn(t) {
+  const work = tmp(t);
+  const run = path.join(work, "run");
+  fs.mkdirSync(run);
+  withCwd(t, run);
+  return run;
+}
+
+test("a relative sessionDir is kept as given by getSessionDir but normalized in new session file paths", (t) => {
+  const run = runIn(t);
+  for (const [given, joined] of DIR_SPELLINGS) {
+    const sm = SessionManager.create("/proj", given);
+    assert.equal(sm.getSessionDir(), given);
+    const file = sm.getSessionFile();
+    assert.equal(file, path.join(joined, path.basename(file)), given);
+    sm.appendMessage(user());
+    sm.appendMessage(assistant());
+    assert.ok(fs.existsSync(path.join(run, file)), `${given}: written where the path says`);
+    const again = sm.newSession();
+    assert.equal(again, path.join(joined, path.basename(again)), `${given}: newSession`);
+  }
+});
+
+test("createBranchedSession on a relative sessionDir names the new file with the normalized dir", (t) => {
+  runIn(t);
+  const sm = SessionManager.create("/proj", "./x//y/../z/");
+  sm.appendMessage(user());
+  const leaf = sm.appendMessage(assistant());
+  const before = sm.getSessionFile();
+  const branched = sm.createBranchedSession(leaf);
+  assert.equal(before, path.join("x", "z", path.basename(before)));
+  assert.equal(branched, path.join("x", "z", path.basename(branched)));
+  assert.equal(sm.getSessionFile(), branched);
+  assert.equal(sm.getHeader().parentSession, before);
+});
+
+test("open with a relative sessionDir keeps the dir as given and names new sessions with it normalized", (t) => {
+  const run = runIn(t);
+  const file = sessionFile(run, "s.jsonl", [header("s1", { cwd: "/proj" }), msgEntry("aaaa0001", null, user())]);
+  const sm = SessionManager.open("s.jsonl", "./custom/");
+  assert.equal(sm.getSessionDir(), "./custom/");
+  assert.equal(sm.getSessionFile(), file);
+  const fresh = sm.newSession();
+  assert.equal(fresh, path.join("custom", path.basename(fresh)));
+});
+
+test("continueRecent with a relative sessionDir opens the newest file by its resolved path", (t) => {
+  const run = runIn(t);
+  const first = SessionManager.create("/proj", "./custom");
+  first.appendMessage(user());
+  first.appendMessage(assistant());
+  const sm = SessionManager.continueRecent("/proj", "./custom");
+  assert.equal(sm.getSessionDir(), "./custom");
+  assert.equal(sm.getSessionFile(), path.join(run, first.getSessionFile()));
+  assert.equal(sm.getSessionId(), first.getSessionId());
+});
+
+test("forkFrom into a relative sessionDir returns a manager holding the resolved file path", (t) => {
+  const run = runIn(t);
+  const src = sourceSession(run);
+  for (const [given, joined] of DIR_SPELLINGS) {
+    const sm = SessionManager.forkFrom(src, "/target", given);
+    assert.equal(sm.getSessionDir(), given);
+    const file = sm.getSessionFile();
+    assert.equal(file, path.join(run, joined, path.basename(file)), given);
+    assert.ok(fs.existsSync(file), given);
+  }
+});
+
 test("a sessionDir starting with ~/ is expanded to the home directory", (t) => {
   const home = tmp(t, "pi-home-");
   withEnv(t, { HOME: home });

@@ -1098,3 +1098,57 @@ describe("§9.7 abort semantics", () => {
     await assert.rejects(SessionManager.listAll(() => ac.abort(reason), ac.signal), (err) => err === reason);
   });
 });
+
+describe("relative and untidy session dirs in discovery", () => {
+  // Spellings of the dir <work>/custom as seen from <work>/run, and what path.join makes of them.
+  const SPELLINGS = [
+    ["../custom", "../custom"],
+    [".././custom/", "../custom"],
+    ["..//custom", "../custom"],
+    ["../run/../custom", "../custom"],
+  ];
+
+  function layout(t) {
+    const work = tempDir(t);
+    const run = path.join(work, "run");
+    fs.mkdirSync(run);
+    const previous = process.cwd();
+    process.chdir(run);
+    t.after(() => process.chdir(previous));
+    writeSession(path.join(work, "custom"), "a.jsonl", header({ id: "a", cwd: "/proj" }), [msgEntry("aaaa0001", null, user("hi"))]);
+    return work;
+  }
+
+  test("findMostRecentSession joins the dir as path.join does", (t) => {
+    layout(t);
+    for (const [given, joined] of SPELLINGS) {
+      assert.equal(M.findMostRecentSession(given), path.join(joined, "a.jsonl"), given);
+      assert.equal(M.findMostRecentSession(given, "/proj"), path.join(joined, "a.jsonl"), given);
+    }
+  });
+
+  test("findById joins the dir as path.join does", (t) => {
+    layout(t);
+    for (const [given, joined] of SPELLINGS) {
+      assert.equal(SessionManager.findById("/proj", "a", given), path.join(joined, "a.jsonl"), given);
+    }
+  });
+
+  test("list and listAll with a session dir give SessionInfo paths joined as path.join does", async (t) => {
+    layout(t);
+    for (const [given, joined] of SPELLINGS) {
+      assert.deepEqual((await SessionManager.list("/proj", given)).map((s) => s.path), [path.join(joined, "a.jsonl")], given);
+      assert.deepEqual((await SessionManager.listAll(given)).map((s) => s.path), [path.join(joined, "a.jsonl")], given);
+    }
+  });
+
+  test("listAll under a relative agent dir gives paths below its normalized sessions root", async (t) => {
+    const work = tempDir(t);
+    const previous = process.cwd();
+    process.chdir(work);
+    t.after(() => process.chdir(previous));
+    useAgentDir(t, "./agent//");
+    writeSession(path.join(work, "agent", "sessions", "--proj--"), "a.jsonl", header({ id: "a", cwd: "/proj" }), [msgEntry("aaaa0001", null, user("hi"))]);
+    assert.deepEqual((await SessionManager.listAll()).map((s) => s.path), [path.join("agent", "sessions", "--proj--", "a.jsonl")]);
+  });
+});

@@ -184,7 +184,7 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
     );
     const [info] = JSON.parse(r.stdout);
     const files = info.files.map((f) => f.path).sort();
-    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "scripts/install.js"]) {
+    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "scripts/install.js"]) {
       assert.ok(files.includes(needed), `${needed} is packed`);
     }
     assert.ok(files.some((f) => f.startsWith("lib/")), "lib/ is packed");
@@ -251,6 +251,40 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
     const r = ok(spawnSync(process.execPath, ["cjs-check.cjs", path.join(app, "sessions")], { cwd: app, env, encoding: "utf8" }), "CJS script");
     const out = JSON.parse(r.stdout.trim().split("\n").pop());
     assert.deepEqual(out.loaded, [path.join(app, "node_modules", `${NAME}-${build.suffix}`, build.binary)]);
+  });
+
+  test("the installed pi-native bin starts the agent (--help, --native-status) and register resolves", (t) => {
+    assert.ok(app, "installed");
+    let node22;
+    try {
+      node22 = require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(22);
+    } catch (error) {
+      t.skip(`the agent needs Node >= 22 and none could be fetched (${error.message.split("\n")[0]})`);
+      return;
+    }
+    const bin = path.join(app, "node_modules", ".bin", isWindows ? "pi-native.cmd" : "pi-native");
+    assert.ok(fs.existsSync(bin), "npm linked the pi-native bin");
+    // The bin's shebang runs `node` from PATH: put Node 22 first, as a pi user has it.
+    const agentEnv = {
+      ...env,
+      PATH: `${path.dirname(node22)}${path.delimiter}${env.PATH}`,
+      PI_NATIVE_AGENT: path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent"),
+      PI_CODING_AGENT_DIR: path.join(tmp, "home", "agent"),
+    };
+    const help = ok(spawnSync(bin, ["--help"], { cwd: app, env: agentEnv, encoding: "utf8", shell: isWindows }), "pi-native --help");
+    assert.match(help.stdout, /^pi - AI coding assistant/m);
+    const status = ok(spawnSync(bin, ["--native-status"], { cwd: app, env: agentEnv, encoding: "utf8", shell: isWindows }), "pi-native --native-status");
+    assert.match(status.stdout, /^store: {2}native /m);
+    assert.ok(
+      status.stdout.includes(path.join(app, "node_modules", `${NAME}-${build.suffix}`, build.binary)),
+      `the installed platform binary serves it:\n${status.stdout}`,
+    );
+    const register = ok(
+      spawnSync(node22, ["--import", `${NAME}/register`, "-e", "process.stdout.write('ok')"], { cwd: app, env: agentEnv, encoding: "utf8" }),
+      "node --import pi-session-native/register",
+    );
+    assert.equal(register.stdout, "ok");
+    assert.equal(register.stderr, "");
   });
 
   test("TypeScript finds the typings of the installed package from ESM and CommonJS", (t) => {

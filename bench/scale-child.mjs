@@ -19,10 +19,20 @@
 //   createBranchedSession { file, sessionDir }     open (untimed), then createBranchedSession(leaf)
 //   grow      { sessionDir, mb }                   a new session, then turns appended until their tool
 //                                                   output totals `mb` MB (each output a new string)
+//   resume    { file, untimed, timed, timedCalls, firstKeptId }  replays the agent's recorded call sequences
+//                                                   (bench/resume-sequences.mjs): `untimed` (names,
+//                                                   run first, off the clock), then `timed` and
+//                                                   the no-argument calls `timedCalls`; a
+//                                                   sequence that does not start with open gets
+//                                                   an untimed SessionManager.open(file) first
+//   floor     { file }                             what reading the file and JSON.parse of every
+//                                                   line costs (16 MiB chunks: a 1 GiB file does not
+//                                                   fit in one string)
 import fs from "node:fs";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { clearListingCaches, makeCall } from "./scale-ops.mjs";
+import { replayStep, steps } from "./resume-sequences.mjs";
 
 const [implKey, op, argJson = "{}"] = process.argv.slice(2);
 const args = JSON.parse(argJson);
@@ -138,6 +148,57 @@ async function main() {
       const ms = now() - t;
       const messages = sm.buildSessionContext().messages.length;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, messages };
+    }
+    case "resume": {
+      const ctx = { SM, file: args.file, sm: null, firstKeptId: args.firstKeptId, sink: 0 };
+      const untimed = steps(...(args.untimed ?? []));
+      const timed = [...steps(...(args.timed ?? [])), ...(args.timedCalls ?? []).map((method) => ({ static: false, method, args: [] }))];
+      if (!(untimed[0] ?? timed[0])?.static) ctx.sm = SM.open(args.file);
+      for (const step of untimed) replayStep(ctx, step);
+      const afterUntimedMb = rssMb();
+      gc();
+      const t = now();
+      for (const step of timed) replayStep(ctx, step);
+      const ms = now() - t;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink };
+    }
+    case "floor": {
+      // A fresh process reading the file and parsing every line (the parsed lines are dropped).
+      const t = now();
+      const fd = fs.openSync(args.file, "r");
+      const buf = Buffer.allocUnsafe(16 << 20);
+      let carry = null;
+      let lines = 0;
+      let pos = 0;
+      try {
+        for (;;) {
+          const n = fs.readSync(fd, buf, 0, buf.length, pos);
+          if (n === 0) break;
+          pos += n;
+          const view = buf.subarray(0, n);
+          let start = 0;
+          for (let nl = view.indexOf(10, 0); nl !== -1; nl = view.indexOf(10, start)) {
+            const text = carry ? Buffer.concat([carry, view.subarray(start, nl)]).toString("utf8") : view.toString("utf8", start, nl);
+            carry = null;
+            if (text) {
+              JSON.parse(text);
+              lines++;
+            }
+            start = nl + 1;
+          }
+          if (start < n) carry = carry ? Buffer.concat([carry, view.subarray(start)]) : Buffer.from(view.subarray(start));
+        }
+        if (carry?.length) {
+          try {
+            JSON.parse(carry.toString("utf8"));
+            lines++;
+          } catch {}
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      const ms = now() - t;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, lines };
     }
     case "forkFrom": {
       const t = now();

@@ -14,6 +14,10 @@
 //   single/1gb/*.jsonl     one 1 GiB rich session (open + buildSessionContext); skipped with a
 //                          message when the disk has < 4 GB free
 //   single/10k/*.jsonl     one session of exactly 10,000 entries (per-turn operations, getTree)
+//   single/text3k/*.jsonl  one text-only session of 3,000 turns (~9,000 messages, ~12 MB) WRITTEN
+//                          BY THE REFERENCE SessionManager (its own ids, key order and appends), in
+//                          a child process whose clock and random sources are seeded, so the file
+//                          is the same on every run (the `resume` section of bench:scale)
 //
 // Lines are what the reference writes: JSON.stringify of entries whose keys are in the
 // reference's order (SessionManager.append*, pi-ai's assistant messages, the agent loop's tool
@@ -559,7 +563,129 @@ const PARTS = {
       return { file: r.file, bytes: r.bytes, entries: r.entries };
     },
   },
+  text3k: {
+    params: { turns: 3000, writer: "reference", version: 1 },
+    async generate(root, log) {
+      const dir = path.join(root, "single", "text3k");
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.mkdirSync(dir, { recursive: true });
+      log("  3,000-turn text session (written by the reference SessionManager)...");
+      const { spawnSync } = await import("node:child_process");
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--write-text3k", dir, "3000"], { encoding: "utf8", maxBuffer: 16 << 20 });
+      if (r.status !== 0) throw new Error(`scale-gen: the text3k writer failed: ${r.stderr}`);
+      return JSON.parse(r.stdout.trim().split("\n").pop());
+    },
+  },
 };
+
+// ------------------------------------------------------------------------------ text3k writer
+/**
+ * Runs in its own process (`scale-gen.mjs --write-text3k <dir> <turns>`): the reference
+ * SessionManager writes a text-only session, turn by turn, as the agent would (user message,
+ * assistant message with thinking, text, a tool call and usage, the tool result; sometimes a
+ * closing assistant reply; a compaction whenever the context estimate passes ~170k tokens, as
+ * auto-compaction would). The process's clock (`Date`), `crypto.randomUUID` (entry ids) and
+ * `crypto.getRandomValues` (the header's uuidv7) are seeded first, so the bytes are the same on
+ * every run. Prints { file, bytes, entries, messages } as JSON.
+ */
+async function writeText3k(dir, turns) {
+  const { createRequire, syncBuiltinESMExports } = await import("node:module");
+  const require = createRequire(import.meta.url);
+  const rand = mulberry32(0x7e47);
+  const hex = (n) => {
+    let s = "";
+    while (s.length < n) s += ((rand() * 4294967296) >>> 0).toString(16).padStart(8, "0");
+    return s.slice(0, n);
+  };
+  const nodeCrypto = require("node:crypto");
+  nodeCrypto.randomUUID = () => `${hex(8)}-${hex(4)}-4${hex(3)}-${"89ab"[Math.floor(rand() * 4)]}${hex(3)}-${hex(12)}`;
+  syncBuiltinESMExports();
+  Object.defineProperty(globalThis.crypto, "getRandomValues", {
+    configurable: true,
+    value: (a) => {
+      for (let i = 0; i < a.length; i++) a[i] = Math.floor(rand() * 256);
+      return a;
+    },
+  });
+  const RealDate = Date;
+  let clock = RealDate.UTC(2025, 8, 1, 9, 0, 0);
+  globalThis.Date = class extends RealDate {
+    constructor(...a) {
+      if (a.length) super(...a);
+      else super(clock);
+    }
+    static now() {
+      return clock;
+    }
+  };
+  const { SessionManager } = await import(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
+  const g = new Gen(0x7e473);
+  const tick = (lo, hi) => (clock += g.int(lo, hi));
+  const sm = SessionManager.create(SCALE_CWD, dir);
+  const model = "claude-sonnet-4-5";
+  sm.appendModelChange("anthropic", model);
+  sm.appendThinkingLevelChange("medium");
+  let messages = 0;
+  let contextChars = 0;
+  let userIds = [];
+  const assistant = (content, stopReason) => ({
+    role: "assistant",
+    content,
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model,
+    usage: usage(g),
+    stopReason,
+    timestamp: clock,
+    responseId: `msg_01${g.hex(22)}`,
+    durationMs: g.int(800, 40000),
+  });
+  for (let t = 0; t < turns; t++) {
+    tick(5_000, 300_000);
+    const userText = g.text(g.int(40, 900));
+    userIds.push(sm.appendMessage({ role: "user", content: g.chance(0.5) ? userText : [{ type: "text", text: userText }], timestamp: clock }));
+    tick(1_000, 20_000);
+    const name = g.pick(["bash", "read", "read", "edit", "grep"]);
+    const callId = `toolu_01${g.hex(22)}`;
+    const args =
+      name === "bash"
+        ? { command: `cargo test -p ${g.pick(WORDS)} 2>&1 | tail -n 40`, timeout: 600 }
+        : name === "edit"
+          ? { path: `src/${g.pick(WORDS)}.rs`, edits: [{ oldText: g.text(g.int(30, 200)), newText: g.text(g.int(30, 260)) }] }
+          : name === "grep"
+            ? { pattern: `fn ${g.pick(WORDS)}`, path: "src" }
+            : { path: `src/${g.pick(WORDS)}/${g.pick(WORDS)}.rs` };
+    const thinking = g.text(g.int(60, 700));
+    const text = g.text(g.int(20, 400));
+    sm.appendMessage(assistant([{ type: "thinking", thinking, thinkingSignature: g.hex(g.int(64, 200)) }, { type: "text", text }, { type: "toolCall", id: callId, name, arguments: args }], "toolUse"));
+    tick(5, 20_000);
+    const out = g.toolOutput(g.int(150, 2100));
+    sm.appendMessage({ role: "toolResult", toolCallId: callId, toolName: name, content: [{ type: "text", text: out }], isError: g.chance(0.04), timestamp: clock });
+    messages += 3;
+    contextChars += userText.length + thinking.length + text.length + out.length + 300;
+    if (g.chance(0.1)) {
+      tick(1_000, 20_000);
+      const reply = g.text(g.int(50, 900));
+      sm.appendMessage(assistant([{ type: "text", text: reply }], "stop"));
+      messages++;
+      contextChars += reply.length;
+    }
+    if (g.chance(0.004)) {
+      tick(100, 2_000);
+      sm.appendSessionInfo(`${g.pick(["Fix", "Refactor", "Speed up"])} ${g.pick(WORDS)} ${g.pick(WORDS)}`);
+    }
+    if (contextChars > 680_000 && userIds.length > 4) {
+      tick(5_000, 60_000);
+      const kept = userIds[userIds.length - g.int(2, 4)];
+      const summary = `## Goal\n${g.text(g.int(200, 600))}\n\n## Progress\n### Done\n${g.text(g.int(600, 3000))}\n\n## Next Steps\n${g.text(g.int(100, 500))}`;
+      sm.appendCompaction(summary, kept, Math.round(contextChars / 4), { readFiles: [`src/${g.pick(WORDS)}.rs`], modifiedFiles: [`src/${g.pick(WORDS)}.rs`] }, false, usage(g));
+      contextChars = 30_000;
+      userIds = userIds.slice(-4);
+    }
+  }
+  const file = sm.getSessionFile();
+  return { file, bytes: fs.statSync(file).size, entries: sm.getEntries().length, messages };
+}
 
 function singleOk(rec) {
   try {
@@ -614,6 +740,11 @@ export async function ensureScaleData(log = (...a) => console.error(...a), optio
   return manifest;
 }
 
+if (process.argv[2] === "--write-text3k") {
+  const r = await writeText3k(process.argv[3], Number(process.argv[4]));
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+  process.exit(0);
+}
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const only = process.argv.slice(2);
   const m = await ensureScaleData(undefined, only.length ? { only } : {});

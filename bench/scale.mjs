@@ -16,7 +16,10 @@
 // Environment:
 //   SCALE_ONLY=list,open      run only the sections whose key contains one of these strings
 //                             (sections: list (= list + listAll), walk, grow, open128, open1g, perTurn,
-//                             getTree, forkFrom, createBranchedSession)
+//                             getTree, forkFrom, createBranchedSession, resume)
+//   SCALE_RESUME_RUNS=5       child runs per implementation and line of the resume section
+//   SCALE_RESUME_RUNS_1G=3    the same, on the 1 GiB session
+//   SCALE_RESUME_DATA=text,mb128,gb1   the resume section's sessions (default: all three)
 //   SCALE_REPS=2              in-process repetitions per implementation of the slow operations
 //   SCALE_MIN_TIME_MS=300     per measurement, for the per-turn calls
 //   SCALE_MEASUREMENTS=4      measurements per implementation, for the per-turn calls
@@ -117,7 +120,8 @@ console.log(
   `data: ${many.count} sessions, ${MB(many.totalBytes)} (largest ${MB(many.largestBytes)}, ${many.over50MB} ≥ 50 MiB) in ${path.relative(ROOT, many.sessionDir)}; ` +
     `${data.mb128 && !data.mb128.skipped ? `${MB(data.mb128.bytes)} session (${data.mb128.entries} entries)` : "no 128 MiB session"}; ` +
     `${data.gb1 && !data.gb1.skipped ? `${MB(data.gb1.bytes)} session (${data.gb1.entries} entries)` : `no 1 GiB session (${data.gb1?.skipped ?? "not generated"})`}; ` +
-    `${data.e10k.entries}-entry session (${MB(data.e10k.bytes)})`,
+    `${data.e10k.entries}-entry session (${MB(data.e10k.bytes)})` +
+    `${data.text3k && !data.text3k.skipped ? `; 3,000-turn text session (${MB(data.text3k.bytes)}, ${data.text3k.entries} entries)` : ""}`,
 );
 if (!ours) console.log(`ours: could not load ${path.join(ROOT, "index.js")} (${oursError}) — benchmarking the reference alone`);
 
@@ -265,7 +269,7 @@ const failedCell = (x) => (x?.failed ? `failed: ${x.failed}` : x?.error ? `faile
 /**
  * A timing row. speedup: required reference/ours factor (≥), or maxRatio: required ours/reference (≤).
  */
-function timeRow(label, res, { speedup, maxRatio, note } = {}) {
+function timeRow(label, res, { speedup, maxRatio, note, floor } = {}) {
   const ref = res.reference;
   const our = res.ours;
   const ratio = ref?.ms && our?.ms ? our.ms / ref.ms : null;
@@ -286,8 +290,9 @@ function timeRow(label, res, { speedup, maxRatio, note } = {}) {
     ratio: ratio == null ? "" : `${ratio < 0.1 ? ratio.toFixed(3) : ratio.toFixed(2)} (${ratio <= 1 ? `${(1 / ratio).toFixed(1)}× faster` : `${ratio.toFixed(1)}× slower`})`,
     target,
     status,
+    floor: floor === undefined ? "" : fmtMs(floor),
   });
-  results.push({ kind: "time", label, reference: ref, ours: our, ratio, target, status, note });
+  results.push({ kind: "time", label, reference: ref, ours: our, ratio, target, status, note, floorMs: floor });
 }
 
 /** A sub-row from the child processes: peak RSS (with an optional ours-only bound). */
@@ -560,16 +565,168 @@ if (wanted("createBranchedSession") && file128) {
   for (const impl of impls) fs.rmSync(dir(impl), { recursive: true, force: true });
 }
 
+// ---------------------------------------------------------------- resume as pi does (issue 16)
+// The agent's own call sequences (bench/resume-sequences.mjs, recorded by
+// bench/record-agent-calls.mjs), each replayed in a fresh child process per implementation on a
+// session opened in that process; the median of several runs (implementations alternating). FLOOR:
+// what a fresh process needs to read the file and JSON.parse every line (child op `floor`).
+const RESUME_RUNS = Math.max(1, Number(process.env.SCALE_RESUME_RUNS ?? 5));
+const RESUME_RUNS_1G = Math.max(1, Number(process.env.SCALE_RESUME_RUNS_1G ?? 3));
+const RESUME_DATA = (process.env.SCALE_RESUME_DATA ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+const RESUME_SCENARIOS = {
+  sdk: { label: "SDK resume (open + createAgentSession)", timed: ["open", "sdk-resume"] },
+  interactive: { label: "interactive resume (pi --session: open, first frames, footer)", timed: ["tui-resume"] },
+  tree: { label: "/tree after resume (resume untimed)", untimed: ["tui-resume"], timed: ["tui-tree"] },
+  turn: { label: "a turn after resume (interactive; resume untimed)", untimed: ["tui-resume"], timed: ["tui-turn"], writes: true },
+  sdkTurn: { label: "a tool-call turn after SDK resume (resume untimed)", untimed: ["open", "sdk-resume"], timed: ["turn-tool"], writes: true },
+  compact: { label: "manual /compact after resume (interactive; resume untimed)", untimed: ["tui-resume"], timed: ["tui-compact"], writes: true },
+  // As the issue's table measures them: the first calls after an open pay for whatever the open
+  // left to do, the repetitions for what each call costs.
+  firstTree: { label: "getTree() ×5, the first after open (open untimed)", untimed: ["open"], timedCalls: Array(5).fill("getTree") },
+  firstEntries: {
+    label: "getBranch() + getEntries() ×50, the first after open (open untimed)",
+    untimed: ["open"],
+    timedCalls: Array.from({ length: 50 }, () => ["getBranch", "getEntries"]).flat(),
+  },
+};
+
+/**
+ * n child runs per implementation of `op`, in Thue–Morse order. prepare(impl, run) may return
+ * { args, cleanup } (e.g. a fresh copy of the file for sequences that append).
+ * Returns { [impl]: { ok, ms (median), all, maxRssMb (median), failed } }.
+ */
+async function childRuns(op, prepare, n) {
+  const res = Object.fromEntries(impls.map((i) => [i.key, { all: [], rss: [], failed: null }]));
+  let run = 0;
+  for (const i of order(n)) {
+    const impl = impls[i];
+    const r = res[impl.key];
+    if (r.failed) continue;
+    const { args, cleanup } = prepare(impl, run++);
+    settleDisk();
+    const o = await child(impl.key, op, args);
+    cleanup?.();
+    if (!o?.ok) {
+      r.failed = o?.failed ?? "no result";
+      log(`    ${impl.key}: failed: ${r.failed}`);
+      continue;
+    }
+    r.all.push(o.ms);
+    r.rss.push(o.maxRssMb);
+    r.last = o;
+    log(`    ${impl.key}: ${fmtMs(o.ms)}, peak RSS ${fmtMb(o.maxRssMb)}`);
+  }
+  for (const r of Object.values(res)) {
+    r.ok = !r.failed && r.all.length > 0;
+    r.ms = r.ok ? median(r.all) : null;
+    r.maxRssMb = r.ok ? median(r.rss) : null;
+  }
+  return res;
+}
+
+/** The entry pi's default keepRecentTokens (20,000) would keep from: a user message ~80,000 chars back. */
+function firstKeptFor(file) {
+  const sm = reference.SessionManager.open(file, path.join(impls[0].tmp, "firstKept"));
+  const branch = sm.getBranch();
+  let chars = 0;
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const e = branch[i];
+    if (e.type === "compaction") return e.firstKeptEntryId;
+    chars += JSON.stringify(e).length;
+    if (chars >= 80_000 && e.type === "message" && e.message.role === "user") return e.id;
+  }
+  return branch[0]?.id;
+}
+
+if (wanted("resume")) {
+  if (!CHILDREN) noteRow("resume as pi does: skipped (SCALE_NO_CHILDREN; it runs in child processes only)");
+  const sets = [
+    data.text3k && !data.text3k.skipped && {
+      key: "text",
+      file: data.text3k.file,
+      label: `${MB(data.text3k.bytes)} text session (3,000 turns, ${data.text3k.messages.toLocaleString("en-US")} messages, written by the reference)`,
+      scenarios: ["sdk", "interactive", "tree", "turn", "sdkTurn", "compact", "firstTree", "firstEntries"],
+      targets: { interactive: 0.6, firstTree: 0.8, firstEntries: 0.8 },
+      runs: RESUME_RUNS,
+    },
+    file128 && {
+      key: "mb128",
+      file: file128,
+      label: `${MB(data.mb128.bytes)} session (images, tool output; ${data.mb128.entries.toLocaleString("en-US")} entries)`,
+      scenarios: ["sdk", "interactive", "tree", "turn", "compact", "firstTree", "firstEntries"],
+      targets: { interactive: 0.2, tree: 0.2, firstTree: 0.8, firstEntries: 0.8 },
+      runs: RESUME_RUNS,
+    },
+    data.gb1 && !data.gb1.skipped && {
+      key: "gb1",
+      file: data.gb1.file,
+      label: `${MB(data.gb1.bytes)} session (${data.gb1.entries.toLocaleString("en-US")} entries)`,
+      scenarios: ["interactive", "firstTree", "firstEntries"],
+      targets: { interactive: 0.2, firstTree: 0.8, firstEntries: 0.8 },
+      rssAtMostReference: ["interactive"],
+      runs: RESUME_RUNS_1G,
+    },
+  ].filter((x) => x && (!RESUME_DATA.length || RESUME_DATA.includes(x.key)));
+  if (data.gb1?.skipped && (!RESUME_DATA.length || RESUME_DATA.includes("gb1"))) noteRow(`resume as pi does, 1 GiB session: SKIPPED (${data.gb1.skipped})`);
+  for (const set of CHILDREN ? sets : []) {
+    log(`resume as pi does: ${set.label} (${set.runs} child runs per side and line)...`);
+    noteRow(`resume as pi does — ${set.label}; the agent's recorded call sequences, each run in a fresh process`);
+    log("  floor: read + JSON.parse of every line");
+    const floorRuns = [];
+    for (let i = 0; i < set.runs; i++) {
+      settleDisk();
+      const o = await child("reference", "floor", { file: set.file });
+      if (o?.ok) floorRuns.push(o.ms);
+      log(`    floor: ${o?.ok ? fmtMs(o.ms) : `failed: ${o?.failed}`}`);
+    }
+    const floorMs = median(floorRuns);
+    const firstKeptId = set.scenarios.includes("compact") ? firstKeptFor(set.file) : undefined;
+    const group = { kind: "resume", set: set.key, file: path.relative(ROOT, set.file), floorMs, floorRuns, lines: {} };
+    for (const key of set.scenarios) {
+      const sc = RESUME_SCENARIOS[key];
+      log(`  ${sc.label}`);
+      const res = await childRuns(
+        "resume",
+        (impl, run) => {
+          const base = { untimed: sc.untimed ?? [], timed: sc.timed ?? [], timedCalls: sc.timedCalls ?? [], firstKeptId };
+          if (!sc.writes) return { args: { ...base, file: set.file } };
+          const copy = path.join(impl.tmp, `resume-${set.key}-${key}-${run}-${path.basename(set.file)}`);
+          fs.copyFileSync(set.file, copy);
+          return { args: { ...base, file: copy }, cleanup: () => fs.rmSync(copy, { force: true }) };
+        },
+        set.runs,
+      );
+      const maxRatio = set.targets[key];
+      timeRow(`  ${sc.label}`, res, { maxRatio, floor: floorMs });
+      if (key === "interactive" || set.rssAtMostReference?.includes(key)) {
+        const atMost = set.rssAtMostReference?.includes(key);
+        rssRow(
+          "peak RSS (own process)",
+          res,
+          atMost ? { targetText: "ours ≤ reference", check: (o) => res.reference?.ok && o.maxRssMb <= res.reference.maxRssMb } : {},
+        );
+      }
+      // The replay sums what it read (entries, messages, tree nodes): both sides must agree.
+      const sinks = impls.map((i) => res[i.key]?.last?.sink);
+      if (sinks.length > 1 && sinks.every((x) => x != null) && sinks[0] !== sinks[1]) noteRow(`    WARNING: the replays read different results (${impls.map((i, j) => `${i.key} ${sinks[j]}`).join(", ")})`);
+      for (const i of impls) delete res[i.key]?.last;
+      group.lines[key] = { label: sc.label, reference: res.reference, ours: res.ours, target: maxRatio ?? null, sinks };
+    }
+    results.push(group);
+  }
+}
+
 // ---------------------------------------------------------------- report
-const header = { label: "operation", ref: "reference", ours: "ours", ratio: "ratio (ours/ref)", target: "target", status: "status" };
+const header = { label: "operation", ref: "reference", ours: "ours", ratio: "ratio (ours/ref)", target: "target", status: "status", floor: "FLOOR" };
 const all = [header, ...rows];
-const cols = ["label", "ref", "ours", "ratio", "target", "status"];
-const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.filter((r) => !r.note).map((r) => String(r[c]).length))]));
+// The FLOOR column (read + JSON.parse of the file, in a fresh process) only when a line has one.
+const cols = ["label", "ref", "ours", "ratio", "target", "status", ...(rows.some((r) => r.floor) ? ["floor"] : [])];
+const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.filter((r) => !r.note).map((r) => String(r[c] ?? "").length))]));
 const fmtRow = (r) =>
   r.note
     ? r.label
     : cols
-        .map((c) => (c === "label" || c === "target" || c === "status" ? String(r[c]).padEnd(width[c]) : String(r[c]).padStart(width[c])))
+        .map((c) => (c === "label" || c === "target" || c === "status" ? String(r[c] ?? "").padEnd(width[c]) : String(r[c] ?? "").padStart(width[c])))
         .join("  ")
         .trimEnd();
 console.log("");
@@ -583,7 +740,7 @@ const miss = statuses.filter((r) => r.status === "MISS").length;
 console.log(`targets: ${pass} PASS, ${miss} MISS${statuses.length - pass - miss ? `, ${statuses.length - pass - miss} n/a` : ""}`);
 console.log(
   `times: median; in this process, implementations alternating (slow ops ${REPS}–${REPS + 1} runs each, per-turn calls ${MEASUREMENTS} measurements × ≥ ${MIN_TIME_MS} ms each), ` +
-    `except the 1 GiB session (one child process each). Peak RSS, first onProgress and event-loop delay: one child process per implementation and operation.`,
+    `except the 1 GiB session (one child process each) and the resume section (median of ${RESUME_RUNS} child runs per side, ${RESUME_RUNS_1G} on 1 GiB; FLOOR = read + JSON.parse of every line in a fresh process). Peak RSS, first onProgress and event-loop delay: one child process per implementation and operation.`,
 );
 console.log(`peak RSS of this process (both implementations): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 console.log(`load average (1 min) at start / end: ${loadStart.toFixed(2)} / ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPU(s) — other load adds noise`);
@@ -605,6 +762,7 @@ fs.writeFileSync(
         mb128: data.mb128 && { bytes: data.mb128.bytes, entries: data.mb128.entries, skipped: data.mb128.skipped },
         gb1: data.gb1 && { bytes: data.gb1.bytes, entries: data.gb1.entries, skipped: data.gb1.skipped },
         e10k: { bytes: data.e10k.bytes, entries: data.e10k.entries },
+        text3k: data.text3k && { bytes: data.text3k.bytes, entries: data.text3k.entries, messages: data.text3k.messages, skipped: data.text3k.skipped },
       },
       table: rows,
       results,

@@ -11,6 +11,10 @@ const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = 
 const BATCH = 64;
 const LIST_PUBLISH_INTERVAL = 10;
 const LIST_ALL_PUBLISH_INTERVAL = 100;
+/** Listings of more files than this pace their partial lists by time (PartialPacer). */
+const PACE_ABOVE_TOTAL = 200;
+const PACE_MIN_MS = 100;
+const PACE_CONSUMER_FACTOR = 4;
 
 /** SessionInfo from the core's summary: `meta` JSON plus the two texts, which arrive as strings. */
 function finishInfo(metaText, firstMessage, allMessagesText) {
@@ -77,6 +81,39 @@ class SortedPartial {
 }
 
 /**
+ * Which progress calls hand over the partial list. The reference does it at fixed counts (the
+ * first file, every 10th (list) / 100th (listAll), the last). Each one costs the consumer work in
+ * proportion to the sessions so far (pi's /resume picker rebuilds its tree and resolves every
+ * path), so with a store that delivers a thousand summaries in a blink those calls were nearly
+ * all the time the picker took. Up to PACE_ABOVE_TOTAL files the reference's counts are kept.
+ * Above, the first and the last call still hand one over; in between, only the last result of a
+ * native batch does, and only once PACE_MIN_MS, or PACE_CONSUMER_FACTOR times what the previous
+ * hand-over took the consumer if that is longer, have passed since that hand-over ended. Every
+ * file still gets its own progress call, and a partial list is always complete so far and sorted.
+ */
+class PartialPacer {
+  constructor(total) {
+    this.paced = total > PACE_ABOVE_TOTAL;
+    this.nextAt = 0;
+  }
+  /** Whether a call that is neither the first nor the last hands the list over. */
+  due(loaded, interval, batchEnd) {
+    if (!this.paced) return loaded % interval === 0;
+    return batchEnd && performance.now() >= this.nextAt;
+  }
+  /** Runs the consumer's call, then sets when the next hand-over may be. */
+  handOver(call) {
+    const start = performance.now();
+    try {
+      call();
+    } finally {
+      const end = performance.now();
+      this.nextAt = end + Math.max(PACE_MIN_MS, PACE_CONSUMER_FACTOR * (end - start));
+    }
+  }
+}
+
+/**
  * The listing cache (`<agentDir>/.pi-session-native/list-cache`, the file `pi-sessions list`
  * uses too: `list_cache::file_in` in the core): summaries of unchanged files are reused between
  * runs. Not a `*.jsonl` in the agent root, which the stock agent reads in full on every start
@@ -94,7 +131,10 @@ function cacheFile() {
   }
 }
 
-/** Summarize `files` ({path, mtimeMs?}) in order, calling onLoaded(info|null, index) per file. */
+/**
+ * Summarize `files` ({path, mtimeMs?}) in order, calling onLoaded(info|null, index, batchEnd) per
+ * file; batchEnd is true for the last file of what one native call returned.
+ */
 async function summarizeAll(files, onLoaded, signal) {
   const results = new Array(files.length);
   if (files.length === 0) return results;
@@ -113,7 +153,7 @@ async function summarizeAll(files, onLoaded, signal) {
         signal?.throwIfAborted();
         const info = batch[j] === null ? null : finishInfo(batch[j], batch[j + 1], batch[j + 2]);
         results[i] = info;
-        onLoaded(info, i);
+        onLoaded(info, i, j + 3 >= batch.length);
       }
     }
     signal?.throwIfAborted();
@@ -142,15 +182,17 @@ async function listSessionsFromDir(dir, onProgress, signal) {
     const files = names.map((name) => ({ path: prefix + name }));
     const total = files.length;
     const partial = onProgress ? new SortedPartial() : null;
+    const pacer = new PartialPacer(total);
     let loaded = 0;
     const results = await summarizeAll(
       files,
-      (info) => {
+      (info, _index, batchEnd) => {
         loaded++;
         if (!onProgress) return;
         if (info) partial.add(info);
-        const publish = loaded === 1 || loaded % LIST_PUBLISH_INTERVAL === 0 || loaded === total;
-        onProgress(loaded, total, publish ? partial.snapshot() : undefined);
+        const publish = loaded === 1 || loaded === total || pacer.due(loaded, LIST_PUBLISH_INTERVAL, batchEnd);
+        if (!publish) onProgress(loaded, total, undefined);
+        else pacer.handOver(() => onProgress(loaded, total, partial.snapshot()));
       },
       signal,
     );
@@ -210,15 +252,18 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     let loaded = 0;
     let firstDone = false;
     const partial = progress ? new SortedPartial() : null;
+    const pacer = new PartialPacer(total);
     const results = await summarizeAll(
       candidates,
-      (info, index) => {
+      (info, index, batchEnd) => {
         loaded++;
         if (!progress) return;
         if (index === 0) firstDone = true;
         if (info) partial.add(info);
-        const publish = firstDone && (index === 0 || loaded % LIST_ALL_PUBLISH_INTERVAL === 0 || loaded === total);
-        progress(loaded, total, publish ? partial.snapshot() : undefined);
+        const publish =
+          firstDone && (index === 0 || loaded === total || pacer.due(loaded, LIST_ALL_PUBLISH_INTERVAL, batchEnd));
+        if (!publish) progress(loaded, total, undefined);
+        else pacer.handOver(() => progress(loaded, total, partial.snapshot()));
       },
       abortSignal,
     );

@@ -28,6 +28,18 @@ const UNKNOWN = Symbol("unknown");
  * of the objects themselves.
  */
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * A session loaded from a file of at most this many bytes is parsed into its entry objects while
+ * the program waits on something else (see `#warmSlice`): pi asks for every entry right after a
+ * resume (the branch, the context, the footer's usage over getEntries()), and between the open
+ * and those calls it loads its extensions, models and settings, with the event loop idle in
+ * between. Bigger sessions stay lazy: their point is not to hold everything.
+ */
+const WARM_MAX_BYTES = 32 << 20;
+/** One idle slice parses entries for about this long before it yields to the event loop. */
+const WARM_SLICE_MS = 4;
+/** Entries parsed per JSON.parse within a slice (bounded, so a slice of big lines stays short). */
+const WARM_BATCH = 32;
 const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 const SESSION_ID_MESSAGE =
   "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
@@ -240,6 +252,8 @@ class SessionManager {
   #origin = null;
   /** The native session's tracking id (0: untracked), by which another session finds it. */
   #trackId = 0;
+  /** While idle parsing is pending: the entry positions to parse and the next one to look at. */
+  #warm = null;
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
   #treeGeneration = -1;
@@ -286,6 +300,7 @@ class SessionManager {
     this.#labels = null;
     this.#namePos = UNKNOWN;
     this.#branch = null;
+    this.#warm = null;
     if (this.#origin !== null) this.#origin.live = false;
     this.#origin = null;
   }
@@ -374,7 +389,8 @@ class SessionManager {
     return pos;
   }
 
-  #append(entry, retarget) {
+  /** `how` (appendMessage's options, see appendOptions): undefined on the hot path. */
+  #append(entry, retarget, how) {
     const whole = this.#persist || goesWhole(entry);
     const lineOf = whole ? JSON.stringify : skeletonOf;
     let line;
@@ -388,10 +404,12 @@ class SessionManager {
       try {
         // encode() may replace `scratch` with a larger buffer: it must run before `scratch` is read.
         const length = encode(line);
-        pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
+        if (how === undefined) pos = whole ? this.#n.appendUtf8(scratch, length) : this.#n.appendSkeletonUtf8(scratch, length);
+        else pos = this.#n.appendWithUtf8(scratch, length, !whole, how.id !== undefined, how.flush);
         break;
       } catch (err) {
-        if (err.code !== "ID_TAKEN") throw err;
+        // A reserved id is never replaced (the core refuses it with its own code).
+        if (err.code !== "ID_TAKEN" || how?.id !== undefined) throw err;
         // The random id is already in the session: pick another (a full UUID after 100 tries).
         const id = attempt >= 100 ? randomUUID() : randomEntryId();
         entry.id = id;
@@ -450,6 +468,91 @@ class SessionManager {
     this.#resetCaches();
     this.#syncLeaf();
     if (!loaded) this.#seedFreshHeader();
+    else this.#warmWhenIdle(resolved);
+  }
+
+  // ----- idle parsing -------------------------------------------------------------------------
+  // The one session loaded last (a resume) is parsed into entry objects in slices of a few
+  // milliseconds, each run from the event loop when it has nothing else to do (an unref'd
+  // setImmediate: it never keeps a process alive). Held by a WeakRef, so a session nobody keeps
+  // is still collected. The objects are the ones any accessor would have made later (the same
+  // cache); a slice that fails just stops, and the accessor that needs the entry reports it.
+
+  // Until the running job ends the session loaded last is held strongly (one session, so a
+  // synchronous loop of opens still frees the others), then by a WeakRef: creating a WeakRef
+  // keeps its target alive until the job ends, which would hold every session of such a loop.
+  // Neither the microtask nor the immediate captures a manager. An exclusive manager is never
+  // held: its lease must go with it.
+  static #warmStrong = null;
+  static #warmRef = null;
+  static #warmHandOffQueued = false;
+  static #warmPending = null;
+
+  #warmWhenIdle(file) {
+    let size;
+    try {
+      size = fs.statSync(file).size;
+    } catch {
+      return;
+    }
+    if (size > WARM_MAX_BYTES || this.#n.isExclusive()) return;
+    this.#warm = { positions: this.#n.entryPositions(), next: 0 };
+    SessionManager.#warmStrong = this;
+    SessionManager.#warmRef = null;
+    if (!SessionManager.#warmHandOffQueued) {
+      SessionManager.#warmHandOffQueued = true;
+      queueMicrotask(SessionManager.#warmHandOff);
+    }
+  }
+
+  /** No idle parsing for this manager (it became exclusive). */
+  #warmForget() {
+    this.#warm = null;
+    if (SessionManager.#warmStrong === this) SessionManager.#warmStrong = null;
+  }
+
+  static #warmHandOff() {
+    SessionManager.#warmHandOffQueued = false;
+    const sm = SessionManager.#warmStrong;
+    SessionManager.#warmStrong = null;
+    if (sm === null || sm.#warm === null) return;
+    SessionManager.#warmRef = new WeakRef(sm);
+    if (SessionManager.#warmPending === null) SessionManager.#warmPending = setImmediate(SessionManager.#warmTick).unref();
+  }
+
+  static #warmTick() {
+    SessionManager.#warmPending = null;
+    const sm = SessionManager.#warmRef?.deref();
+    if (sm === undefined || !sm.#warmSlice()) {
+      SessionManager.#warmRef = null;
+      return;
+    }
+    SessionManager.#warmPending = setImmediate(SessionManager.#warmTick).unref();
+  }
+
+  /** Parses the next entries for about WARM_SLICE_MS; false when nothing is left to do. */
+  #warmSlice() {
+    const w = this.#warm;
+    if (w === null) return false;
+    const { positions } = w;
+    const objs = this.#objs;
+    const deadline = performance.now() + WARM_SLICE_MS;
+    try {
+      do {
+        const batch = [];
+        while (w.next < positions.length && batch.length < WARM_BATCH) {
+          const p = positions[w.next++];
+          if (objs[p] === undefined) batch.push(p);
+        }
+        if (batch.length > 0) this.#entries(batch);
+      } while (w.next < positions.length && performance.now() < deadline);
+    } catch {
+      this.#warm = null;
+      return false;
+    }
+    if (w.next < positions.length) return true;
+    this.#warm = null;
+    return false;
   }
 
   /** After the core started a session itself (missing or empty file), the header object mirrors
@@ -588,6 +691,19 @@ class SessionManager {
   getEntries() {
     if (this.#all === null) this.#all = this.#entries(this.#n.entryPositions());
     return this.#all.slice();
+  }
+  /** The entries after the first `count` of getEntries(), the same objects (an addition). */
+  getEntriesSince(count) {
+    if (!Number.isInteger(count) || count < 0 || count > NONE) {
+      throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeValue(count)}`, RangeError);
+    }
+    const all = this.#all;
+    const positions = all === null ? this.#n.entryPositionsSince(count) : null;
+    if (all === null ? positions === null : count > all.length) {
+      const total = all === null ? this.#n.entryPositions().length : all.length;
+      throw sessionError("ENTRY_COUNT_OUT_OF_RANGE", `getEntriesSince(${count}): the session has only ${total} entries`, RangeError);
+    }
+    return all === null ? this.#entries(positions) : all.slice(count);
   }
   getLeafId() {
     return this.#leafId;
@@ -784,18 +900,43 @@ class SessionManager {
     this.#n.persistExternal(line ?? "null");
   }
 
-  /** Force everything this session has written to stable storage (fsync). Entries not yet
-   * written (a new session without a user or assistant message) stay in memory. */
+  /** Make the session durable now: a new session not written yet gets its file (header and
+   * every entry so far), then the file is fsynced. true for a persisted session, false for an
+   * in-memory one. (An addition: the reference has no flush.) */
   flush() {
-    this.#n.flush();
+    return this.#n.flush();
+  }
+
+  /** Release what this manager holds now (descriptors, the lease, native memory, entry caches)
+   * instead of when it is garbage-collected. Every later call of any method throws
+   * `SESSION_DISPOSED`; a second dispose() does nothing. (An addition.) */
+  dispose() {
+    this.#n.dispose();
+    this.#resetCaches(0);
+    this.#trackId = 0;
+    this.#leafEntry = UNKNOWN;
+    this.#treePlan = null;
+    // The methods of a disposed manager are the ones below, which throw: no check on the hot
+    // paths of live managers.
+    Object.setPrototypeOf(this, DISPOSED);
   }
 
   /** Exclusive mode: hold the session file's lease (`<file>.lock`) so that no other process writes
    * to it; throws `SESSION_LOCKED` (naming the holder's pid) while another process holds it. */
   setExclusive(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setExclusive(on) expects a boolean", TypeError);
-    if (on) releaseLocksAtExit();
+    if (on) {
+      releaseLocksAtExit();
+      this.#warmForget();
+    }
     this.#n.setExclusive(on);
+  }
+
+  /** Restore mode (an addition): a session directory or file that vanished is made again at the
+   * next write instead of failing with ENOENT, and a vanished file is written back whole. */
+  setRestoreMissing(on) {
+    if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setRestoreMissing(on) expects a boolean", TypeError);
+    this.#n.setRestoreMissing(on);
   }
 
   /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). */
@@ -804,8 +945,23 @@ class SessionManager {
     this.#n.setFsync(on);
   }
 
-  appendMessage(message) {
-    return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+  appendMessage(message, options) {
+    if (options === undefined) return this.#append({ type: "message", id: this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message }).id;
+    const how = appendOptions(options);
+    const entry = { type: "message", id: how.id ?? this.#newId(), parentId: this.#leafId, timestamp: nowIso(), message };
+    return this.#append(entry, undefined, how).id;
+  }
+
+  /** A new entry id that no entry has and that is not reserved, reserved for
+   * `appendMessage(message, { id })` (an addition). */
+  reserveEntryId() {
+    return this.#n.reserveEntryId();
+  }
+
+  /** Give up a reservation; false when `id` was not reserved (an addition). */
+  releaseEntryId(id) {
+    if (typeof id !== "string") throw sessionError("INVALID_ENTRY_ID", `releaseEntryId(id) expects a string id, got ${typeof id}`, TypeError);
+    return this.#n.releaseEntryId(keyOf(id));
   }
 
   appendThinkingLevelChange(thinkingLevel) {
@@ -1080,6 +1236,30 @@ class SessionManager {
   }
 }
 
+/** appendMessage's options `{ id?, flush? }`, checked: `id` a non-empty string (a reserved id, which
+ * the core checks), `flush` a boolean. */
+function appendOptions(options) {
+  if (options === null || typeof options !== "object") {
+    throw sessionError("INVALID_ARGUMENT", "appendMessage(message, options) expects options to be an object", TypeError);
+  }
+  const { id, flush } = options;
+  if (id !== undefined && (typeof id !== "string" || id.length === 0)) {
+    throw sessionError("INVALID_ENTRY_ID", `appendMessage options.id must be a reserved entry id (a non-empty string), got ${describeValue(id)}`, TypeError);
+  }
+  if (flush !== undefined && typeof flush !== "boolean") {
+    throw sessionError("INVALID_ARGUMENT", "appendMessage options.flush must be a boolean", TypeError);
+  }
+  return { id, flush: flush === true };
+}
+
+function describeValue(v) {
+  try {
+    return typeof v === "string" ? JSON.stringify(v) : typeof v === "symbol" || (typeof v === "object" && v !== null) ? typeof v : String(v);
+  } catch {
+    return typeof v;
+  }
+}
+
 /** A stored message, or its content-null copy (the common path of projection, kept inline). */
 function messageOf(entry) {
   const message = entry.message;
@@ -1146,6 +1326,22 @@ function migrateSessionEntries(entries) {
 
 // Errors raised by JavaScript itself on bad input get a `code` too (see guard.js).
 guardErrors(SessionManager);
+
+/** The prototype of a disposed manager: still a SessionManager (instanceof holds), every method
+ * throws SESSION_DISPOSED, dispose() does nothing. */
+const DISPOSED = Object.create(SessionManager.prototype);
+for (const name of Object.getOwnPropertyNames(SessionManager.prototype)) {
+  if (name === "constructor" || typeof Object.getOwnPropertyDescriptor(SessionManager.prototype, name).value !== "function") continue;
+  const method =
+    name === "dispose"
+      ? { dispose() {} }.dispose
+      : {
+          [name]() {
+            throw sessionError("SESSION_DISPOSED", `SessionManager.${name}() called after dispose()`);
+          },
+        }[name];
+  Object.defineProperty(DISPOSED, name, { value: method, writable: true, configurable: true, enumerable: false });
+}
 
 module.exports = {
   CURRENT_SESSION_VERSION,

@@ -229,6 +229,36 @@ impl NativeSession {
         self.append_prefix(&env, bytes, len, Session::append_skeleton)
     }
 
+    /// `appendMessage(message, { id, flush })`: an append naming a reserved id and/or durable at
+    /// once (see `session::AppendHow`); `skeleton` as for `appendSkeletonUtf8`.
+    #[napi(catch_unwind)]
+    pub fn append_with_utf8(
+        &mut self,
+        env: Env,
+        bytes: &[u8],
+        len: u32,
+        skeleton: bool,
+        reserved: bool,
+        durable: bool,
+    ) -> Result<u32, Code> {
+        let how = session::AppendHow { reserved, durable };
+        self.append_prefix(&env, bytes, len, |s, line| {
+            s.append_with(line, skeleton, how)
+        })
+    }
+
+    /// `reserveEntryId()`: the id itself (not its key).
+    #[napi(catch_unwind)]
+    pub fn reserve_entry_id(&mut self) -> String {
+        self.inner.reserve_entry_id()
+    }
+
+    /// `releaseEntryId(id)` by key: false when it was not reserved.
+    #[napi(catch_unwind)]
+    pub fn release_entry_id(&mut self, key: String) -> bool {
+        self.inner.release_entry_id(core_key(&key))
+    }
+
     #[napi(catch_unwind)]
     pub fn persist_external(&mut self, line: String) -> Result<(), Code> {
         self.inner
@@ -236,8 +266,18 @@ impl NativeSession {
             .map_err(to_napi)
     }
 
+    /// `dispose()`: drop the state now (lines, index, descriptors, the lease), as a collected
+    /// manager's is, and stop tracking it (another manager can no longer take its records).
     #[napi(catch_unwind)]
-    pub fn flush(&self) -> Result<(), Code> {
+    pub fn dispose(&mut self, env: Env) {
+        reclaim::untrack(&env, self.track_id);
+        self.track_id = 0;
+        self.release(&env);
+    }
+
+    /// Writes a session not written yet and fsyncs it; false for an in-memory session.
+    #[napi(catch_unwind)]
+    pub fn flush(&mut self) -> Result<bool, Code> {
         self.inner.flush().map_err(to_napi)
     }
 
@@ -250,10 +290,23 @@ impl NativeSession {
         });
     }
 
+    /// Restore mode: make a vanished directory or file again at write time (see the core's
+    /// `Session::set_restore_missing`).
+    #[napi(catch_unwind)]
+    pub fn set_restore_missing(&mut self, on: bool) {
+        self.inner.set_restore_missing(on);
+    }
+
     /// Exclusive mode: take (or release) the ownership lease of the session file.
     #[napi(catch_unwind)]
     pub fn set_exclusive(&mut self, on: bool) -> Result<(), Code> {
         self.inner.set_exclusive(on).map_err(to_napi)
+    }
+
+    /// Whether this manager holds (or wants) the session file's lease.
+    #[napi(catch_unwind)]
+    pub fn is_exclusive(&self) -> bool {
+        self.inner.is_exclusive()
     }
 
     #[napi(catch_unwind)]
@@ -350,6 +403,14 @@ impl NativeSession {
         Uint32Array::new(self.inner.entry_positions())
     }
 
+    /// The positions `getEntriesSince(count)` returns; null past the end.
+    #[napi(catch_unwind)]
+    pub fn entry_positions_since(&self, count: u32) -> Option<Uint32Array> {
+        self.inner
+            .entry_positions_since(count as usize)
+            .map(Uint32Array::new)
+    }
+
     #[napi(catch_unwind)]
     pub fn children(&self, key: String) -> Uint32Array {
         Uint32Array::new(self.inner.children(core_key(&key)))
@@ -425,7 +486,7 @@ impl NativeSession {
         env: &Env,
         bytes: &[u8],
         len: u32,
-        append: fn(&mut Session, &[u8]) -> pi_session_core::Result<u32>,
+        append: impl FnOnce(&mut Session, &[u8]) -> pi_session_core::Result<u32>,
     ) -> Result<u32, Code> {
         let line = bytes
             .get(..len as usize)
@@ -448,7 +509,8 @@ impl NativeSession {
         }
     }
 
-    /// Its JS object is gone: drop the state now (the finalizer comes later, to an empty shell).
+    /// Its JS object is gone (or it was disposed): drop the state now (the finalizer comes later,
+    /// to an empty shell).
     fn release(&mut self, env: &Env) {
         if let Ok(empty) = Session::blank(String::new(), String::new(), false) {
             self.inner = empty;

@@ -22,13 +22,35 @@ const SYNTHETIC_JSONL =
 
 class Mismatch extends Error {}
 
-function makeSide(label, mod) {
+/**
+ * How a sequence spells its session dirs. Most sequences use absolute paths; one seed in four runs
+ * from a directory inside the temp root and passes the dirs relative to it, spelled untidily
+ * (`./x`, `x/`, `x//`, `a/../x`, `..`), as `--session-dir ./custom` does. The choice depends on the
+ * seed only (it draws nothing from the sequence's Rng, so the operations generated are the same).
+ */
+export const RELATIVE_LAYOUTS = [
+  { home: "", sessDir: "./sessions", otherDir: "other-sessions" },
+  { home: "", sessDir: "sessions/", otherDir: "./other-sessions/" },
+  { home: "", sessDir: "misc/../sessions", otherDir: "other-sessions//" },
+  { home: "misc", sessDir: "../sessions", otherDir: "../other-sessions/" },
+  { home: "misc", sessDir: ".././sessions//", otherDir: "..//other-sessions" },
+  { home: "proj", sessDir: "../misc/../sessions", otherDir: "../other-sessions" },
+];
+
+export function layoutOf(seed) {
+  if (seed % 4 !== 3) return null;
+  return RELATIVE_LAYOUTS[Math.floor(seed / 4) % RELATIVE_LAYOUTS.length];
+}
+
+function makeSide(label, mod, layout) {
   const tmp = fs.realpathSync(os.tmpdir());
   const root = fs.mkdtempSync(path.join(tmp, "pi-parity-"));
   const side = {
     label,
     mod,
     root,
+    // The process cwd while this side runs (relative session dirs are relative to it).
+    home: path.join(root, layout?.home ?? ""),
     cwd: path.join(root, "proj"),
     cwd2: path.join(root, "other proj:ü"),
     sessDir: path.join(root, "sessions"),
@@ -45,6 +67,10 @@ function makeSide(label, mod) {
     sm: null,
   };
   for (const d of [side.cwd, side.cwd2, side.sessDir, side.miscDir]) fs.mkdirSync(d, { recursive: true });
+  if (layout) {
+    side.sessDir = layout.sessDir;
+    side.otherDir = layout.otherDir;
+  }
   return side;
 }
 
@@ -54,6 +80,7 @@ function defaultDirOf(side, cwd) {
 
 function setEnv(side) {
   process.env.PI_CODING_AGENT_DIR = side.agentDir;
+  if (process.cwd() !== side.home) process.chdir(side.home);
 }
 
 /** Resolve symbolic references for one side; everything else is deep-cloned. */
@@ -394,10 +421,12 @@ function removeRoot(root) {
 export async function runSequence({ seed, steps, modA, modB, implName, onStep }) {
   const rng = new Rng(seed);
   const g = new GenContext(rng, new DataGen(rng));
-  const A = makeSide("reference", modA);
-  const B = makeSide(implName, modB);
+  const layout = layoutOf(seed);
+  const A = makeSide("reference", modA, layout);
+  const B = makeSide(implName, modB, layout);
   const log = [];
   const savedEnv = process.env.PI_CODING_AGENT_DIR;
+  const savedCwd = process.cwd();
   let stepNo = -1;
   let ok = false;
   try {
@@ -457,6 +486,7 @@ export async function runSequence({ seed, steps, modA, modB, implName, onStep })
     const msg = [
       `${kind} (seed=${seed}, step ${stepNo}; ${steps} steps + start + epilogue, implementation=${implName})`,
       `op: ${log[log.length - 1] ?? "(none)"}`,
+      ...(layout ? [`layout: cwd <ROOT>/${layout.home}, sessDir ${JSON.stringify(layout.sessDir)}, otherDir ${JSON.stringify(layout.otherDir)}`] : []),
       detail,
       `replay: PARITY_SEED=${seed} PARITY_RUNS=1 PARITY_STEPS=${steps}${implName === "reference" ? " PARITY_IMPL=reference" : ""} node --test __test__/parity.test.mjs`,
       `temp roots kept: reference=${A.root} implementation=${B.root}`,
@@ -467,6 +497,7 @@ export async function runSequence({ seed, steps, modA, modB, implName, onStep })
     err.seed = seed;
     throw err;
   } finally {
+    process.chdir(savedCwd);
     if (savedEnv === undefined) delete process.env.PI_CODING_AGENT_DIR;
     else process.env.PI_CODING_AGENT_DIR = savedEnv;
     if (ok) {

@@ -168,9 +168,25 @@ const dir: string = sm.getSessionDir();
 const isDefault: boolean = sm.usesDefaultSessionDir();
 const sessionId: string = sm.getSessionId();
 const sessionFile: string | undefined = sm.getSessionFile();
-sm.flush();
+const flushed: boolean = sm.flush();
+const disposed: void = any<SessionManager>().dispose();
+const newer: Ours.SessionEntry[] = sm.getEntriesSince(sm.getEntries().length - 1);
+// @ts-expect-error the count is a number
+sm.getEntriesSince("1");
+const reservedId: string = sm.reserveEntryId();
+const withReserved: string = sm.appendMessage(refUser, { id: reservedId, flush: true });
+const appendOptions: Ours.AppendMessageOptions = { flush: false };
+sm.appendMessage(refAssistant, appendOptions);
+const released: boolean = sm.releaseEntryId(reservedId);
+// @ts-expect-error flush is a boolean
+sm.appendMessage(refUser, { flush: "yes" });
+// @ts-expect-error a reserved id is a string
+sm.appendMessage(refUser, { id: 5 });
 sm.setExclusive(true);
 sm.setFsync(false);
+sm.setRestoreMissing(true);
+// @ts-expect-error restore mode is switched with a boolean
+sm.setRestoreMissing(1);
 
 const idUser: string = sm.appendMessage(refUser);
 sm.appendMessage(refAssistant);
@@ -256,6 +272,8 @@ sm.appendCustomMessageEntry("my-extension", "text");
 sm.appendLabelChange(idUser);
 // @ts-expect-error flush takes no argument
 sm.flush(true);
+// @ts-expect-error dispose takes no argument
+sm.dispose(true);
 // @ts-expect-error exclusive mode is switched with a boolean
 sm.setExclusive("yes");
 // @ts-expect-error the leaf id may be null
@@ -274,7 +292,8 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync"> = any<Ref.SessionManager>();
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId" | "setRestoreMissing";
+const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:
 // nothing declared elsewhere is assignable to it without a cast.
@@ -282,12 +301,12 @@ const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync">
 const refManagerNoCast: Ref.SessionManager = sm;
 const refManager: Ref.SessionManager = sm as unknown as Ref.SessionManager;
 
-// Same method names: the reference's public members plus `flush`, `setExclusive`, `setFsync`, nothing else.
-ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, "flush" | "setExclusive" | "setFsync">>(true);
+// Same method names: the reference's public members plus our additions, nothing else.
+ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, Additions>>(true);
 ok<Mutual<Exclude<keyof Ref.SessionManager, keyof SessionManager>, never>>(true);
 
-// Same parameters for every instance method; appendCompaction has one more, optional, at the end.
-type RefMethods = Omit<Ref.SessionManager, "appendCompaction">;
+// Same parameters for every instance method; appendCompaction and appendMessage have one more, optional, at the end.
+type RefMethods = Omit<Ref.SessionManager, "appendCompaction" | "appendMessage">;
 type ParamsMatch = {
   [K in keyof RefMethods]: Mutual<Parameters<RefMethods[K]>, Parameters<SessionManager[K]>>;
 };
@@ -296,6 +315,9 @@ type CompactionParams = Parameters<SessionManager["appendCompaction"]>;
 ok<Mutual<CompactionParams, [...Parameters<Ref.SessionManager["appendCompaction"]>, retainedTail?: Ours.AgentMessage[] | undefined]>>(
   true,
 );
+// appendMessage takes options too (an addition).
+type AppendMessageParams = Parameters<SessionManager["appendMessage"]>;
+ok<Mutual<AppendMessageParams, [...Parameters<Ref.SessionManager["appendMessage"]>, options?: Ours.AppendMessageOptions | undefined]>>(true);
 // Same return types.
 type ReturnsMatch = {
   [K in keyof Ref.SessionManager]: Mutual<ReturnType<Ref.SessionManager[K]>, ReturnType<SessionManager[K]>>;

@@ -29,6 +29,10 @@ pub enum ErrorCode {
     IdTaken,
     /// A big session's file was changed in place after it was opened (its lines are read lazily).
     FileChanged,
+    /// An append names an id that was not reserved (or whose reservation was used or released).
+    EntryIdNotReserved,
+    /// An append names an id that an entry of the session already has.
+    DuplicateEntryId,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
     /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
@@ -49,6 +53,8 @@ impl ErrorCode {
             ErrorCode::SessionLocked => "SESSION_LOCKED",
             ErrorCode::IdTaken => "ID_TAKEN",
             ErrorCode::FileChanged => "SESSION_FILE_CHANGED",
+            ErrorCode::EntryIdNotReserved => "ENTRY_ID_NOT_RESERVED",
+            ErrorCode::DuplicateEntryId => "DUPLICATE_ENTRY_ID",
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }

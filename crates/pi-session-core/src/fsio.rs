@@ -71,6 +71,32 @@ pub fn ensure_dir(path: &Path) -> Result<()> {
     fs::create_dir_all(path).map_err(|e| Error::io(&e, "mkdir", path))
 }
 
+/// Create the directory `file` goes in (recursively) when it is missing; true when it was. With
+/// [`Durability::Fsync`] each directory made is fsynced into its parent, so the file written
+/// next has a durable path.
+pub fn ensure_parent(file: &Path, durability: Durability) -> Result<bool> {
+    let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(false);
+    };
+    if dir.is_dir() {
+        return Ok(false);
+    }
+    let mut missing = vec![dir];
+    while let Some(up) = missing.last().and_then(|d| d.parent()) {
+        if up.as_os_str().is_empty() || up.is_dir() {
+            break;
+        }
+        missing.push(up);
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::io(&e, "mkdir", dir))?;
+    if durability == Durability::Fsync {
+        for made in missing.iter().rev() {
+            sync_dir(made);
+        }
+    }
+    Ok(true)
+}
+
 /// Append bytes (complete lines) in a single write.
 pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
     let f = OpenOptions::new()
@@ -161,6 +187,15 @@ impl Appender {
             self.open = None;
         }
         result
+    }
+
+    /// Whether the next append to `path` opens it again: no descriptor of it yet, or the file
+    /// it had lost its name (deleted, or its directory removed).
+    pub fn reopens(&self, path: &Path) -> bool {
+        match &self.open {
+            Some((p, f, _)) if p == path => !still_linked(f),
+            _ => true,
+        }
     }
 
     /// After a successful append: the descriptor it wrote through (`opened` tells descriptors

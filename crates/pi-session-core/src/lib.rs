@@ -22,6 +22,7 @@ pub mod materialize;
 pub mod migrate;
 pub mod paths;
 pub mod record;
+pub mod reserve;
 pub mod scan;
 pub mod session;
 pub mod summary_job;

@@ -97,7 +97,7 @@ pub fn find_most_recent(dir: &Path, resolved_cwd: Option<&str>) -> Option<PathBu
     let names = jsonl_names(dir).ok()?;
     let mut files = Vec::with_capacity(names.len());
     for n in names {
-        let p = dir.join(&n);
+        let p = paths::join_in(dir, &n);
         let mtime = fs::metadata(&p).ok()?.modified().ok()?;
         files.push((p, mtime));
     }
@@ -116,7 +116,7 @@ pub fn find_by_id(dir: &Path, id: &str, resolved_cwd: Option<&str>) -> Option<Pa
     let names = jsonl_names(dir).ok()?;
     names
         .into_iter()
-        .map(|n| dir.join(n))
+        .map(|n| paths::join_in(dir, &n))
         .find(|p| match read_header_for_discovery(p) {
             Some(h) => h.id == id && resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
             None => false,
@@ -154,7 +154,7 @@ pub fn sort_names_desc(names: &mut [String]) {
 pub fn list_dir_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut names = jsonl_names(dir)?;
     sort_names_desc(&mut names);
-    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+    Ok(names.into_iter().map(|n| paths::join_in(dir, &n)).collect())
 }
 
 /// Candidates of `listAll()` under the sessions root: every `.jsonl` in every subdirectory (or
@@ -169,9 +169,9 @@ pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
         if !(ft.is_dir() || ft.is_symlink()) {
             continue;
         }
-        let dir = root.join(e.file_name());
+        let dir = paths::join_in(root, &e.file_name().to_string_lossy());
         if let Ok(names) = jsonl_names(&dir) {
-            files.extend(names.into_iter().map(|n| dir.join(n)));
+            files.extend(names.into_iter().map(|n| paths::join_in(&dir, &n)));
         }
     }
     let mut c: Vec<(PathBuf, Option<f64>)> = files

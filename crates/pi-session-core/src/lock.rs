@@ -363,6 +363,24 @@ impl WriterGuard {
         Ok(())
     }
 
+    /// After `file`'s directory was made again (it had been removed, the lease file with it):
+    /// an exclusive manager that held the lease takes it again, unless another process took it
+    /// meanwhile (`SESSION_LOCKED`).
+    pub fn renew(&mut self, file: &Path) -> Result<()> {
+        let intact = match &self.lease {
+            Some((f, lease)) if f == file => fs::read(&lease.lock)
+                .ok()
+                .and_then(|b| Holder::parse(&b))
+                .is_some_and(|h| h.nonce == lease.nonce),
+            _ => return Ok(()),
+        };
+        if !self.exclusive || intact {
+            return Ok(());
+        }
+        self.lease = None;
+        self.take(file)
+    }
+
     /// The session now lives at `file`: a lease on any other file is released.
     pub fn follow(&mut self, file: Option<&Path>) {
         if !matches!((&self.lease, file), (Some((f, _)), Some(file)) if f == file) {

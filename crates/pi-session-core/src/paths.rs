@@ -1,7 +1,7 @@
 //! Where sessions live: the agent directory, the per-cwd default session directory, and path
 //! resolution with Node's `path.resolve` rules (POSIX), tilde and `file://` handling.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `~`, `~/x` and `file://` handling of the reference's `normalizePath` (no resolution).
 pub fn normalize(input: &str) -> String {
@@ -46,23 +46,45 @@ pub fn home() -> String {
         .unwrap_or_else(|| "/".to_owned())
 }
 
-/// `path.join` for two POSIX parts, normalized.
+/// Node's `path.join(a, b)` (POSIX): the non-empty parts joined with `/`, then
+/// [`normalize_posix`]. Every path the reference builds with `join` (session files, listing
+/// results, the sessions root) is spelled by this one rule, so a relative or untidy session dir
+/// (`./x`, `x//y`, `x/../y`) gives the same strings here as there (`x`, `x/y`, `y`).
 pub fn join(a: &str, b: &str) -> String {
-    if a.is_empty() {
-        return normalize_posix(b);
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => normalize_posix(b),
+        (false, true) => normalize_posix(a),
+        (false, false) => normalize_posix(&format!("{a}/{b}")),
     }
-    if b.is_empty() {
-        return normalize_posix(a);
-    }
-    normalize_posix(&format!("{a}/{b}"))
 }
 
-/// `path.normalize` (POSIX): collapse `//`, `.` and `..`, drop a trailing slash.
+/// [`join`] for a directory held as a path and a file name in it.
+pub fn join_in(dir: &Path, name: &str) -> PathBuf {
+    PathBuf::from(join(&dir.to_string_lossy(), name))
+}
+
+/// Node's `path.normalize` (POSIX): collapse `//`, `.` and `..` (a relative path may climb above
+/// its start, an absolute one stops at `/`), keep one trailing slash if there was one; `""` is `.`.
 pub fn normalize_posix(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
     let absolute = p.starts_with('/');
+    let trailing = p.ends_with('/');
+    let body = collapse(p, absolute);
+    match (absolute, body.is_empty(), trailing) {
+        (true, true, _) => "/".into(),
+        (false, true, true) => "./".into(),
+        (false, true, false) => ".".into(),
+        (true, false, true) => format!("/{body}/"),
+        (true, false, false) => format!("/{body}"),
+        (false, false, true) => format!("{body}/"),
+        (false, false, false) => body,
+    }
+}
+
+/// The segments of `p` without empty ones, `.`, and the `..` that cancel a name, joined by `/`.
+fn collapse(p: &str, absolute: bool) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for seg in p.split('/') {
         match seg {
@@ -77,12 +99,7 @@ pub fn normalize_posix(p: &str) -> String {
             s => parts.push(s),
         }
     }
-    let body = parts.join("/");
-    match (absolute, body.is_empty()) {
-        (true, _) => format!("/{body}"),
-        (false, true) => ".".into(),
-        (false, false) => body,
-    }
+    parts.join("/")
 }
 
 /// The process's current directory as Node's `process.cwd()` reports it.
@@ -95,11 +112,13 @@ pub fn process_cwd() -> String {
 /// The reference's `resolvePath`: normalize (tilde, file URL), then resolve against the process cwd.
 pub fn resolve(input: &str) -> String {
     let n = normalize(input);
-    if n.starts_with('/') {
-        normalize_posix(&n)
+    let absolute = if n.starts_with('/') {
+        n
     } else {
-        join(&process_cwd(), &n)
-    }
+        format!("{}/{n}", process_cwd())
+    };
+    // `path.resolve` never keeps a trailing slash.
+    format!("/{}", collapse(&absolute, true))
 }
 
 /// The agent directory: `PI_CODING_AGENT_DIR` (tilde/file URL expanded, not made absolute) or
@@ -149,18 +168,72 @@ mod tests {
     fn cwd_encoding_matches_the_reference_examples() {
         assert_eq!(encode_cwd("/home/u/proj:x y"), "--home-u-proj-x y--");
         assert_eq!(encode_cwd("/"), "----");
-        assert_eq!(
-            encode_cwd(&normalize_posix("/a\\b:c/d.e/")),
-            "--a-b-c-d.e--"
-        );
-        assert_eq!(encode_cwd(&normalize_posix("/a//b/../c")), "--a-c--");
+        assert_eq!(encode_cwd(&resolve("/a\\b:c/d.e/")), "--a-b-c-d.e--");
+        assert_eq!(encode_cwd(&resolve("/a//b/../c")), "--a-c--");
     }
+
+    // Expected values below were printed by Node 20's `path.join` / `path.normalize` /
+    // `path.resolve` for the same inputs.
 
     #[test]
     fn posix_normalization_follows_node() {
-        assert_eq!(normalize_posix("/a/b/../c/./d/"), "/a/c/d");
-        assert_eq!(normalize_posix("/.."), "/");
-        assert_eq!(normalize_posix("a/../.."), "..");
-        assert_eq!(join("/x", "../y"), "/y");
+        for (input, node) in [
+            ("/a/b/../c/./d/", "/a/c/d/"),
+            ("/..", "/"),
+            ("a/../..", ".."),
+            ("./", "./"),
+            ("a/..", "."),
+            ("a/../", "./"),
+            ("", "."),
+            ("/", "/"),
+            ("//", "/"),
+            ("x//y/", "x/y/"),
+            ("../../a/", "../../a/"),
+        ] {
+            assert_eq!(normalize_posix(input), node, "normalize({input:?})");
+        }
+    }
+
+    #[test]
+    fn joining_a_file_name_onto_a_session_dir_spells_it_as_node_does() {
+        for (dir, name, node) in [
+            ("./custom", "f.jsonl", "custom/f.jsonl"),
+            ("custom", "f.jsonl", "custom/f.jsonl"),
+            ("x/../y", "f.jsonl", "y/f.jsonl"),
+            ("x//y", "f.jsonl", "x/y/f.jsonl"),
+            ("t/", "f.jsonl", "t/f.jsonl"),
+            ("./", "f.jsonl", "f.jsonl"),
+            ("..", "f.jsonl", "../f.jsonl"),
+            ("../..", "f.jsonl", "../../f.jsonl"),
+            ("sub/..", "f.jsonl", "f.jsonl"),
+            ("a/../..", "f.jsonl", "../f.jsonl"),
+            ("/abs/./q/", "f.jsonl", "/abs/q/f.jsonl"),
+            ("/", "f.jsonl", "/f.jsonl"),
+            ("//x//", "f.jsonl", "/x/f.jsonl"),
+            ("/..", "f.jsonl", "/f.jsonl"),
+            ("", "f.jsonl", "f.jsonl"),
+            (".", "", "."),
+            ("", "", "."),
+            ("a/", "", "a/"),
+            ("/root", "x/", "/root/x/"),
+            ("/x", "../y", "/y"),
+            ("..a/.b", "...c", "..a/.b/...c"),
+        ] {
+            assert_eq!(join(dir, name), node, "join({dir:?}, {name:?})");
+            // Compared as strings: `Path`'s own equality ignores `./` and `//`.
+            assert_eq!(
+                join_in(Path::new(dir), name).to_str(),
+                Some(node),
+                "join_in({dir:?}, {name:?})"
+            );
+        }
+    }
+
+    #[test]
+    fn resolving_drops_the_trailing_slash_that_joining_keeps() {
+        assert_eq!(resolve("/a/b/"), "/a/b");
+        assert_eq!(resolve("/a//b/../c/"), "/a/c");
+        assert_eq!(resolve("/"), "/");
+        assert_eq!(join("/a/b", "c/"), "/a/b/c/");
     }
 }

@@ -12,7 +12,9 @@ use crate::ids;
 use crate::json;
 use crate::lock;
 use crate::migrate;
+use crate::paths;
 use crate::record::{self, key_truthy, Key, Kind, Meta};
+use crate::reserve::Reservations;
 use crate::scan::ScannedRec;
 use crate::text::Text;
 use crate::timefmt;
@@ -187,6 +189,27 @@ pub struct LoadReport {
 /// A physical line: byte range in the text, and its meta when it is a record.
 pub type Line = (usize, usize, Option<Meta>);
 
+/// Below this many bytes per piece, one thread reads the whole text (a thread costs ~20 µs).
+const PARALLEL_PIECE_BYTES: usize = 1 << 20;
+/// At most this many threads read one text.
+const MAX_PARSE_THREADS: usize = 8;
+
+/// The lines of `text[from..to]` (`from` starts a line; a fragment after the last `\n` before
+/// `to` counts as a line), with their metas and offsets into the whole text.
+fn split_lines(text: &[u8], from: usize, to: usize) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut start = from;
+    for nl in memchr::memchr_iter(b'\n', &text[from..to]) {
+        let nl = from + nl;
+        lines.push((start, nl, record::read_meta(&text[start..nl])));
+        start = nl + 1;
+    }
+    if start < to {
+        lines.push((start, to, record::read_meta(&text[start..to])));
+    }
+    lines
+}
+
 /// A file's lines as `loadEntriesFromFile` sees them.
 pub struct LoadedFile {
     pub text: Vec<u8>,
@@ -196,16 +219,46 @@ pub struct LoadedFile {
 
 impl LoadedFile {
     /// Split and read `text`. The final fragment after the last `\n` counts as a line.
+    ///
+    /// Reading each line's members is most of an open's time, and lines are independent, so a
+    /// text of several megabytes is cut at line boundaries into one piece per core, read on
+    /// scoped threads and joined in order: the same lines, sooner (a resume waits for it).
     pub fn parse(text: Vec<u8>) -> LoadedFile {
-        let mut lines = Vec::new();
-        let mut start = 0;
-        for nl in memchr::memchr_iter(b'\n', &text) {
-            lines.push((start, nl, record::read_meta(&text[start..nl])));
-            start = nl + 1;
-        }
-        if start < text.len() {
-            lines.push((start, text.len(), record::read_meta(&text[start..])));
-        }
+        let pieces = (text.len() / PARALLEL_PIECE_BYTES)
+            .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(MAX_PARSE_THREADS);
+        let lines = if pieces < 2 {
+            split_lines(&text, 0, text.len())
+        } else {
+            let mut bounds = vec![0];
+            for i in 1..pieces {
+                let at = (text.len() * i / pieces).max(*bounds.last().unwrap_or(&0));
+                let cut = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1);
+                bounds.push(cut);
+            }
+            bounds.push(text.len());
+            bounds.dedup();
+            let text = &text;
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = bounds
+                    .windows(2)
+                    .skip(1)
+                    .map(|w| {
+                        let (from, to) = (w[0], w[1]);
+                        scope.spawn(move || split_lines(text, from, to))
+                    })
+                    .collect();
+                // The first piece on this thread, the others on their own.
+                let mut lines = split_lines(text, bounds[0], bounds[1]);
+                for part in parts {
+                    match part.join() {
+                        Ok(more) => lines.extend(more),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                lines
+            })
+        };
         LoadedFile { text, lines }
     }
 
@@ -243,6 +296,23 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     Ok(Some(loaded))
 }
 
+/// `PI_SESSION_RESTORE_MISSING=1` (or `true`, `always`): restore mode for every manager.
+fn restore_missing_from_env() -> bool {
+    matches!(
+        std::env::var("PI_SESSION_RESTORE_MISSING").as_deref(),
+        Ok("1") | Ok("true") | Ok("always")
+    )
+}
+
+/// How [`Session::append_with`] appends: naming a reserved id (consumed once the append
+/// succeeded, kept if it fails), and durably (written at once, even before the first user or
+/// assistant message, and fsynced, as `flush()` would make it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AppendHow {
+    pub reserved: bool,
+    pub durable: bool,
+}
+
 /// The session store state behind one `SessionManager`.
 #[derive(Debug)]
 pub struct Session {
@@ -275,6 +345,10 @@ pub struct Session {
     backed_min: usize,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
+    /// Entry ids handed out for appends to come (see [`crate::reserve`]).
+    reserved: Reservations,
+    /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
+    restore_missing: bool,
     /// Changes with every call that may change the records, index, labels or leaf, so callers
     /// can keep what they derived from them until it changes (see [`Session::generation`]).
     generation: u64,
@@ -308,6 +382,8 @@ impl Session {
             backed: None,
             backed_min: backed_line_min(),
             guard: lock::WriterGuard::from_env(),
+            reserved: Reservations::default(),
+            restore_missing: restore_missing_from_env(),
             generation: 0,
         })
     }
@@ -420,6 +496,23 @@ impl Session {
         (0..self.recs.len() as u32)
             .filter(|&p| self.recs[p as usize].meta.kind != Kind::Header)
             .collect()
+    }
+    /// `getEntriesSince(count)`: positions of the non-header records after the first `count`
+    /// (the tail of [`Session::entry_positions`]); `None` when there are fewer than `count`.
+    pub fn entry_positions_since(&self, count: usize) -> Option<Vec<u32>> {
+        let mut skipped = 0;
+        let mut out = Vec::new();
+        for (p, r) in self.recs.iter().enumerate() {
+            if r.meta.kind == Kind::Header {
+                continue;
+            }
+            if skipped < count {
+                skipped += 1;
+            } else {
+                out.push(p as u32);
+            }
+        }
+        (skipped == count).then_some(out)
     }
     /// `byId.get(key)`.
     pub fn lookup(&self, key: &str) -> Option<u32> {
@@ -555,6 +648,7 @@ impl Session {
     // ----- state changes ------------------------------------------------------------------------
 
     fn reset_state(&mut self) {
+        self.reserved.clear();
         self.text.clear();
         self.reader = None;
         self.backed = None;
@@ -703,10 +797,9 @@ impl Session {
         self.session_id = id.clone();
         self.flushed = false;
         if self.persist {
-            self.file = Some(Path::new(&self.session_dir).join(format!(
-                "{}_{}.jsonl",
-                timefmt::file_timestamp(&timestamp),
-                id
+            self.file = Some(PathBuf::from(paths::join(
+                &self.session_dir,
+                &session_file_name(&timestamp, &id),
             )));
         }
         self.guard.follow(self.file.as_deref());
@@ -1034,7 +1127,28 @@ impl Session {
     /// lazy-write rules. On a failed write, memory is restored exactly (entry, index, leaf) and the
     /// error is returned.
     pub fn append(&mut self, line: &[u8]) -> Result<u32> {
-        self.append_record(line, false)
+        self.append_record(line, false, AppendHow::default())
+    }
+
+    /// [`Session::append`] (or [`Session::append_skeleton`]) of an entry that names a reserved
+    /// id, or that must be durable at once (see [`AppendHow`]).
+    pub fn append_with(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
+        if skeleton {
+            self.check_skeletons(true)?;
+        }
+        self.append_record(line, skeleton, how)
+    }
+
+    /// `reserveEntryId()`: a new id that no entry has and that is not reserved yet, now reserved
+    /// for an append that names it (see [`crate::reserve`]).
+    pub fn reserve_entry_id(&mut self) -> String {
+        let index = &self.index;
+        self.reserved.reserve(|key| index.slot_of.contains_key(key))
+    }
+
+    /// `releaseEntryId(id)` by key; false when the id was not reserved.
+    pub fn release_entry_id(&mut self, key: &str) -> bool {
+        self.reserved.release(key)
     }
 
     /// [`Session::append`] for a session that never writes (`inMemory`), given only a skeleton of
@@ -1044,16 +1158,20 @@ impl Session {
     /// is never handed out as the entry, nor written: both are refused as internal errors.
     pub fn append_skeleton(&mut self, line: &[u8]) -> Result<u32> {
         self.check_skeletons(true)?;
-        self.append_record(line, true)
+        self.append_record(line, true, AppendHow::default())
     }
 
-    fn append_record(&mut self, line: &[u8], skeleton: bool) -> Result<u32> {
+    fn append_record(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
         self.changed();
         let mut meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
         meta.skeleton = skeleton;
-        // New entries must not shadow an existing id (callers pick a fresh one and retry).
-        if self.index.slot_of.contains_key(&meta.id) {
+        // New entries must not shadow an existing id (callers pick a fresh one and retry), nor
+        // take a reserved one unless they name it.
+        let in_session = self.index.slot_of.contains_key(&meta.id);
+        if how.reserved {
+            self.reserved.check(&meta.id, in_session)?;
+        } else if in_session || self.reserved.contains(&meta.id) {
             return Err(Error::new(
                 ErrorCode::IdTaken,
                 format!("Entry id {} is already in use", meta.id),
@@ -1078,7 +1196,7 @@ impl Session {
         self.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.leaf, Leaf::Slot(slot));
         // `line` is what was just pushed: written from the caller's bytes, not copied back out.
-        let persisted = self.persist_line(line);
+        let persisted = self.persist_line(line, how.durable, true);
         if persisted.is_ok() && to_file && !self.back_by_file(pos, line) {
             self.keep_in_text(pos, line);
         }
@@ -1095,6 +1213,9 @@ impl Session {
             return Err(e);
         }
         self.resolve_parents(pos as usize);
+        if how.reserved {
+            self.reserved.release(&id);
+        }
         if is_label {
             if label_truthy {
                 self.labels.set(&target, pos);
@@ -1107,32 +1228,91 @@ impl Session {
 
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
-        self.persist_line(line)
+        self.persist_line(line, false, false)
+    }
+
+    /// Restore mode (off by default, as the reference: `PI_SESSION_RESTORE_MISSING=1` turns it on
+    /// for every manager). On, a write that finds the session file's directory gone (an
+    /// `rm -rf` of the sessions dir between two turns, a file opened in a directory never made)
+    /// makes it again instead of failing with `ENOENT`; and an append that finds the file itself
+    /// gone writes the whole session back, every record held and the new line, rather than a
+    /// file of that one line. The file written back is complete or absent (temp file, linked into
+    /// place; fsynced with fsync per write) and follows the same lease rules.
+    pub fn set_restore_missing(&mut self, on: bool) {
+        self.restore_missing = on;
+    }
+
+    pub fn restores_missing(&self) -> bool {
+        self.restore_missing
     }
 
     /// `_persist`: before the first write nothing happens until the session holds a user or
     /// assistant message, then the whole session is written at once; afterwards `line` is appended.
-    fn persist_line(&mut self, line: &[u8]) -> Result<()> {
+    /// `durable` (an append with `flush`): written now even before such a message, and fsynced.
+    /// `held`: `line` is the last record's (an append), not one written without being held.
+    fn persist_line(&mut self, line: &[u8], durable: bool, held: bool) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
+        let durability = if durable {
+            Durability::Fsync
+        } else {
+            self.durability
+        };
         if !self.flushed {
             let Some(file) = self.file.clone() else {
                 return Ok(());
             };
-            if self.conversation == 0 {
+            if self.conversation == 0 && !durable {
                 return Ok(());
             }
             self.guard.before_write(&file)?;
-            fsio::create_new(&file, &self.all_lines()?, self.durability)?;
+            if self.restore_missing && fsio::ensure_parent(&file, durability)? {
+                self.guard.renew(&file)?;
+            }
+            fsio::create_new(&file, &self.all_lines()?, durability)?;
             self.flushed = true;
             return Ok(());
         }
-        let Some(file) = self.file.as_deref() else {
+        let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        self.guard.before_write(file)?;
-        self.appender.append_line(file, line, self.durability)
+        self.guard.before_write(&file)?;
+        if self.restore_missing && self.appender.reopens(&file) && !fsio::exists(&file) {
+            return self.write_back(&file, Some(line), held, durability);
+        }
+        self.appender.append_line(&file, line, durability)
+    }
+
+    /// Restore mode: the session file is gone. Write it again whole (every record held, then
+    /// `line` unless it is the last record's), making its directory first if that went too.
+    fn write_back(
+        &mut self,
+        file: &Path,
+        line: Option<&[u8]>,
+        held: bool,
+        durability: Durability,
+    ) -> Result<()> {
+        if fsio::ensure_parent(file, durability)? {
+            self.guard.renew(file)?;
+        }
+        // The appender's descriptor is of the old file: the next append opens the new one, and
+        // no record may be pointed into the old one by this write.
+        self.appender.close();
+        let count = self.recs.len() - usize::from(held);
+        let extra = line.map_or(0, |l| l.len() + 1);
+        let mut bytes = Vec::with_capacity(self.text.len() + extra + count);
+        for pos in 0..count as u32 {
+            bytes.extend_from_slice(&self.full_line(pos)?);
+            bytes.push(b'\n');
+        }
+        if let Some(line) = line {
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        let mut tmp = fsio::TempFile::create(file)?;
+        tmp.write_all(&bytes)?;
+        tmp.link_new(file, durability).map(drop)
     }
 
     fn all_lines(&self) -> Result<Vec<u8>> {
@@ -1173,12 +1353,33 @@ impl Session {
         self.guard.is_exclusive()
     }
 
-    /// Force everything written so far to stable storage (no-op before the first write).
-    pub fn flush(&self) -> Result<()> {
-        match (&self.file, self.persist && self.flushed) {
-            (Some(f), true) => fsio::fsync_file(f),
-            _ => Ok(()),
+    /// Make the session durable now: a session not written yet (no user or assistant message
+    /// so far) gets its file at once, header and every entry held, as its first write would
+    /// write them; then the file is fsynced (a new file's directory too). Later appends add their
+    /// line to that file, so it ends up as the lazy first write would have left it. Returns
+    /// whether the session persists (false: in-memory, nothing to do). Idempotent: a second call
+    /// only fsyncs again.
+    pub fn flush(&mut self) -> Result<bool> {
+        if !self.persist {
+            return Ok(false);
         }
+        let Some(file) = self.file.clone() else {
+            return Ok(false);
+        };
+        if self.flushed && self.restore_missing && !fsio::exists(&file) {
+            self.guard.before_write(&file)?;
+            self.write_back(&file, None, false, Durability::Fsync)?;
+        } else if self.flushed {
+            fsio::fsync_file(&file)?;
+        } else {
+            self.guard.before_write(&file)?;
+            if self.restore_missing && fsio::ensure_parent(&file, Durability::Fsync)? {
+                self.guard.renew(&file)?;
+            }
+            fsio::create_new(&file, &self.all_lines()?, Durability::Fsync)?;
+            self.flushed = true;
+        }
+        Ok(true)
     }
 
     /// `branch(id)`.
@@ -1274,10 +1475,9 @@ impl Session {
         }
         let has_conversation = metas.iter().any(|m| m.is_conversation_message());
         let new_file = self.persist.then(|| {
-            Path::new(&self.session_dir).join(format!(
-                "{}_{}.jsonl",
-                timefmt::file_timestamp(&timestamp),
-                new_id
+            PathBuf::from(paths::join(
+                &self.session_dir,
+                &session_file_name(&timestamp, &new_id),
             ))
         });
         let write_to = new_file.as_deref().filter(|_| has_conversation);
@@ -1440,6 +1640,12 @@ fn join_lines(lines: &[String]) -> Vec<u8> {
     text
 }
 
+/// A new session's file name: `<timestamp with : and . as ->_<id>.jsonl`, the name that is
+/// joined onto the session dir (see [`paths::join`]).
+fn session_file_name(timestamp: &str, id: &str) -> String {
+    format!("{}_{}.jsonl", timefmt::file_timestamp(timestamp), id)
+}
+
 /// The header line exactly as the reference serializes it: `type, version, id, timestamp, cwd,
 /// parentSession` (the last omitted when undefined).
 pub fn header_line(
@@ -1476,6 +1682,7 @@ fn header_id_string(line: &[u8]) -> String {
 /// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
 /// a scan of the new file would find them, so the session opened on it need not read it again.
 pub struct Forked {
+    /// The new file, resolved against the process cwd.
     pub file: PathBuf,
     /// Records `(start, end, meta, fingerprint)` in the new file, and the new session id.
     scan: Option<(Vec<ScannedRec>, String)>,
@@ -1497,6 +1704,7 @@ fn fork_source_invalid(source: &Path) -> Error {
 /// `SessionManager.forkFrom` file work: copy every non-header record of `source` (migrated to v3
 /// first, unlike the reference) under a new header into `dir`. The new file appears complete or
 /// not at all (temp file, then an exclusive link), and an existing name fails with `EEXIST`.
+/// Returns the new file's resolved path.
 pub fn fork_file(
     source: &Path,
     target_cwd: &str,
@@ -1526,11 +1734,7 @@ fn fork_target(
     let id = custom_id
         .map(str::to_owned)
         .unwrap_or_else(|| ids::session_uuid_v7(ms));
-    let file = dir.join(format!(
-        "{}_{}.jsonl",
-        timefmt::file_timestamp(&timestamp),
-        id
-    ));
+    let file = paths::join_in(dir, &session_file_name(&timestamp, &id));
     let parent = json::string_to_json(&source.to_string_lossy());
     let header = header_line(&id, &timestamp, target_cwd, Some(&parent));
     Ok((file, header, id))
@@ -1660,11 +1864,17 @@ pub fn fork(
     };
     let reader = o.tmp.link_new(&o.file, durability)?;
     Ok(Forked {
-        file: o.file,
+        file: opened_as(&o.file),
         scan: Some((o.recs, o.id)),
         reader,
         bytes: o.written as u64,
     })
+}
+
+/// The fork is written to `join(dir, name)` (relative when the dir is), but the manager the
+/// reference opens on it holds the resolved path (its constructor resolves the file it is given).
+fn opened_as(written: &Path) -> PathBuf {
+    PathBuf::from(paths::resolve(&written.to_string_lossy()))
 }
 
 /// [`fork`] of a source that needs a migration first (v1/v2 files: small and rare), in memory.
@@ -1711,9 +1921,65 @@ fn fork_migrated(
     tmp.write_all(&out)?;
     let reader = tmp.link_new(&file, durability)?;
     Ok(Forked {
-        file,
+        file: opened_as(&file),
         scan: None,
         reader,
         bytes: out.len() as u64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text of `n` lines of every shape the loader meets: records, a malformed line, a blank
+    /// line, a scalar, CRLF, and a fragment without a newline at the end.
+    fn mixed_text(n: usize) -> Vec<u8> {
+        let mut text = Vec::new();
+        text.extend_from_slice(br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+        text.push(b'\n');
+        for i in 0..n {
+            let line = match i % 7 {
+                0 => format!(r#"{{"type":"message","id":"e{i}","parentId":"e{}","timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{}"}}}}"#, i.saturating_sub(1), "x".repeat(i % 300)),
+                1 => "{not json".to_string(),
+                2 => String::new(),
+                3 => "42".to_string(),
+                4 => format!("{{\"type\":\"label\",\"id\":\"l{i}\",\"parentId\":null,\"targetId\":\"e0\",\"label\":\"a\"}}\r"),
+                _ => format!(r#"{{"type":"custom","id":"c{i}","parentId":"e0","customType":"t","data":{{"n":{i}}}}}"#),
+            };
+            text.extend_from_slice(line.as_bytes());
+            text.push(b'\n');
+        }
+        text.extend_from_slice(br#"{"type":"message","id":"torn","par"#);
+        text
+    }
+
+    #[test]
+    fn a_big_text_read_in_pieces_gives_the_lines_of_one_sequential_pass() {
+        let text = mixed_text(120_000);
+        assert!(
+            text.len() > 3 * PARALLEL_PIECE_BYTES,
+            "big enough to be cut into pieces"
+        );
+        let sequential = split_lines(&text, 0, text.len());
+        let loaded = LoadedFile::parse(text.clone());
+        assert_eq!(loaded.lines.len(), sequential.len());
+        assert_eq!(format!("{:?}", loaded.lines), format!("{sequential:?}"));
+        assert_eq!(
+            loaded.lines.last().map(|l| l.1),
+            Some(text.len()),
+            "the torn fragment is the last line"
+        );
+    }
+
+    #[test]
+    fn a_text_without_newlines_or_empty_is_one_line_or_none() {
+        assert!(LoadedFile::parse(Vec::new()).lines.is_empty());
+        let one = LoadedFile::parse(vec![b'x'; 3 * PARALLEL_PIECE_BYTES]);
+        assert_eq!(one.lines.len(), 1);
+        assert_eq!(
+            (one.lines[0].0, one.lines[0].1),
+            (0, 3 * PARALLEL_PIECE_BYTES)
+        );
+    }
 }

@@ -1,0 +1,337 @@
+// pi-native and pi-session-native/register: how the user's own pi agent is put on our store, and
+// how it refuses to be when it should not (a newer agent, an unsupported version, strict mode).
+// The agent runs on Node >= 22.19, so each scenario is run with the Node 22 and Node 24 binaries
+// of scripts/fetch-node.js, whatever Node runs this file; the pure checks run here directly.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { describe, test } from "node:test";
+
+import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
+import { ROOT } from "./helpers/target.mjs";
+
+const require = createRequire(import.meta.url);
+const piAgent = require(path.join(ROOT, "lib", "pi-agent.js"));
+const AGENT = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
+const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
+const EXT = path.join(ROOT, "__test__", "e2e", "pi-cli-ext.ts");
+const REGISTER_APP = path.join(ROOT, "__test__", "e2e", "register-app.mjs");
+const FAUX = ["-e", EXT, "--provider", "pi-cli-faux", "--model", "faux-cli"];
+
+/** The Node binaries that run the agent: 22 and 24, or the reasons they cannot be had. */
+function agentNodes() {
+  const nodes = [];
+  for (const major of [22, 24]) {
+    try {
+      nodes.push({ major, node: require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(major) });
+    } catch (error) {
+      console.log(`# pi-native: no Node ${major} (${error.message.split("\n")[0]})`);
+    }
+  }
+  return nodes;
+}
+const NODES = AGENT_RUNS_DONE ? [] : agentNodes();
+if (AGENT_RUNS_DONE) test("pi-native and register on Node 22 and 24", { skip: AGENT_RUNS_DONE }, () => {});
+
+function tmpDir(t, prefix) {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A project dir, an agent dir and an environment that isolates one run from the user's own. */
+function sandbox(t, extraEnv = {}) {
+  const root = tmpDir(t, "pi-native-");
+  const project = path.join(root, "project");
+  const agentDir = path.join(root, "agent");
+  fs.mkdirSync(project);
+  fs.mkdirSync(agentDir);
+  const env = { ...process.env, HOME: root, PI_CODING_AGENT_DIR: agentDir, PI_NATIVE_AGENT: AGENT, PI_OFFLINE: "1", ...extraEnv };
+  for (const key of ["PI_NATIVE_STRICT", "PI_NATIVE_DISABLE", "PI_NATIVE_ANY_VERSION", "PI_NATIVE_TRACE"]) {
+    if (!(key in extraEnv)) delete env[key];
+  }
+  const trace = path.join(root, "trace.jsonl");
+  return { root, project, agentDir, env, trace };
+}
+
+function run(node, args, { cwd, env }) {
+  const r = spawnSync(node, args, { cwd, env, encoding: "utf8", timeout: 120_000, input: "" });
+  if (r.error) throw r.error;
+  return r;
+}
+
+function traceOf(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
+
+function sessionFiles(agentDir) {
+  const dir = path.join(agentDir, "sessions");
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true }).filter((f) => f.endsWith(".jsonl"));
+}
+
+/**
+ * A copy of the agent package whose bundle differs as `edit` says (its package.json and the chunk
+ * that defines SessionManager), everything else linked to the real one. Returns its directory.
+ */
+function agentCopy(t, { version, addMethod } = {}) {
+  const root = tmpDir(t, "pi-agent-copy-");
+  // Modules of the copy resolve the agent's dependencies from the real node_modules.
+  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(root, "node_modules"));
+  // Named as every install names it (register.mjs only looks at modules under such a path).
+  const dir = path.join(root, "@earendil-works", "pi-coding-agent");
+  fs.mkdirSync(path.join(dir, "dist"), { recursive: true });
+  for (const name of fs.readdirSync(AGENT)) {
+    if (name !== "dist" && name !== "package.json") fs.symlinkSync(path.join(AGENT, name), path.join(dir, name));
+  }
+  for (const name of fs.readdirSync(path.join(AGENT, "dist"))) {
+    if (name !== "bundle") fs.symlinkSync(path.join(AGENT, "dist", name), path.join(dir, "dist", name));
+  }
+  fs.cpSync(path.join(AGENT, "dist", "bundle"), path.join(dir, "dist", "bundle"), { recursive: true });
+  const pkg = JSON.parse(fs.readFileSync(path.join(AGENT, "package.json"), "utf8"));
+  if (version) pkg.version = version;
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(pkg, null, 2));
+  if (addMethod) {
+    const { file } = piAgent.bundleClassModule(dir);
+    const text = fs.readFileSync(file, "utf8");
+    const patched = text.replace(/var SessionManager=class (\w+)\{/, (m) => `${m}${addMethod}(){return 1}`);
+    assert.notEqual(patched, text, "the class definition was found in the bundle");
+    fs.writeFileSync(file, patched);
+  }
+  return dir;
+}
+
+describe("the shape check (no agent run)", () => {
+  test("names public statics and methods the agent's class has and ours lacks", () => {
+    class Agent {
+      static create() {}
+      static brandNew() {}
+      appendMessage() {}
+      exportAsPdf() {}
+      _internal() {}
+    }
+    class Ours {
+      static create() {}
+      appendMessage() {}
+    }
+    assert.deepEqual(piAgent.shapeDrift(Agent, Ours, new Set(["_internal"])), ["static brandNew", "exportAsPdf"]);
+  });
+
+  test("finds nothing missing between pi 1.6.0's class and ours", async () => {
+    if (!NODES.length) return;
+    const probe = `const a=require(${JSON.stringify(path.join(ROOT, "lib", "pi-agent.js"))});
+      a.loadBundledClass(${JSON.stringify(AGENT)}).then((C)=>{
+        const { SessionManager } = require(${JSON.stringify(path.join(ROOT, "index.js"))});
+        console.log(JSON.stringify(a.shapeDrift(C, SessionManager, a.privateNames(${JSON.stringify(AGENT)}))));
+      })`;
+    const r = run(NODES[0].node, ["-e", probe], { cwd: ROOT, env: process.env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), []);
+  });
+
+  test("takes the agent's private members from its declaration file", () => {
+    const names = piAgent.privateNames(AGENT);
+    for (const name of ["_buildIndex", "_rewriteFile", "fileEntries", "byId"]) assert.ok(names.has(name), name);
+    assert.ok(!names.has("_persist"), "_persist is public in 1.6.0's declarations");
+    assert.ok(!names.has("appendMessage"));
+  });
+
+  test("accepts pi 1.6.x and nothing else", () => {
+    for (const v of ["1.6.0", "1.6.3", "1.6.10-rc.1"]) assert.ok(piAgent.SUPPORTED_VERSIONS.test(v), v);
+    for (const v of ["1.7.0", "1.5.9", "2.6.0", "", "1.60.0"]) assert.ok(!piAgent.SUPPORTED_VERSIONS.test(v), v);
+  });
+});
+
+test("on a Node older than the agent needs, pi-native exits 1 with one line saying so", { skip: piAgent.versionAtLeast(process.versions.node, "22.19.0") && "this Node is new enough" }, (t) => {
+  const s = sandbox(t);
+  const r = run(process.execPath, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /^pi-native: pi 1\.6\.0 needs Node >= 22\.19\.0; this is Node v\d+\.\d+\.\d+\n$/);
+});
+
+for (const { major, node } of NODES) {
+  describe(`pi-native on Node ${major}`, () => {
+    test("--native-status names the native store, the agent, its version and how it was found", (t) => {
+      const s = sandbox(t);
+      const r = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, "");
+      assert.match(r.stdout, /^store: {2}native \(pi-session-native /m);
+      assert.match(r.stdout, new RegExp(`^agent: {2}${AGENT.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} 1\\.6\\.0 \\(found by PI_NATIVE_AGENT\\)$`, "m"));
+      assert.match(r.stdout, /^node: {3}v\d/m);
+      assert.deepEqual(sessionFiles(s.agentDir), [], "status starts no session");
+    });
+
+    test("a print run is served by our store, and every static call the agent made says so", (t) => {
+      const s = sandbox(t);
+      const env = { ...s.env, PI_NATIVE_TRACE: s.trace };
+      const r = run(node, [PI_NATIVE, ...FAUX, "-p", "hello there"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "You said: hello there");
+      const trace = traceOf(s.trace);
+      assert.deepEqual(trace[0] && [trace[0].event, trace[0].store, trace[0].version], ["start", "native", "1.6.0"]);
+      const statics = trace.filter((e) => e.event === "static");
+      assert.ok(statics.length >= 1, "the agent made a static call");
+      assert.ok(statics.every((e) => e.store === "native"));
+      assert.deepEqual(trace.filter((e) => e.event === "stock-call"), [], "no stock instance was ever called");
+      assert.equal(sessionFiles(s.agentDir).length, 1);
+    });
+
+    test("finds the agent through the real path of `pi` on PATH", (t) => {
+      const s = sandbox(t);
+      const bin = path.join(s.root, "bin");
+      fs.mkdirSync(bin);
+      fs.symlinkSync(path.join(AGENT, "dist", "bundle", "cli.js"), path.join(bin, "pi"));
+      const env = { ...s.env, PATH: `${bin}${path.delimiter}${s.env.PATH}` };
+      delete env.PI_NATIVE_AGENT;
+      const r = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /found by `pi` on PATH \(/);
+      assert.ok(r.stdout.includes(AGENT), r.stdout);
+    });
+
+    test("skips a `pi` on PATH that is pi-native itself (alias by symlink) instead of starting itself", (t) => {
+      const s = sandbox(t);
+      const bin = path.join(s.root, "bin");
+      fs.mkdirSync(bin);
+      fs.symlinkSync(PI_NATIVE, path.join(bin, "pi"));
+      const env = { ...s.env, PATH: `${bin}${path.delimiter}${s.env.PATH}` };
+      delete env.PI_NATIVE_AGENT;
+      const r = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.doesNotMatch(r.stdout, /found by `pi` on PATH/);
+      assert.match(r.stdout, /found by installed beside pi-session-native/);
+    });
+
+    test("PI_NATIVE_AGENT naming something that is not the agent exits 1 with one line", (t) => {
+      const s = sandbox(t, { PI_NATIVE_AGENT: os.tmpdir() });
+      const r = run(node, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 1);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /^pi-native: PI_NATIVE_AGENT=.* is not \(inside\) the @earendil-works\/pi-coding-agent package\n$/);
+    });
+
+    test("a newer agent class with a method ours lacks runs on its own store, with one line on stderr", (t) => {
+      const copy = agentCopy(t, { addMethod: "exportAsPdf" });
+      const s = sandbox(t, { PI_NATIVE_AGENT: copy });
+      const env = { ...s.env, PI_NATIVE_TRACE: s.trace };
+      const status = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env });
+      assert.match(status.stdout, /^store: {2}stock \(pi 1\.6\.0's SessionManager has exportAsPdf, which pi-session-native lacks\)$/m);
+      const r = run(node, [PI_NATIVE, ...FAUX, "-p", "still works"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "You said: still works");
+      assert.equal(
+        r.stderr,
+        "pi-native: pi 1.6.0's SessionManager has exportAsPdf, which pi-session-native lacks; running pi on its own session store\n",
+      );
+      const trace = traceOf(s.trace);
+      assert.deepEqual(trace.map((e) => [e.event, e.store]), [["start", "stock"]], "nothing was patched");
+      assert.equal(sessionFiles(s.agentDir).length, 1, "the stock store wrote the session");
+    });
+
+    test("in strict mode the drift check refuses to start the agent at all", (t) => {
+      const copy = agentCopy(t, { addMethod: "exportAsPdf" });
+      const s = sandbox(t, { PI_NATIVE_AGENT: copy, PI_NATIVE_STRICT: "1" });
+      const r = run(node, [PI_NATIVE, ...FAUX, "-p", "hello"], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 1);
+      assert.equal(r.stdout, "");
+      assert.equal(r.stderr, "pi-native: pi 1.6.0's SessionManager has exportAsPdf, which pi-session-native lacks (PI_NATIVE_STRICT is set)\n");
+      assert.deepEqual(sessionFiles(s.agentDir), []);
+    });
+
+    test("an agent version outside 1.6.x runs on its own store unless PI_NATIVE_ANY_VERSION is set", (t) => {
+      const copy = agentCopy(t, { version: "1.7.0" });
+      const s = sandbox(t, { PI_NATIVE_AGENT: copy });
+      const r = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env: s.env });
+      assert.match(r.stdout, /^store: {2}stock \(pi 1\.7\.0 is outside the versions pi-native supports \(1\.6\.x\); set PI_NATIVE_ANY_VERSION=1 to try it anyway\)$/m);
+      const anyway = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env: { ...s.env, PI_NATIVE_ANY_VERSION: "1" } });
+      assert.match(anyway.stdout, /^store: {2}native /m);
+    });
+
+    test("PI_NATIVE_DISABLE runs the stock store without a word", (t) => {
+      const s = sandbox(t, { PI_NATIVE_DISABLE: "1" });
+      const env = { ...s.env, PI_NATIVE_TRACE: s.trace };
+      const r = run(node, [PI_NATIVE, ...FAUX, "-p", "hello"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, "");
+      assert.deepEqual(traceOf(s.trace).map((e) => [e.event, e.store]), [["start", "stock"]]);
+    });
+
+    test("a session directory removed in the middle of a turn is made again and the session written back whole", (t) => {
+      const s = sandbox(t);
+      const sessions = path.join(s.root, "sessions");
+      const r = run(node, [PI_NATIVE, ...FAUX, "--session-dir", sessions, "-p", `run: rm -rf ${sessions}`], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 0, r.stderr);
+      const files = fs.readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+      assert.equal(files.length, 1);
+      const records = fs.readFileSync(path.join(sessions, files[0]), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const roles = records.filter((e) => e.type === "message").map((e) => e.message.role);
+      assert.equal(records[0].type, "session", "the header was written back");
+      assert.deepEqual(roles, ["system", "user", "assistant", "toolResult", "assistant"], "nothing of the turn was lost");
+    });
+
+    test("arguments, stdout and the exit code are the agent's own", (t) => {
+      const s = sandbox(t);
+      const stock = run(node, [path.join(AGENT, "dist", "bundle", "cli.js"), "--no-such-flag-xyz"], { cwd: s.project, env: s.env });
+      const ours = run(node, [PI_NATIVE, "--no-such-flag-xyz"], { cwd: s.project, env: s.env });
+      assert.equal(ours.status, stock.status);
+      assert.equal(ours.stdout, stock.stdout);
+      assert.equal(ours.stderr, stock.stderr);
+      const help = run(node, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
+      const stockHelp = run(node, [path.join(AGENT, "dist", "bundle", "cli.js"), "--help"], { cwd: s.project, env: s.env });
+      assert.equal(help.status, 0);
+      assert.equal(help.stdout, stockHelp.stdout);
+    });
+  });
+
+  describe(`pi-session-native/register on Node ${major}`, () => {
+    /** A project whose node_modules has the agent and this package, as an app's would. */
+    function app(t, agentDir = AGENT) {
+      const s = sandbox(t);
+      const modules = path.join(s.project, "node_modules");
+      fs.mkdirSync(path.join(modules, "@earendil-works"), { recursive: true });
+      fs.symlinkSync(ROOT, path.join(modules, "pi-session-native"));
+      fs.symlinkSync(agentDir, path.join(modules, "@earendil-works", "pi-coding-agent"));
+      fs.symlinkSync(path.join(ROOT, "node_modules", "@earendil-works", "pi-ai"), path.join(modules, "@earendil-works", "pi-ai"));
+      fs.writeFileSync(path.join(s.project, "package.json"), '{"name":"app","type":"module"}\n');
+      return s;
+    }
+
+    for (const entry of ["main", "bundle"]) {
+      test(`an SDK program that never names this package gets our store (${entry} entry): default store, runtime, newSession`, (t) => {
+        const s = app(t);
+        const r = run(node, ["--import", "pi-session-native/register", REGISTER_APP, s.project, s.agentDir, entry], { cwd: s.project, env: s.env });
+        assert.equal(r.status, 0, r.stderr);
+        const report = JSON.parse(r.stdout.trim().split("\n").pop());
+        assert.deepEqual(
+          [report.defaultStore, report.runtimeStore, report.newSessionStore, report.inMemoryStore],
+          ["native", "native", "native", "native"],
+        );
+        assert.deepEqual(report.defaultEntries.slice(0, 3), ["model_change", "thinking_level_change", "message"]);
+        assert.ok(fs.existsSync(report.defaultFile), "the default session was written");
+
+        const plain = run(node, [REGISTER_APP, s.project, s.agentDir, entry], { cwd: s.project, env: s.env });
+        assert.equal(plain.status, 0, plain.stderr);
+        const stock = JSON.parse(plain.stdout.trim().split("\n").pop());
+        assert.deepEqual([stock.defaultStore, stock.newSessionStore], ["stock", "stock"], "without the flag nothing changes");
+        assert.deepEqual(stock.defaultEntries, report.defaultEntries);
+      });
+    }
+
+    test("a drifted agent class keeps its own store under register, with one line on stderr", (t) => {
+      const s = app(t, agentCopy(t, { addMethod: "exportAsPdf" }));
+      const r = run(node, ["--import", "pi-session-native/register", REGISTER_APP, s.project, s.agentDir, "bundle"], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(
+        r.stderr,
+        "pi-session-native/register: pi 1.6.0's SessionManager has exportAsPdf, which pi-session-native lacks; running pi on its own session store\n",
+      );
+      assert.equal(JSON.parse(r.stdout.trim().split("\n").pop()).defaultStore, "stock");
+    });
+  });
+}
