@@ -323,42 +323,74 @@ fn read_exact_at(f: &fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Resu
 /// Length of the fixed-size last line: `{"index":<offset>}` padded with spaces.
 const TRAILER: usize = 40;
 
-/// One block being filled by [`ListCache::save`]: raw records and their index entries, whose
-/// block range is known once the block is written.
+/// The index entries of one block's records: entry number, range in the block, checksum.
+type Pending = Vec<(usize, Range<usize>, u64)>;
+
+/// The blocks being filled and compressed by [`ListCache::save`]: the raw records of the current
+/// block, full blocks waiting to be compressed (one per core, compressed side by side: this is
+/// on the cold listing's path), and the index, whose block ranges are known once written.
 struct BlockWriter {
     raw: Vec<u8>,
-    pending: Vec<(usize, Range<usize>, u64)>,
+    pending: Pending,
+    wave: Vec<(Vec<u8>, Pending)>,
+    threads: usize,
     at: u64,
     index: String,
 }
 
+fn compress_block(raw: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut enc = zstd::bulk::Compressor::new(LEVEL)?;
+    enc.include_checksum(true)?;
+    enc.include_contentsize(true)?;
+    enc.compress(raw)
+}
+
 impl BlockWriter {
-    fn flush(
+    /// Close the current block; compress and write the waiting ones once there is one per core
+    /// (or `last`).
+    fn seal(
         &mut self,
+        last: bool,
         w: &mut impl Write,
         entries: &[(&String, &Entry)],
         io: &impl Fn(std::io::Error) -> crate::Error,
     ) -> crate::Result<()> {
-        if self.raw.is_empty() {
+        if !self.raw.is_empty() {
+            let raw = std::mem::replace(&mut self.raw, Vec::with_capacity(BLOCK + (BLOCK >> 2)));
+            self.wave.push((raw, std::mem::take(&mut self.pending)));
+        }
+        if self.wave.is_empty() || (!last && self.wave.len() < self.threads) {
             return Ok(());
         }
-        let mut enc = zstd::bulk::Compressor::new(LEVEL).map_err(io)?;
-        enc.include_checksum(true).map_err(io)?;
-        enc.include_contentsize(true).map_err(io)?;
-        let frame = enc.compress(&self.raw).map_err(io)?;
-        w.write_all(&frame).map_err(io)?;
-        let block = self.at..self.at + frame.len() as u64;
-        for (i, record, checksum) in self.pending.drain(..) {
-            let (path, e) = entries[i];
-            let at = RecordAt {
-                block: block.clone(),
-                record,
-                checksum,
-            };
-            write_index_line(path, e.stamp, &at, &mut self.index);
+        let wave = std::mem::take(&mut self.wave);
+        let frames: Vec<std::io::Result<Vec<u8>>> = std::thread::scope(|s| {
+            let others: Vec<_> = wave[1..]
+                .iter()
+                .map(|(raw, _)| s.spawn(move || compress_block(raw)))
+                .collect();
+            let first = compress_block(&wave[0].0);
+            std::iter::once(first)
+                .chain(others.into_iter().map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("compressor panicked")))
+                }))
+                .collect()
+        });
+        for (frame, (_, pending)) in frames.into_iter().zip(wave) {
+            let frame = frame.map_err(io)?;
+            w.write_all(&frame).map_err(io)?;
+            let block = self.at..self.at + frame.len() as u64;
+            for (i, record, checksum) in pending {
+                let (path, e) = entries[i];
+                let at = RecordAt {
+                    block: block.clone(),
+                    record,
+                    checksum,
+                };
+                write_index_line(path, e.stamp, &at, &mut self.index);
+            }
+            self.at = block.end;
         }
-        self.at = block.end;
-        self.raw.clear();
         Ok(())
     }
 }
@@ -467,6 +499,8 @@ impl ListCache {
             let mut block = BlockWriter {
                 raw: Vec::with_capacity(BLOCK + (BLOCK >> 2)),
                 pending: Vec::new(),
+                wave: Vec::new(),
+                threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
                 at: header.len() as u64,
                 index: String::with_capacity(entries.len() * 220),
             };
@@ -495,10 +529,10 @@ impl ListCache {
                 block.raw.push(b'\n');
                 block.pending.push((i, record, checksum));
                 if block.raw.len() >= BLOCK {
-                    block.flush(&mut w, &entries, &io)?;
+                    block.seal(false, &mut w, &entries, &io)?;
                 }
             }
-            block.flush(&mut w, &entries, &io)?;
+            block.seal(true, &mut w, &entries, &io)?;
             let index_at = block.at;
             let index = zstd::bulk::compress(block.index.as_bytes(), LEVEL).map_err(io)?;
             w.write_all(&index).map_err(io)?;
