@@ -103,7 +103,7 @@ test("long texts are the same from the files and from the listing cache", async 
   try {
     const [expected] = await ref.SessionManager.listAll(dir);
     const cold = await ours.SessionManager.listAll(dir);
-    assert.ok(fs.existsSync(path.join(agent, "session-list-cache.jsonl")), "the cache was written");
+    assert.ok(fs.existsSync(path.join(agent, ".pi-session-native", "list-cache")), "the cache was written");
     const warm = await ours.SessionManager.listAll(dir);
     for (const [label, got] of [["cold", cold], ["warm", warm]]) {
       assert.equal(got.length, 1, label);

@@ -34,7 +34,7 @@ import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
 
 const require = createRequire(import.meta.url);
 const MAJORS = ["22", "24"];
-const LIST_CACHE = "agent/session-list-cache.jsonl";
+const LIST_CACHE = "agent/.pi-session-native/list-cache";
 const AGENT_MIN_NODE = [22, 19];
 
 function atLeast(version, [major, minor]) {

@@ -82,9 +82,11 @@ function envFor(impl, agentDir = IMPLS[impl].agentDir, extra = {}) {
   return env;
 }
 
-/** Removes pi-session-native's listing cache from an agent dir (a "cold" run). */
+/** Removes pi-session-native's listing cache (and any older one) from an agent dir (a "cold" run). */
 function dropCache(agentDir) {
-  for (const f of fs.readdirSync(agentDir)) if (f.includes("cache")) fs.rmSync(path.join(agentDir, f), { recursive: true, force: true });
+  for (const f of fs.readdirSync(agentDir)) {
+    if (f === ".pi-session-native" || f.includes("cache")) fs.rmSync(path.join(agentDir, f), { recursive: true, force: true });
+  }
 }
 
 /** Reads every session once, so that no run pays for the disk. */

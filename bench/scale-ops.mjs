@@ -6,7 +6,10 @@ import path from "node:path";
 
 const now = () => performance.now();
 
-/** Removes listing caches: `<agentDir>/*cache*` and cache files next to the sessions. */
+/**
+ * Removes listing caches: ours (`<agentDir>/.pi-session-native`), `<agentDir>/*cache*` (e.g. the
+ * `session-list-cache.jsonl` of older versions) and cache files next to the sessions.
+ */
 export function clearListingCaches(agentDir) {
   const removed = [];
   const rm = (p) => {
@@ -23,11 +26,12 @@ export function clearListingCaches(agentDir) {
     for (const d of names) {
       const p = path.join(dir, d.name);
       // Session files (<timestamp>_<uuid>.jsonl) never match; at the top level anything does
-      // (e.g. <agentDir>/session-list-cache.jsonl).
+      // (e.g. an old <agentDir>/session-list-cache.jsonl).
       if (/cache/i.test(d.name) && (depth === 2 || !d.name.endsWith(".jsonl"))) rm(p);
       else if (d.isDirectory() && depth > 0) scan(p, depth - 1);
     }
   };
+  if (fs.existsSync(path.join(agentDir, ".pi-session-native"))) rm(path.join(agentDir, ".pi-session-native"));
   scan(agentDir, 2); // agentDir, agentDir/sessions, agentDir/sessions/--cwd--
   return removed;
 }

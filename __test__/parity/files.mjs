@@ -13,9 +13,9 @@ import path from "node:path";
 
 const MTIME_BASE_MS = 1_000_000_000_000; // 2001-09-09, well before any real write
 
-// Our listing cache (README "Listing cache") lives in the agent dir and has no counterpart in the
-// reference; it is the one file the comparison leaves out.
-const OWN_CACHE_FILE = "session-list-cache.jsonl";
+// Our listing cache (README "Listing cache") lives in its own hidden directory of the agent dir and
+// has no counterpart in the reference; it is the one thing the comparison leaves out.
+const OWN_CACHE_DIR = ".pi-session-native";
 
 /** All files and directories under root: [{ rel, abs, isDir }], raw order by rel. */
 export function walk(root) {
@@ -28,7 +28,7 @@ export function walk(root) {
       return;
     }
     for (const d of names) {
-      if (d.name === OWN_CACHE_FILE) continue;
+      if (d.name === OWN_CACHE_DIR) continue;
       const abs = path.join(dir, d.name);
       const rel = path.relative(root, abs);
       if (d.isDirectory()) {

@@ -85,8 +85,8 @@ impl Shared {
         let hit = lock_cache(cache).get(&key, &stamp);
         match hit {
             Some(Hit::Fresh(c)) => return c.as_deref().map(Ready::of),
-            Some(Hit::Stored(file, range, checksum)) => {
-                let record = Hit::read(&file, range, checksum, &key, &stamp);
+            Some(Hit::Stored(blocks, at)) => {
+                let record = Hit::read(&blocks, &at, &key, &stamp);
                 match record.as_deref().map(Hit::line) {
                     Ok(Ok(None)) => return None,
                     Ok(Ok(Some((meta, first, all)))) => {
@@ -317,7 +317,7 @@ mod tests {
         let files = write_sessions(&dir.join("s"), WINDOW + 45);
         let want = expected(&files);
         assert!(want.iter().any(Option::is_none) && want.iter().any(Option::is_some));
-        let cache = dir.join("cache.jsonl");
+        let cache = dir.join("list-cache");
         assert_eq!(drain(&SummaryJob::start(files.clone(), None, 3), 7), want);
         // Cold cache, then warm (served from the loaded file's lines).
         let job = SummaryJob::start(files.clone(), Some(cache.clone()), 2);

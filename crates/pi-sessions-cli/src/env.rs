@@ -3,10 +3,10 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use pi_session_core::paths;
+use pi_session_core::{list_cache, paths};
 
 /// The environment of one run.
 pub struct CliEnv {
@@ -91,10 +91,11 @@ impl CliEnv {
         PathBuf::from(paths::join(&self.agent_dir(), "sessions"))
     }
 
-    /// The listing cache file shared with the addon (`lib/listing.js`), unless turned off.
+    /// The listing cache file shared with the addon (`lib/listing.js`), unless turned off:
+    /// `<agent dir>/.pi-session-native/list-cache` (see `list_cache::DIR` for why there).
     pub fn list_cache_file(&self) -> Option<PathBuf> {
         self.list_cache
-            .then(|| PathBuf::from(paths::join(&self.agent_dir(), "session-list-cache.jsonl")))
+            .then(|| list_cache::file_in(Path::new(&self.agent_dir())))
     }
 
     /// The working directory, resolved.

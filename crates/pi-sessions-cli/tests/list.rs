@@ -159,8 +159,10 @@ fn files_that_are_not_sessions_are_left_out_like_the_reference_does() {
     assert_eq!(o.out, "[]\n");
 }
 
-/// `list` keeps the addon's listing cache: a second run reads unchanged files from it, a changed
-/// file is read again, and `list_cache: false` (PI_SESSION_LIST_CACHE=0) neither reads nor writes it.
+/// `list` keeps the addon's listing cache (`<agent>/.pi-session-native/list-cache`, replacing the
+/// old `session-list-cache.jsonl` of the agent root): a second run reads unchanged files from it, a
+/// changed file is read again, and `list_cache: false` (PI_SESSION_LIST_CACHE=0) neither reads nor
+/// writes it.
 #[test]
 fn list_shares_the_listing_cache_and_never_shows_a_stale_summary() {
     let w = World::new("list-cache");
@@ -176,7 +178,7 @@ fn list_shares_the_listing_cache_and_never_shows_a_stale_summary() {
         "2025-01-15T10-00-00-000Z_c1.jsonl",
         &format!("{header}\n{}\n", msg("a1", "null", "first question")),
     );
-    let cache = w.agent.join("session-list-cache.jsonl");
+    let cache = w.agent.join(".pi-session-native").join("list-cache");
     let listed = |env: &pi_sessions_cli::CliEnv| {
         let o = w.run_with(env, &["list", "--json"]);
         assert_eq!(o.code, 0, "{}", o.err);
@@ -188,13 +190,29 @@ fn list_shares_the_listing_cache_and_never_shows_a_stale_summary() {
         )
     };
 
+    // The cache of older versions, in the agent root (which the agent reads on every start).
+    let legacy = w.agent.join("session-list-cache.jsonl");
+    std::fs::write(&legacy, "{\"format\":\"pi-session-list-cache/4\"}\n").unwrap();
     let mut off = w.env();
     off.list_cache = false;
     assert_eq!(listed(&off), (1.0, "first question".to_owned()));
     assert!(!cache.exists(), "no cache without the cache");
+    assert!(legacy.exists(), "nor any change to the old one");
 
     assert_eq!(listed(&w.env()), (1.0, "first question".to_owned()));
     assert!(cache.exists(), "the first run writes the cache");
+    assert!(!legacy.exists(), "and deletes the old one");
+    let root_jsonl = std::fs::read_dir(&w.agent)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "jsonl")
+        })
+        .count();
+    assert_eq!(root_jsonl, 0, "no *.jsonl in the agent root");
     assert_eq!(listed(&w.env()), (1.0, "first question".to_owned()));
 
     // A changed file (new size and mtime) is summarized again.
