@@ -123,7 +123,7 @@ test("a damaged or foreign cache file is ignored and replaced", async (t) => {
   writeSession(path.join(dir, "a.jsonl"), "x");
   fs.writeFileSync(path.join(agent, "session-list-cache.jsonl"), "garbage\n{\"p\":1}\n");
   assert.deepEqual(await listAll(ours, dir), await listAll(ref, dir));
-  assert.match(fs.readFileSync(path.join(agent, "session-list-cache.jsonl"), "utf8"), /^\{"format":"pi-session-list-cache\/4"\}\n/);
+  assert.match(fs.readFileSync(path.join(agent, "session-list-cache.jsonl"), "utf8"), /^\{"format":"pi-session-list-cache\/5"\}\n/);
 });
 
 test("an aborted listing rejects as the reference does, cache or not", async (t) => {

@@ -1033,7 +1033,8 @@ class SessionManager {
       if (scan.kind === "header") headerCwd = scan.cwd ?? undefined;
       else if (scan.kind === "limit") {
         // The bounded scan is only a shortcut; a full read stays authoritative.
-        const first = JSON.parse(native.loadEntriesJson(resolved))[0];
+        // The header is the first `session` record (records may lead it, see README).
+        const first = JSON.parse(native.loadEntriesJson(resolved)).find((e) => e?.type === "session");
         if (first?.type === "session" && typeof first.cwd === "string") headerCwd = first.cwd;
       }
     }

@@ -17,7 +17,7 @@ use crate::json::{self, JsStr, Value};
 use crate::listing::FileSummary;
 
 /// Bump when the summary format changes: old caches are then ignored.
-const FORMAT: &str = "pi-session-list-cache/4";
+const FORMAT: &str = "pi-session-list-cache/5";
 
 /// What identifies a file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
