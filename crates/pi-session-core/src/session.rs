@@ -19,6 +19,9 @@ use crate::text::Text;
 use crate::timefmt;
 use crate::tree::Piece;
 
+mod prune;
+pub use prune::Pruned;
+
 /// One parsed record: its line (bytes in [`Session::text`]) and what we read from it.
 #[derive(Debug, Clone)]
 pub struct Rec {
