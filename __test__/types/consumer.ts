@@ -219,6 +219,13 @@ sm.resetLeaf();
 const summaryId: string = sm.branchWithSummary(idUser, "summary");
 sm.branchWithSummary(null, "summary", { any: 1 }, true, refUsage);
 const branchedPath: string | undefined = sm.createBranchedSession(idUser);
+const subtreeSize: number = sm.countSubtree(idUser);
+const pruned: Ours.PruneResult = sm.pruneBranch(idUser);
+const prunedBytes: number = pruned.bytesBefore - pruned.bytesAfter;
+const prunedWritten: boolean = pruned.written;
+void subtreeSize;
+void prunedBytes;
+void prunedWritten;
 
 // Narrowing on the entry union works as with the reference.
 for (const e of sm.getEntries()) {
@@ -274,7 +281,8 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync"> = any<Ref.SessionManager>();
+const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync" | "countSubtree" | "pruneBranch"> =
+  any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:
 // nothing declared elsewhere is assignable to it without a cast.
@@ -282,8 +290,11 @@ const fromReference: Omit<SessionManager, "flush" | "setExclusive" | "setFsync">
 const refManagerNoCast: Ref.SessionManager = sm;
 const refManager: Ref.SessionManager = sm as unknown as Ref.SessionManager;
 
-// Same method names: the reference's public members plus `flush`, `setExclusive`, `setFsync`, nothing else.
-ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, "flush" | "setExclusive" | "setFsync">>(true);
+// Same method names: the reference's public members plus `flush`, `setExclusive`, `setFsync`,
+// `countSubtree`, `pruneBranch`, nothing else.
+ok<Mutual<Exclude<keyof SessionManager, keyof Ref.SessionManager>, "flush" | "setExclusive" | "setFsync" | "countSubtree" | "pruneBranch">>(
+  true,
+);
 ok<Mutual<Exclude<keyof Ref.SessionManager, keyof SessionManager>, never>>(true);
 
 // Same parameters for every instance method; appendCompaction has one more, optional, at the end.

@@ -29,6 +29,8 @@ pub enum ErrorCode {
     IdTaken,
     /// A big session's file was changed in place after it was opened (its lines are read lazily).
     FileChanged,
+    /// `pruneBranch` on an entry of the active path (the path from the leaf to the root).
+    OnActiveBranch,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
     /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
@@ -49,6 +51,7 @@ impl ErrorCode {
             ErrorCode::SessionLocked => "SESSION_LOCKED",
             ErrorCode::IdTaken => "ID_TAKEN",
             ErrorCode::FileChanged => "SESSION_FILE_CHANGED",
+            ErrorCode::OnActiveBranch => "ON_ACTIVE_BRANCH",
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }

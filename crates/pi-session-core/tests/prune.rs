@@ -143,7 +143,7 @@ fn the_active_path_and_unknown_ids_are_refused_and_nothing_changes() {
     let mut s = open(&dir, &file);
     for id in ["u1", "a1", "L2", "a3"] {
         let err = s.prune_branch(&key(id), id).unwrap_err();
-        assert_eq!(err.code, ErrorCode::NotOnActiveBranch, "{id}");
+        assert_eq!(err.code, ErrorCode::OnActiveBranch, "{id}");
         assert_eq!(err.message, "Cannot delete the branch you are currently on");
     }
     let err = s.prune_branch(&key("zz"), "zz").unwrap_err();

@@ -24,12 +24,17 @@ pub struct Pruned {
     pub bytes_after: u64,
     /// The session file was rewritten (false: not yet on disk, or not persisting).
     pub written: bool,
+    /// The old positions of the records kept, in order (the new position is the index).
+    pub kept: Vec<u32>,
+    /// `(new position, member, JSON value)` of each member changed on a survivor, so a host that
+    /// holds the entries as objects can change them alike.
+    pub edits: Vec<(u32, &'static str, String)>,
 }
 
 /// The error for a branch on the active path (the wording of the upstream proposal).
 fn on_active_path() -> Error {
     Error::new(
-        ErrorCode::NotOnActiveBranch,
+        ErrorCode::OnActiveBranch,
         "Cannot delete the branch you are currently on",
     )
 }
@@ -70,7 +75,7 @@ impl Session {
     }
 
     /// `pruneBranch(id)`: delete the entry `key` and its subtree (see the module docs). Refuses
-    /// an entry on the active path (`NOT_ON_ACTIVE_BRANCH`, "Cannot delete the branch you are
+    /// an entry on the active path (`ON_ACTIVE_BRANCH`, "Cannot delete the branch you are
     /// currently on") and unknown ids (`ENTRY_NOT_FOUND`). On a failed write nothing changes.
     pub fn prune_branch(&mut self, key: &str, display: &str) -> Result<Pruned> {
         let root = self
@@ -80,7 +85,6 @@ impl Session {
         if active.contains(&root) {
             return Err(on_active_path());
         }
-        self.check_no_skeletons()?;
         let removed = self.subtree_mask(root);
         let mut dropped = removed.clone();
         let mut labels_dropped = 0;
@@ -110,15 +114,19 @@ impl Session {
         };
         let mut lines: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
         let mut metas: Vec<Meta> = Vec::new();
+        let mut kept: Vec<u32> = Vec::new();
+        let mut changes: Vec<(u32, &'static str, String)> = Vec::new();
         let (mut before, mut after, mut rewired) = (0u64, 0u64, 0usize);
         for p in 0..self.recs.len() as u32 {
-            let line = self.full_line(p)?;
+            // A skeleton (an in-memory session's entry held by JavaScript) has every member
+            // edited here; such a session never writes, so it is never written either.
+            let line = self.line(p)?;
             before += line.len() as u64 + 1;
             if dropped[p as usize] {
                 continue;
             }
             let m = &self.recs[p as usize].meta;
-            let mut edits: Vec<(&str, json::Value)> = Vec::new();
+            let mut edits: Vec<(&'static str, json::Value)> = Vec::new();
             if m.kind.is_entry() {
                 let old_parent = self.parent_of(p);
                 if old_parent.is_some_and(|q| dropped[q as usize]) {
@@ -151,6 +159,7 @@ impl Session {
                 })?;
                 if let json::Value::Object(o) = &mut v {
                     for (k, val) in edits {
+                        changes.push((kept.len() as u32, k, json::to_json(&val)));
                         o.insert(json::JsStr::from_str(k), val);
                     }
                 }
@@ -158,9 +167,11 @@ impl Session {
                 let mut meta = record::read_meta_trusted(&text)
                     .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
                 meta.kind = m.kind;
+                meta.skeleton = m.skeleton;
                 (std::borrow::Cow::Owned(text), meta)
             };
             after += line.len() as u64 + 1;
+            kept.push(p);
             lines.push(line);
             metas.push(meta);
         }
@@ -226,18 +237,9 @@ impl Session {
             bytes_before: before,
             bytes_after: after,
             written,
+            kept,
+            edits: changes,
         })
-    }
-
-    /// Pruning rewrites lines: a session whose entries only JavaScript holds cannot.
-    fn check_no_skeletons(&self) -> Result<()> {
-        if self.recs.iter().any(|r| r.meta.skeleton) {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "pruneBranch needs the entries' JSON text (this in-memory session keeps its entries as JavaScript objects)",
-            ));
-        }
-        Ok(())
     }
 }
 
