@@ -115,3 +115,25 @@ test("an in-memory session is pruned too, its entry objects kept", (t) => {
   );
   assert.equal(sm.getEntries().length, 4);
 });
+
+test("a big session read lazily from its file is pruned and reads back the same", (t) => {
+  const dir = tempDir(t);
+  const sm = SessionManager.create(dir, dir);
+  const ids = build(sm);
+  const file = sm.getSessionFile();
+  const saved = process.env.PI_SESSION_LAZY_BYTES;
+  process.env.PI_SESSION_LAZY_BYTES = "1";
+  t.after(() => {
+    if (saved === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
+    else process.env.PI_SESSION_LAZY_BYTES = saved;
+  });
+  const lazy = SessionManager.open(file);
+  const context = JSON.stringify(lazy.buildSessionContext());
+  lazy.pruneBranch(ids.b2);
+  assert.equal(JSON.stringify(lazy.buildSessionContext()), context);
+  lazy.appendMessage(user("after"));
+  const again = SessionManager.open(file);
+  assert.deepEqual(again.getEntries(), lazy.getEntries());
+  assert.equal(again.getEntry(ids.b2), undefined);
+  assert.equal(again.getEntries().length, 7);
+});
