@@ -622,6 +622,8 @@ export type ReadonlySessionManager = Pick<
  * - `INVALID_ARGUMENT`: an argument has the wrong type or shape.
  * - `IO_ERROR`: reading or writing the file system failed; the message names the path.
  * - `SESSION_LOCKED`: the session file is being written by another session manager or process.
+ * - `ON_ACTIVE_BRANCH`: `pruneBranch` was asked to delete an entry of the active path.
+ *   Message: `Cannot delete the branch you are currently on`.
  *
  * Where the original module throws a message, the same text is used.
  */
@@ -635,7 +637,21 @@ export type SessionErrorCode =
   | "FORK_SOURCE_INVALID"
   | "INVALID_ARGUMENT"
   | "IO_ERROR"
-  | "SESSION_LOCKED";
+  | "SESSION_LOCKED"
+  | "ON_ACTIVE_BRANCH";
+
+/** What {@link SessionManager.pruneBranch} did. */
+export interface PruneResult {
+  /** Entries of the deleted subtree (the entry itself included). */
+  removed: number;
+  /** Label entries elsewhere that named a deleted entry, deleted with it. */
+  labelsDropped: number;
+  /** Size of the session's records, one JSON line each, before and after. */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Whether the session file was rewritten (false while the session is not on disk yet). */
+  written: boolean;
+}
 
 /**
  * Shape of the errors this package throws: a normal `Error` (so `instanceof Error` holds and
@@ -1092,6 +1108,25 @@ export declare class SessionManager {
    * `Entry <id> not found` (code `ENTRY_NOT_FOUND`).
    */
   createBranchedSession(leafId: string): string | undefined;
+
+  /**
+   * How many entries {@link SessionManager.pruneBranch} would delete with the branch at
+   * `entryId`: the entry and everything under it (labels elsewhere that name them not counted).
+   * Throws `Entry <id> not found` (code `ENTRY_NOT_FOUND`). Not in the reference.
+   */
+  countSubtree(entryId: string): number;
+
+  /**
+   * Deletes an abandoned side branch: `entryId`, everything under it, and label entries that
+   * name a deleted entry. Survivors under a deleted label get its nearest surviving ancestor as
+   * `parentId`; a surviving compaction whose `firstKeptEntryId` named a deleted entry keeps from
+   * the next surviving entry of its path. The leaf and `buildSessionContext()` stay as they were.
+   * A session already on disk is rewritten atomically (temp file, fsync, rename, fsync of the
+   * directory); one not yet written changes in memory only. Throws `Cannot delete the branch you
+   * are currently on` (code `ON_ACTIVE_BRANCH`) for an entry of the active path and
+   * `Entry <id> not found` (code `ENTRY_NOT_FOUND`). Not in the reference.
+   */
+  pruneBranch(entryId: string): PruneResult;
 
   // --- factories ----------------------------------------------------------------------------
 

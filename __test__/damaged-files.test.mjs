@@ -8,7 +8,9 @@
 //     lines through a migration and leaves a backup: for migrated files only ours is checked
 //     to keep every original line). Without a parent cycle, branch, context entries and tree
 //     must match too; with one, the reference is not asked (it hangs) and ours must terminate.
-//     Two deliberate differences: a v1 file with scalar records (`42`), on which the reference's
+//     Deliberate differences: a file whose header follows records of no pi type without id or
+//     parentId is read by ours as the reference reads it without them (they stay in place); a
+//     v1 file with scalar records (`42`), on which the reference's
 //     migration throws a TypeError, is opened by ours; and where the reference's context building
 //     throws on a damaged entry, ours may answer instead.
 //   - The committed corpus fixtures/damaged/*.jsonl against its .expect.json (the reference's
@@ -241,6 +243,31 @@ function observe(impl, bytes, dir, deep, cycleSafe = false, name = "s.jsonl") {
   return o;
 }
 
+const PI_TYPES = new Set([
+  "session", "message", "thinking_level_change", "model_change", "usage", "compaction",
+  "branch_summary", "custom", "custom_message", "label", "session_info", "context_edit",
+]);
+
+/** Line numbers of the records that lead the header (README "What is different, on purpose":
+ * objects of no pi type with neither `id` nor `parentId`, directly followed by a header with a
+ * string id), or null when the file has none. */
+function leadingLines(bytes) {
+  const lead = [];
+  const lines = splitLines(bytes);
+  for (let i = 0; i < lines.length; i++) {
+    let e;
+    try {
+      e = JSON.parse(lines[i].toString("utf8"));
+    } catch {
+      continue;
+    }
+    if (!e) continue;
+    if (isObj(e) && !PI_TYPES.has(e.type) && !("id" in e) && !("parentId" in e)) lead.push(i);
+    else return lead.length > 0 && isObj(e) && e.type === "session" && typeof e.id === "string" ? lead : null;
+  }
+  return null;
+}
+
 /** The version migration reads: of the first session record (`?? 1`). */
 function headerVersion(bytes) {
   for (const line of splitLines(bytes)) {
@@ -266,7 +293,7 @@ test(`${COUNT} damaged variants of the fixtures open as the reference opens them
   t.after(() => fs.rmSync(root, { recursive: true, force: true }));
   const fixtures = listFixtures(FIXTURES).filter((f) => !f.startsWith("damaged/"));
   const rng = new Rng(SEED);
-  const stats = { loaded: 0, refused: 0, migrated: 0, cyclic: 0, referenceThrew: 0, lenient: 0 };
+  const stats = { loaded: 0, refused: 0, migrated: 0, cyclic: 0, referenceThrew: 0, lenient: 0, leading: 0 };
   for (let n = 0; n < COUNT; n++) {
     const name = rng.pick(fixtures);
     let bytes = fs.readFileSync(path.join(FIXTURES, name));
@@ -289,6 +316,30 @@ test(`${COUNT} damaged variants of the fixtures open as the reference opens them
       // id). Ours migrates the objects, keeps the rest in place, and leaves a backup.
       stats.referenceThrew++;
       assert.ok(fs.existsSync(path.join(root, `${n}-ours`, "s.jsonl.bak")), `${where}: backup`);
+      continue;
+    }
+    const lead = theirs.throws !== undefined && mine.throws === undefined ? leadingLines(bytes) : null;
+    if (lead) {
+      // Records before the header: the reference refuses the file, ours reads it as the reference
+      // reads the file without them, and keeps them in place.
+      stats.leading++;
+      const kept = splitLines(bytes).filter((_, i) => !lead.includes(i));
+      const plain = observe(reference, joinLines(kept), path.join(root, `${n}-ref-plain`), deep && !mine.cyclic);
+      assert.equal(plain.throws, undefined, `${where}: without its leading records the reference reads it`);
+      const after = splitLines(mine.after);
+      for (const i of lead) assert.ok(after[i].equals(splitLines(before)[i]), `${where}: leading line ${i} kept`);
+      assert.deepEqual(mine.types, plain.types, `${where}: entry types`);
+      assert.equal(mine.indexSize, plain.indexSize, `${where}: index size`);
+      if (headerVersion(before) >= 2) {
+        assert.deepEqual(mine.ids, plain.ids, `${where}: entry ids`);
+        assert.equal(mine.leaf, plain.leaf, `${where}: leaf`);
+        if (deep && !mine.cyclic) {
+          for (const what of ["branch", "context", "messages", "tree"]) {
+            if (plain[what]?.threw !== undefined && mine[what]?.threw === undefined) continue;
+            assert.deepEqual(mine[what], plain[what], `${where}: ${what}`);
+          }
+        }
+      }
       continue;
     }
     if (theirs.throws !== undefined || mine.throws !== undefined) {
@@ -339,7 +390,7 @@ test(`${COUNT} damaged variants of the fixtures open as the reference opens them
   }
   t.diagnostic(
     `${COUNT} variants: ${stats.loaded} loaded (${stats.migrated} migrated, ${stats.cyclic} with cycles), ` +
-      `${stats.refused} refused by both, ${stats.referenceThrew} opened where the reference's migration throws, ` +
+      `${stats.refused} refused by both, ${stats.leading} read past records before the header, ${stats.referenceThrew} opened where the reference's migration throws, ` +
       `${stats.lenient} answers where the reference's context building throws`,
   );
 });

@@ -1115,6 +1115,37 @@ class SessionManager {
     }).id;
   }
 
+  /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it. */
+  countSubtree(entryId) {
+    if (this.#lookup(entryId) < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${entryId} not found`);
+    return this.#n.countSubtree(keyOf(entryId), String(entryId));
+  }
+
+  /** Delete an abandoned side branch: `entryId`, everything under it and the labels naming them
+   * (not in the reference; see README "Pruning a branch"). The active path is refused. A session
+   * on disk is rewritten atomically; one not yet written stays in memory. Surviving entry objects
+   * stay the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`). */
+  pruneBranch(entryId) {
+    if (this.#lookup(entryId) < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${entryId} not found`);
+    const objs = this.#objs;
+    const r = this.#n.pruneBranch(keyOf(entryId), String(entryId));
+    const kept = r.kept;
+    this.#resetCaches(kept.length);
+    for (let i = 0; i < kept.length; i++) {
+      const o = objs[kept[i]];
+      if (o !== undefined) {
+        this.#objs[i] = o;
+        this.#mark(o, i);
+      }
+    }
+    for (let k = 0; k < r.editPos.length; k++) {
+      const o = this.#objs[r.editPos[k]];
+      if (o !== null && typeof o === "object") o[r.editMember[k]] = JSON.parse(r.editJson[k]);
+    }
+    this.#syncLeaf();
+    return { removed: r.removed, labelsDropped: r.labelsDropped, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, written: r.written };
+  }
+
   createBranchedSession(leafId) {
     const start = leafId ?? this.#leafId;
     const key = start ? keyOf(start) : null;
@@ -1189,7 +1220,8 @@ class SessionManager {
       if (scan.kind === "header") headerCwd = scan.cwd ?? undefined;
       else if (scan.kind === "limit") {
         // The bounded scan is only a shortcut; a full read stays authoritative.
-        const first = JSON.parse(native.loadEntriesJson(resolved))[0];
+        // The header is the first `session` record (records may lead it, see README).
+        const first = JSON.parse(native.loadEntriesJson(resolved)).find((e) => e?.type === "session");
         if (first?.type === "session" && typeof first.cwd === "string") headerCwd = first.cwd;
       }
     }

@@ -451,6 +451,36 @@ impl NativeSession {
         self.inner.branch(core_key(&key), &display).map_err(to_napi)
     }
 
+    /// `countSubtree(id)`: entries in the subtree of `key` (the entry included).
+    #[napi(catch_unwind)]
+    pub fn count_subtree(&self, key: String, display: String) -> Result<u32, Code> {
+        self.inner
+            .count_subtree(core_key(&key), &display)
+            .map(|n| n as u32)
+            .map_err(to_napi)
+    }
+
+    /// `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module).
+    #[napi(catch_unwind)]
+    pub fn prune_branch(&mut self, key: String, display: String) -> Result<PruneResult, Code> {
+        let p = self
+            .inner
+            .prune_branch(core_key(&key), &display)
+            .map_err(to_napi)?;
+        Ok(PruneResult {
+            removed: p.removed as u32,
+            labels_dropped: p.labels_dropped as u32,
+            rewired: p.rewired as u32,
+            bytes_before: p.bytes_before as f64,
+            bytes_after: p.bytes_after as f64,
+            written: p.written,
+            kept: Uint32Array::new(p.kept),
+            edit_pos: p.edits.iter().map(|e| e.0).collect(),
+            edit_member: p.edits.iter().map(|e| e.1.to_owned()).collect(),
+            edit_json: p.edits.into_iter().map(|e| e.2).collect(),
+        })
+    }
+
     /// Set the leaf without checks (`null` → null leaf).
     #[napi(catch_unwind)]
     pub fn set_leaf_key(&mut self, key: Option<String>) {
@@ -519,6 +549,23 @@ impl NativeSession {
             self.reported = 0;
         }
     }
+}
+
+/// What `pruneBranch` did, with what a host holding entry objects needs to follow it.
+#[napi(object)]
+pub struct PruneResult {
+    pub removed: u32,
+    pub labels_dropped: u32,
+    pub rewired: u32,
+    pub bytes_before: f64,
+    pub bytes_after: f64,
+    pub written: bool,
+    /// Old positions of the records kept, in their new order.
+    pub kept: Uint32Array,
+    /// Member edits on survivors: new position, member name, JSON value.
+    pub edit_pos: Vec<u32>,
+    pub edit_member: Vec<String>,
+    pub edit_json: Vec<String>,
 }
 
 #[napi(object)]

@@ -235,6 +235,13 @@ sm.resetLeaf();
 const summaryId: string = sm.branchWithSummary(idUser, "summary");
 sm.branchWithSummary(null, "summary", { any: 1 }, true, refUsage);
 const branchedPath: string | undefined = sm.createBranchedSession(idUser);
+const subtreeSize: number = sm.countSubtree(idUser);
+const pruned: Ours.PruneResult = sm.pruneBranch(idUser);
+const prunedBytes: number = pruned.bytesBefore - pruned.bytesAfter;
+const prunedWritten: boolean = pruned.written;
+void subtreeSize;
+void prunedBytes;
+void prunedWritten;
 
 // Narrowing on the entry union works as with the reference.
 for (const e of sm.getEntries()) {
@@ -292,7 +299,7 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId" | "setRestoreMissing";
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId" | "setRestoreMissing" | "countSubtree" | "pruneBranch";
 const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:

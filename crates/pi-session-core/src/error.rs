@@ -33,6 +33,8 @@ pub enum ErrorCode {
     EntryIdNotReserved,
     /// An append names an id that an entry of the session already has.
     DuplicateEntryId,
+    /// `pruneBranch` on an entry of the active path (the path from the leaf to the root).
+    OnActiveBranch,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
     /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
@@ -55,6 +57,7 @@ impl ErrorCode {
             ErrorCode::FileChanged => "SESSION_FILE_CHANGED",
             ErrorCode::EntryIdNotReserved => "ENTRY_ID_NOT_RESERVED",
             ErrorCode::DuplicateEntryId => "DUPLICATE_ENTRY_ID",
+            ErrorCode::OnActiveBranch => "ON_ACTIVE_BRANCH",
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }

@@ -308,6 +308,17 @@ fn check_records(recs: &[Rec], f: &mut Vec<Finding>, out: &mut Inspection) {
             line: Some(first.line),
             message: "no session header anywhere: readers reject the file".into(),
         }),
+        Some(h) if h > 0 && recs[..h].iter().all(|r| crate::listing::may_lead(&r.value)) => {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "records-before-header",
+                line: Some(first.line),
+                message: format!(
+                    "{h} record(s) without id or parentId before the session header (line {}), as oh-my-pi writes its title: this library reads the session, the reference rejects the file",
+                    recs[h].line
+                ),
+            })
+        }
         Some(h) if h > 0 => f.push(Finding {
             severity: Severity::Error,
             code: "header-not-first",
@@ -320,6 +331,7 @@ fn check_records(recs: &[Rec], f: &mut Vec<Finding>, out: &mut Inspection) {
         Some(_) => {}
     }
     let Some(h) = header_at else { return };
+    let leading = recs[..h].iter().all(|r| crate::listing::may_lead(&r.value));
     let header = &recs[h];
     if !matches!(header.value.get("id"), Some(Value::String(_))) {
         f.push(Finding {
@@ -392,7 +404,13 @@ fn check_records(recs: &[Rec], f: &mut Vec<Finding>, out: &mut Inspection) {
     let entries: Vec<&Rec> = recs
         .iter()
         .enumerate()
-        .filter(|(i, r)| *i != h && matches!(r.value, Value::Object(_)) && !is_header(&r.value))
+        // Records leading the header are no entries.
+        .filter(|(i, r)| {
+            *i != h
+                && !(leading && *i < h)
+                && matches!(r.value, Value::Object(_))
+                && !is_header(&r.value)
+        })
         .map(|(_, r)| r)
         .collect();
     out.entries = entries.len();

@@ -17,7 +17,7 @@ use crate::json::{self, JsStr, Value};
 use crate::listing::FileSummary;
 
 /// Bump when the summary format changes: old caches are then ignored.
-const FORMAT: &str = "pi-session-list-cache/5";
+const FORMAT: &str = "pi-session-list-cache/6";
 
 /// The directory of the cache inside the agent dir. The stock agent reads every `*.jsonl` file at
 /// the top of its agent dir in full on each start (`migrateSessionsFromAgentRoot`, which moves

@@ -27,9 +27,19 @@ pub enum ScanError {
     Io(std::io::Error),
 }
 
+/// Can this parsed record come before a header? (The listing side of `record::may_lead`.)
+pub(crate) fn may_lead(v: &Value) -> bool {
+    matches!(v, Value::Object(_))
+        && !matches!(v.get("type"), Some(Value::String(t)) if crate::record::is_pi_type(&t.to_string_lossy()))
+        && v.get("id").is_none()
+        && v.get("parentId").is_none()
+}
+
+/// `None`: keep looking (blank, unparseable or falsy lines, and records that may lead a header);
+/// `Some(None)`: not a session; `Some(Some(_))`: the header.
 fn header_candidate(line: &[u8]) -> Option<Option<Header>> {
     let v = json::parse(line).ok()?;
-    if !v.is_truthy() {
+    if !v.is_truthy() || may_lead(&v) {
         return None;
     }
     let is_header = matches!(v.get("type"), Some(Value::String(t)) if t.eq_str("session"));
@@ -577,7 +587,12 @@ impl Summary {
         let is = |t: &str| ty.is_some_and(|raw| raw_is_string(raw, t));
         if self.header.is_none() {
             if !is("session") {
-                return Feed::Stop;
+                // Records leading the header are skipped (if no header follows, the file was
+                // no session: `header` stays unset).
+                return match json::parse(line) {
+                    Ok(v) if may_lead(&v) => Feed::Continue,
+                    _ => Feed::Stop,
+                };
             }
             match json::parse(line) {
                 Ok(v) => self.header = Some(v),

@@ -148,7 +148,10 @@ pub fn migrate_file(loaded: &LoadedFile) -> Option<Migration> {
         .records()
         .map(|(l, _)| json::parse(l).unwrap_or(Value::Null))
         .collect();
-    if !migrate_values(&mut values) {
+    // Records leading the header are not the session's: they get no ids, count for no
+    // `firstKeptEntryIndex` (the header is index 0 as its writer meant) and keep their bytes.
+    let leading = loaded.leading();
+    if !migrate_values(&mut values[leading..]) {
         return None;
     }
     let mut text = Vec::new();
@@ -156,14 +159,18 @@ pub fn migrate_file(loaded: &LoadedFile) -> Option<Migration> {
     let mut file_bytes = Vec::with_capacity(loaded.text.len() + values.len() * 40);
     let mut next = values.iter();
     for (s, e, meta) in &loaded.lines {
-        if meta.is_some() {
+        if let Some(meta) = meta {
             let v = next.next().expect("one value per record");
-            let line = json::to_json(v);
+            let line: std::borrow::Cow<[u8]> = if meta.kind == Kind::Leading {
+                std::borrow::Cow::Borrowed(&loaded.text[*s..*e])
+            } else {
+                std::borrow::Cow::Owned(json::to_json(v).into_bytes())
+            };
             let start = text.len();
-            text.extend_from_slice(line.as_bytes());
+            text.extend_from_slice(&line);
             records.push((start, text.len()));
             text.push(b'\n');
-            file_bytes.extend_from_slice(line.as_bytes());
+            file_bytes.extend_from_slice(&line);
         } else {
             file_bytes.extend_from_slice(&loaded.text[*s..*e]);
         }

@@ -33,6 +33,18 @@ pub enum Kind {
     Other,
     /// A truthy JSON value that is not an object (`5`, `"s"`, `[]`, `true`): the reference keeps those.
     NonObject,
+    /// A record of a session file that comes before its header (oh-my-pi's `title` slot): kept
+    /// and written back where it was, but no entry (see [`leading_count`]). Only loading a file
+    /// gives this kind; [`read_meta`] never does.
+    Leading,
+}
+
+impl Kind {
+    /// Records of this kind are entries (`getEntries`, the index, the leaf): all but headers and
+    /// the records leading a header.
+    pub fn is_entry(self) -> bool {
+        !matches!(self, Kind::Header | Kind::Leading)
+    }
 }
 
 /// `message.role` of a message record.
@@ -108,6 +120,33 @@ impl Meta {
     pub fn is_conversation_message(&self) -> bool {
         self.kind == Kind::Message && self.role.is_conversation()
     }
+}
+
+/// Can this record come before a session header? Objects that pi would not read as entries: a
+/// `type` that is none of pi's (or none at all), and no place in the tree (neither an `id` nor a
+/// `parentId` member, whatever their value). A v1 message, which has no id yet, cannot.
+pub fn may_lead(meta: &Meta) -> bool {
+    meta.kind == Kind::Other && &*meta.id == UNDEFINED && &*meta.parent == UNDEFINED
+}
+
+/// Is `t` the `type` of a pi record (a header or an entry kind the store knows)?
+pub fn is_pi_type(t: &str) -> bool {
+    kind_of(&string_key(t)) != Kind::Other
+}
+
+/// How many records at the start of a file lead its header: the run of [`may_lead`] records
+/// directly followed by a `type:"session"` record. 0 when the first record is the header, and
+/// when no header follows the run (such a file stays what it was: no session).
+pub fn leading_count<'a>(metas: impl IntoIterator<Item = &'a Meta>) -> usize {
+    for (n, m) in metas.into_iter().enumerate() {
+        if m.kind == Kind::Header {
+            return n;
+        }
+        if !may_lead(m) {
+            return 0;
+        }
+    }
+    0
 }
 
 /// Is this key a truthy JS value? (`undefined`, `null`, `false`, `0`, `""` are not.)

@@ -160,6 +160,10 @@ pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
             scan.recs.push((start, start + body.len(), meta, check));
         }
     }
+    let leading = record::leading_count(scan.recs.iter().map(|r| &r.2));
+    for r in &mut scan.recs[..leading] {
+        r.2.kind = Kind::Leading;
+    }
     Ok(Some(scan))
 }
 

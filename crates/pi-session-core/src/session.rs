@@ -20,6 +20,9 @@ use crate::text::Text;
 use crate::timefmt;
 use crate::tree::Piece;
 
+mod prune;
+pub use prune::Pruned;
+
 /// One parsed record: its line (bytes in [`Session::text`]) and what we read from it.
 #[derive(Debug, Clone)]
 pub struct Rec {
@@ -262,12 +265,29 @@ impl LoadedFile {
         LoadedFile { text, lines }
     }
 
-    /// `loadEntriesFromFile` accepts the file: its first record is a header with a string id.
+    /// `loadEntriesFromFile` accepts the file: its first record is a header with a string id
+    /// (unlike the reference, records marked by [`LoadedFile::mark_leading`] may come first).
     pub fn has_valid_header(&self) -> bool {
-        match self.records().next() {
+        match self.records().find(|(_, m)| m.kind != Kind::Leading) {
             Some((_, m)) => m.kind == Kind::Header && m.header_id_is_string,
             None => false,
         }
+    }
+
+    /// Mark the records that lead the header of a session file ([`record::leading_count`]) as
+    /// [`Kind::Leading`]. Only for files: entries handed over in memory keep the reference's rules.
+    pub fn mark_leading(&mut self) {
+        let n = record::leading_count(self.lines.iter().filter_map(|l| l.2.as_ref()));
+        for m in self.lines.iter_mut().filter_map(|l| l.2.as_mut()).take(n) {
+            m.kind = Kind::Leading;
+        }
+    }
+
+    /// How many records were marked by [`LoadedFile::mark_leading`].
+    pub fn leading(&self) -> usize {
+        self.records()
+            .take_while(|(_, m)| m.kind == Kind::Leading)
+            .count()
     }
 
     pub fn records(&self) -> impl Iterator<Item = (&[u8], &Meta)> {
@@ -289,6 +309,7 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
         return Ok(None);
     };
     let mut loaded = LoadedFile::parse(text);
+    loaded.mark_leading();
     if loaded.has_valid_header() && !loaded.ends_with_newline() {
         fsio::append(path, b"\n", Durability::Buffered)?;
         loaded.text.push(b'\n');
@@ -494,7 +515,7 @@ impl Session {
     /// Positions of all non-header records in order (`getEntries()`).
     pub fn entry_positions(&self) -> Vec<u32> {
         (0..self.recs.len() as u32)
-            .filter(|&p| self.recs[p as usize].meta.kind != Kind::Header)
+            .filter(|&p| self.recs[p as usize].meta.kind.is_entry())
             .collect()
     }
     /// `getEntriesSince(count)`: positions of the non-header records after the first `count`
@@ -637,7 +658,7 @@ impl Session {
                 found.or_else(|| {
                     self.recs
                         .iter()
-                        .rposition(|r| r.meta.kind != Kind::Header)
+                        .rposition(|r| r.meta.kind.is_entry())
                         .map(|p| p as u32)
                 })
             }
@@ -739,7 +760,7 @@ impl Session {
         self.leaf = Leaf::Null;
         for pos in 0..self.recs.len() as u32 {
             let meta = &self.recs[pos as usize].meta;
-            if meta.kind == Kind::Header {
+            if !meta.kind.is_entry() {
                 continue;
             }
             let id = meta.id.clone();
@@ -880,6 +901,7 @@ impl Session {
     /// versions and rewriting the file when persisting.
     fn load_records(&mut self, loaded: LoadedFile) -> Result<LoadReport> {
         let mut report = LoadReport::default();
+        let leading = loaded.leading();
         let migration = migrate::migrate_file(&loaded);
         if let (Some(m), true, Some(file)) = (&migration, self.persist, self.file.clone()) {
             self.guard.before_write(&file)?;
@@ -922,6 +944,10 @@ impl Session {
             self.parent_slot.push(NO_SLOT);
             self.rec_slot.push(NO_SLOT);
         }
+        // A migration's records were read again: they lead the header as they did in the file.
+        for r in &mut self.recs[..leading] {
+            r.meta.kind = Kind::Leading;
+        }
         self.session_id = match self.header_pos() {
             Some(p) => header_id_string(&self.line(p)?),
             None => String::new(),
@@ -939,7 +965,8 @@ impl Session {
         };
         let header_ok = scan
             .recs
-            .first()
+            .iter()
+            .find(|r| r.2.kind != Kind::Leading)
             .is_some_and(|r| r.2.kind == Kind::Header && r.2.header_id_is_string);
         if !header_ok || scan.header_version < 3.0 {
             return Ok(None);
@@ -1781,6 +1808,12 @@ pub fn fork(
                 continue;
             };
             let Some(o) = out.as_mut() else {
+                // Records leading the header stay with the source (a fork is a file of its own);
+                // a run of them not followed by a header fails on the record after it, or at
+                // the end as a file without records does.
+                if record::may_lead(&meta) {
+                    continue;
+                }
                 // The first record decides: a valid header, and which path.
                 if meta.kind != Kind::Header || !meta.header_id_is_string {
                     return Err(fork_source_invalid(source));
@@ -1894,7 +1927,8 @@ fn fork_migrated(
     out.push(b'\n');
     match migrate::migrate_file(&loaded) {
         Some(m) => {
-            for (s, e) in &m.records {
+            // Records leading the header stay with the source, as in the streaming fork.
+            for (s, e) in m.records.iter().skip(loaded.leading()) {
                 let line = &m.text[*s..*e];
                 if record::read_meta(line).is_some_and(|meta| meta.kind != Kind::Header) {
                     out.extend_from_slice(line);
@@ -1904,7 +1938,7 @@ fn fork_migrated(
         }
         None => {
             for (line, meta) in loaded.records() {
-                if meta.kind == Kind::Header {
+                if !meta.kind.is_entry() {
                     continue;
                 }
                 // Records are written as JSON.stringify(JSON.parse(line)) would.

@@ -50,6 +50,7 @@ mod list;
 mod loaded;
 mod pool;
 mod progress;
+mod prune;
 mod repair;
 mod resolve;
 mod rm;
@@ -93,6 +94,7 @@ const COMMANDS: &[&Command] = &[
     &repair::CMD,
     &export::CMD,
     &rm::CMD,
+    &prune::CMD,
     &demo::CMD,
 ];
 
@@ -226,6 +228,7 @@ fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResu
         "repair" => repair::run(ctx, p),
         "export" => export::run(ctx, p),
         "rm" => rm::run(ctx, p),
+        "prune" => prune::run(ctx, p),
         "demo" => demo::run(ctx, p),
         other => Err(CliError::usage(format!("unknown command '{other}'"))),
     }

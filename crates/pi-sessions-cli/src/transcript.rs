@@ -160,6 +160,12 @@ pub fn entry_item(v: &Value, kind: Kind, id: String) -> Item {
             };
         }
         Kind::Header => it.title = "session header".into(),
+        Kind::Leading => {
+            it.title = format!(
+                "{} record before the header",
+                str_of(v.get("type")).unwrap_or_else(|| "untyped".into())
+            )
+        }
         Kind::Other => {
             it.title = format!(
                 "{} entry",

@@ -1,0 +1,249 @@
+//! Deleting an abandoned side branch: `countSubtree(id)` and `pruneBranch(id)`.
+//!
+//! The entry and everything under it go, with the labels that name a removed entry. Survivors
+//! whose parent was a dropped label are re-parented to the nearest surviving ancestor (labels can
+//! be chained), a surviving compaction whose `firstKeptEntryId` named a dropped entry keeps from
+//! the next surviving entry of its own path, and the leaf stays (a dropped label leaf gives way to
+//! its surviving ancestor). The active path is never touched, so the context of the active leaf
+//! is the same before and after. A session already on disk is rewritten atomically (temp file,
+//! fsync, rename, fsync of the directory); one that is not yet written stays in memory only.
+
+use super::*;
+
+/// What `pruneBranch` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Entries of the subtree removed (the entry itself included).
+    pub removed: usize,
+    /// Label entries elsewhere that named a removed entry, dropped with it.
+    pub labels_dropped: usize,
+    /// Survivors given a new `parentId` or `firstKeptEntryId`.
+    pub rewired: usize,
+    /// Size of the session's records before and after (one line each, with its newline).
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    /// The session file was rewritten (false: not yet on disk, or not persisting).
+    pub written: bool,
+    /// The old positions of the records kept, in order (the new position is the index).
+    pub kept: Vec<u32>,
+    /// `(new position, member, JSON value)` of each member changed on a survivor, so a host that
+    /// holds the entries as objects can change them alike.
+    pub edits: Vec<(u32, &'static str, String)>,
+}
+
+/// The error for a branch on the active path (the wording of the upstream proposal).
+fn on_active_path() -> Error {
+    Error::new(
+        ErrorCode::OnActiveBranch,
+        "Cannot delete the branch you are currently on",
+    )
+}
+
+impl Session {
+    /// Per record: is it in the subtree of `root` (the entry and its descendants, cycle-safe)?
+    fn subtree_mask(&self, root: u32) -> Vec<bool> {
+        let n = self.recs.len();
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for p in 0..n as u32 {
+            if !self.recs[p as usize].meta.kind.is_entry() || self.record_slot(p).is_none() {
+                continue;
+            }
+            if let Some(q) = self.parent_of(p) {
+                if q != p {
+                    children[q as usize].push(p);
+                }
+            }
+        }
+        let mut mask = vec![false; n];
+        let mut stack = vec![root];
+        while let Some(p) = stack.pop() {
+            if std::mem::replace(&mut mask[p as usize], true) {
+                continue;
+            }
+            stack.extend(children[p as usize].iter().copied());
+        }
+        mask
+    }
+
+    /// `countSubtree(id)`: how many entries `pruneBranch(id)` would remove with the subtree
+    /// (labels elsewhere that name them not counted). `ENTRY_NOT_FOUND` for an unknown id.
+    pub fn count_subtree(&self, key: &str, display: &str) -> Result<usize> {
+        let pos = self
+            .lookup(key)
+            .ok_or_else(|| Error::entry_not_found(display))?;
+        Ok(self.subtree_mask(pos).iter().filter(|&&b| b).count())
+    }
+
+    /// `pruneBranch(id)`: delete the entry `key` and its subtree (see the module docs). Refuses
+    /// an entry on the active path (`ON_ACTIVE_BRANCH`, "Cannot delete the branch you are
+    /// currently on") and unknown ids (`ENTRY_NOT_FOUND`). On a failed write nothing changes.
+    pub fn prune_branch(&mut self, key: &str, display: &str) -> Result<Pruned> {
+        let root = self
+            .lookup(key)
+            .ok_or_else(|| Error::entry_not_found(display))?;
+        let active = self.leaf_pos().map(|l| self.path_to(l)).unwrap_or_default();
+        if active.contains(&root) {
+            return Err(on_active_path());
+        }
+        let removed = self.subtree_mask(root);
+        let mut dropped = removed.clone();
+        let mut labels_dropped = 0;
+        for (rec, gone) in self.recs.iter().zip(dropped.iter_mut()) {
+            let m = &rec.meta;
+            if !*gone && m.kind == Kind::Label {
+                if let Some(t) = self.index.get(&m.target) {
+                    if removed[t as usize] {
+                        *gone = true;
+                        labels_dropped += 1;
+                    }
+                }
+            }
+        }
+        // The nearest surviving ancestor of a record (None: a root), past dropped labels.
+        let surviving_parent = |p: u32| {
+            let mut q = self.parent_of(p);
+            let mut steps = 0;
+            while let Some(x) = q {
+                if !dropped[x as usize] || steps > self.recs.len() {
+                    break;
+                }
+                q = self.parent_of(x);
+                steps += 1;
+            }
+            q.filter(|x| !dropped[*x as usize])
+        };
+        let mut lines: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
+        let mut metas: Vec<Meta> = Vec::new();
+        let mut kept: Vec<u32> = Vec::new();
+        let mut changes: Vec<(u32, &'static str, String)> = Vec::new();
+        let (mut before, mut after, mut rewired) = (0u64, 0u64, 0usize);
+        for p in 0..self.recs.len() as u32 {
+            // A skeleton (an in-memory session's entry held by JavaScript) has every member
+            // edited here; such a session never writes, so it is never written either.
+            let line = self.line(p)?;
+            before += line.len() as u64 + 1;
+            if dropped[p as usize] {
+                continue;
+            }
+            let m = &self.recs[p as usize].meta;
+            let mut edits: Vec<(&'static str, json::Value)> = Vec::new();
+            if m.kind.is_entry() {
+                let old_parent = self.parent_of(p);
+                if old_parent.is_some_and(|q| dropped[q as usize]) {
+                    let value = match surviving_parent(p) {
+                        Some(q) => self.recs[q as usize].meta.id.clone(),
+                        None => Key::from("null"),
+                    };
+                    edits.push(("parentId", parse_key(&value)));
+                }
+                if m.kind == Kind::Compaction {
+                    if let Some(t) = self.lookup(&m.first_kept).filter(|t| dropped[*t as usize]) {
+                        let path = self.path_to(p);
+                        let next = path
+                            .iter()
+                            .skip_while(|&&x| x != t)
+                            .find(|&&x| !dropped[x as usize]);
+                        if let Some(&x) = next {
+                            let id = self.recs[x as usize].meta.id.clone();
+                            edits.push(("firstKeptEntryId", parse_key(&id)));
+                        }
+                    }
+                }
+            }
+            let (line, meta) = if edits.is_empty() {
+                (line, m.clone())
+            } else {
+                rewired += 1;
+                let mut v = json::parse(&line).map_err(|_| {
+                    Error::new(ErrorCode::Internal, "a stored record does not parse")
+                })?;
+                if let json::Value::Object(o) = &mut v {
+                    for (k, val) in edits {
+                        changes.push((kept.len() as u32, k, json::to_json(&val)));
+                        o.insert(json::JsStr::from_str(k), val);
+                    }
+                }
+                let text = json::to_json(&v).into_bytes();
+                let mut meta = record::read_meta_trusted(&text)
+                    .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
+                meta.kind = m.kind;
+                meta.skeleton = m.skeleton;
+                (std::borrow::Cow::Owned(text), meta)
+            };
+            after += line.len() as u64 + 1;
+            kept.push(p);
+            lines.push(line);
+            metas.push(meta);
+        }
+        let removed_count = removed.iter().filter(|&&b| b).count();
+        let leaf = self.leaf_pos().map(|l| {
+            if dropped[l as usize] {
+                surviving_parent(l)
+            } else {
+                Some(l)
+            }
+        });
+        let leaf_key = leaf
+            .flatten()
+            .map(|l| self.recs[l as usize].meta.id.clone());
+        let mut text = Vec::with_capacity(after as usize);
+        let mut ranges = Vec::with_capacity(lines.len());
+        for line in &lines {
+            let start = text.len();
+            text.extend_from_slice(line);
+            ranges.push((start, text.len()));
+            text.push(b'\n');
+        }
+        drop(lines);
+        let written = match (&self.file, self.persist && self.flushed) {
+            (Some(f), true) => {
+                let f = f.clone();
+                self.guard.before_write(&f)?;
+                fsio::replace_atomic(&f, &text)?;
+                true
+            }
+            _ => false,
+        };
+        self.changed();
+        let null_leaf = matches!(self.leaf, Leaf::Null);
+        self.reset_state();
+        self.appender = fsio::Appender::default();
+        let session_id = std::mem::take(&mut self.session_id);
+        self.text = Text::loaded(text);
+        let recs: Vec<Rec> = ranges
+            .into_iter()
+            .zip(metas)
+            .map(|((start, end), meta)| Rec {
+                start,
+                end,
+                in_file: false,
+                check: 0,
+                meta,
+            })
+            .collect();
+        self.adopt_recs(recs.into_iter(), session_id);
+        self.leaf = match (null_leaf, leaf_key) {
+            (false, Some(k)) => self
+                .index
+                .slot_of
+                .get(&k)
+                .map_or(Leaf::Null, |&s| Leaf::Slot(s)),
+            _ => Leaf::Null,
+        };
+        Ok(Pruned {
+            removed: removed_count,
+            labels_dropped,
+            rewired,
+            bytes_before: before,
+            bytes_after: after,
+            written,
+            kept,
+            edits: changes,
+        })
+    }
+}
+
+/// A key (canonical JSON text of a primitive) as a JSON value.
+fn parse_key(key: &Key) -> json::Value {
+    json::parse(key.as_bytes()).unwrap_or(json::Value::Null)
+}
