@@ -15,7 +15,8 @@ import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
 const piAgent = require(path.join(ROOT, "lib", "pi-agent.js"));
-const AGENT = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
+// Its real path: the checkout's node_modules may be a link (a git worktree sharing one install).
+const AGENT = fs.realpathSync(path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent"));
 const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
 const EXT = path.join(ROOT, "__test__", "e2e", "pi-cli-ext.ts");
 const REGISTER_APP = path.join(ROOT, "__test__", "e2e", "register-app.mjs");
