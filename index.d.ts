@@ -1208,10 +1208,13 @@ export declare class SessionManager {
   readTranscriptPage(options: TranscriptPageOptions): TranscriptPage;
 
   /**
-   * Calls `listener` synchronously after each append is committed (never for a failed one) and
-   * on each change that makes cursors stale (see {@link TranscriptEvent}). A listener's exception
-   * does not fail the append; it is rethrown from a microtask. Returns the function that
-   * unsubscribes. Not in the reference.
+   * Calls `listener` synchronously after each append is committed to the session (never for a
+   * failed one; on disk as the write rules say: a new session's file waits for its first
+   * assistant message, as in the reference) and on each change that makes cursors stale (see
+   * {@link TranscriptEvent}). A listener's exception
+   * neither fails the append nor keeps the other listeners from being called: it is reported as a
+   * process warning (`TranscriptListenerWarning`, code `TRANSCRIPT_LISTENER_THREW`, the error's
+   * stack as `detail`). Returns the function that unsubscribes. Not in the reference.
    */
   subscribeTranscript(listener: (event: TranscriptEvent) => void): () => void;
 

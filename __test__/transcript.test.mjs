@@ -162,8 +162,30 @@ test("an unsubscribed listener hears nothing more, and one listener subscribed t
   assert.equal(calls, 3);
 });
 
+test("a listener that throws fails neither the append nor the other listeners, and is reported as a warning", async (t) => {
+  const { sm } = conversation(t, 1);
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on("warning", onWarning);
+  t.after(() => process.off("warning", onWarning));
+  const heard = [];
+  sm.subscribeTranscript(() => {
+    throw new Error("listener broke");
+  });
+  sm.subscribeTranscript((e) => heard.push(e.type));
+  const id = sm.appendMessage(user("x"));
+  assert.equal(sm.getLeafId(), id);
+  assert.deepEqual(heard, ["append"]);
+  // Warnings are emitted on the next tick.
+  await new Promise((resolve) => setImmediate(resolve));
+  const mine = warnings.filter((w) => w.code === "TRANSCRIPT_LISTENER_THREW");
+  assert.equal(mine.length, 1);
+  assert.equal(mine[0].name, "TranscriptListenerWarning");
+  assert.match(mine[0].detail, /listener broke/);
+});
+
 test("every branch or session change resets the subscribers and makes earlier cursors stale", (t) => {
-  const { dir, sm } = conversation(t, 3);
+  const { sm } = conversation(t, 3);
   const other = conversation(t, 1).sm.getSessionFile();
   const first = () => sm.getBranch()[0].id;
   const changes = {
@@ -185,7 +207,6 @@ test("every branch or session change resets the subscribers and makes earlier cu
     // A fresh read works.
     sm.readTranscriptPage({ limit: 2 });
   }
-  void dir;
 });
 
 test("branchWithSummary resets the subscribers, then tells them of the summary it appended", (t) => {

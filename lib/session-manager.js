@@ -928,9 +928,11 @@ class SessionManager {
         listener(event);
       } catch (err) {
         // The change is committed already: a failing listener must not make it look failed to
-        // the caller, nor keep the others from hearing of it. Its error surfaces as uncaught.
-        queueMicrotask(() => {
-          throw err;
+        // the caller, nor keep the others from hearing of it, nor end the process. It is reported.
+        process.emitWarning("A subscribeTranscript listener threw; the change it was told of stands", {
+          type: "TranscriptListenerWarning",
+          code: "TRANSCRIPT_LISTENER_THREW",
+          detail: String(err?.stack ?? err),
         });
       }
     }
