@@ -314,6 +314,12 @@ export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessag
 /** The version written in the header of every new session file. */
 export declare const CURRENT_SESSION_VERSION: 3;
 
+/**
+ * The most entries one {@link SessionManager.readTranscriptPage} page may hold (500); a larger
+ * `limit` is refused with `TRANSCRIPT_PAGE_UNBOUNDED`. Not in the reference.
+ */
+export declare const MAX_SESSION_TRANSCRIPT_PAGE_SIZE: 500;
+
 /** First line of a session file. */
 export interface SessionHeader {
   type: "session";
@@ -624,6 +630,12 @@ export type ReadonlySessionManager = Pick<
  * - `SESSION_LOCKED`: the session file is being written by another session manager or process.
  * - `ON_ACTIVE_BRANCH`: `pruneBranch` was asked to delete an entry of the active path.
  *   Message: `Cannot delete the branch you are currently on`.
+ * - `TRANSCRIPT_PAGE_UNBOUNDED` (a `RangeError`): `readTranscriptPage` without a whole `limit`
+ *   from 1 to {@link MAX_SESSION_TRANSCRIPT_PAGE_SIZE}.
+ * - `TRANSCRIPT_CURSOR_AMBIGUOUS` (a `TypeError`): `readTranscriptPage` given `before` and `after`.
+ * - `TRANSCRIPT_CURSOR_INVALID` (a `TypeError`): a cursor that is not one this package gave out.
+ * - `TRANSCRIPT_CURSOR_FOREIGN` (a `RangeError`): a cursor of another session manager.
+ * - `TRANSCRIPT_CURSOR_STALE`: a cursor from before a branch or session change.
  *
  * Where the original module throws a message, the same text is used.
  */
@@ -638,7 +650,64 @@ export type SessionErrorCode =
   | "INVALID_ARGUMENT"
   | "IO_ERROR"
   | "SESSION_LOCKED"
-  | "ON_ACTIVE_BRANCH";
+  | "ON_ACTIVE_BRANCH"
+  | "TRANSCRIPT_PAGE_UNBOUNDED"
+  | "TRANSCRIPT_CURSOR_AMBIGUOUS"
+  | "TRANSCRIPT_CURSOR_INVALID"
+  | "TRANSCRIPT_CURSOR_FOREIGN"
+  | "TRANSCRIPT_CURSOR_STALE";
+
+/**
+ * Where a {@link SessionManager.readTranscriptPage} page sits: `limit` entries (1 to
+ * {@link MAX_SESSION_TRANSCRIPT_PAGE_SIZE}) just before the `before` cursor, or from the `after`
+ * cursor on, or, with neither, the newest `limit` entries. Not both cursors.
+ */
+export interface TranscriptPageOptions {
+  limit: number;
+  before?: TranscriptCursor;
+  after?: TranscriptCursor;
+}
+
+/**
+ * An opaque position between two transcript entries. It is good for the manager that gave it out,
+ * until the branch or the session changes (then `TRANSCRIPT_CURSOR_STALE`); appends keep it good.
+ */
+export type TranscriptCursor = string;
+
+/** One page of the transcript: entries of the active branch's projected context, oldest first. */
+export interface TranscriptPage {
+  /** Each entry with the messages it contributes, as in {@link SessionProjection.entries}. */
+  entries: ProjectedSessionEntry[];
+  /** Pass as `before` for the page before this one. */
+  before: TranscriptCursor;
+  /** Pass as `after` for the page after this one, or for entries appended later. */
+  after: TranscriptCursor;
+  /** Whether entries come before this page. */
+  hasBefore: boolean;
+  /** Whether entries come after this page. */
+  hasAfter: boolean;
+  /** How many entries the whole transcript holds. */
+  total: number;
+}
+
+/**
+ * What a {@link SessionManager.subscribeTranscript} listener hears:
+ * - `append`: an entry was committed at the end of the transcript (`before`/`after` are the
+ *   cursors around it; `total` counts it);
+ * - `reset`: every cursor given out so far is stale; read the newest page again. `reason`:
+ *   `branch` (the leaf moved: `branch`, `branchWithSummary`, `resetLeaf`), `session` (another
+ *   session: `newSession`, `setSessionFile`, `createBranchedSession`, `pruneBranch`) or
+ *   `projection` (a compaction or a context edit changed what earlier entries contribute).
+ */
+export type TranscriptEvent =
+  | {
+      type: "append";
+      entries: ProjectedSessionEntry[];
+      before: TranscriptCursor;
+      after: TranscriptCursor;
+      total: number;
+    }
+  | { type: "reset"; reason: "branch" | "session" | "projection" };
 
 /** What {@link SessionManager.pruneBranch} did. */
 export interface PruneResult {
@@ -1127,6 +1196,27 @@ export declare class SessionManager {
    * `Entry <id> not found` (code `ENTRY_NOT_FOUND`). Not in the reference.
    */
   pruneBranch(entryId: string): PruneResult;
+
+  /**
+   * One page of the transcript: the active branch's projected context (the entries
+   * {@link SessionManager.buildSessionProjection} lists, compactions applied the same way), paged
+   * with cursors. Only the page's entries are read and parsed, so a page costs what its entries
+   * cost, not what the session costs. Throws `TRANSCRIPT_PAGE_UNBOUNDED`,
+   * `TRANSCRIPT_CURSOR_AMBIGUOUS`, `TRANSCRIPT_CURSOR_INVALID`, `TRANSCRIPT_CURSOR_FOREIGN` or
+   * `TRANSCRIPT_CURSOR_STALE` (see {@link SessionErrorCode}). Not in the reference.
+   */
+  readTranscriptPage(options: TranscriptPageOptions): TranscriptPage;
+
+  /**
+   * Calls `listener` synchronously after each append is committed to the session (never for a
+   * failed one; on disk as the write rules say: a new session's file waits for its first
+   * assistant message, as in the reference) and on each change that makes cursors stale (see
+   * {@link TranscriptEvent}). A listener's exception
+   * neither fails the append nor keeps the other listeners from being called: it is reported as a
+   * process warning (`TranscriptListenerWarning`, code `TRANSCRIPT_LISTENER_THREW`, the error's
+   * stack as `detail`). Returns the function that unsubscribes. Not in the reference.
+   */
+  subscribeTranscript(listener: (event: TranscriptEvent) => void): () => void;
 
   // --- factories ----------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ const paths = require("./lib/paths.js");
 
 module.exports = {
   CURRENT_SESSION_VERSION: sm.CURRENT_SESSION_VERSION,
+  MAX_SESSION_TRANSCRIPT_PAGE_SIZE: sm.MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager: sm.SessionManager,
   assertValidSessionId: sm.assertValidSessionId,
   migrateSessionEntries: sm.migrateSessionEntries,

@@ -8,6 +8,7 @@ const sessionModule = require("./index.js");
 
 export const {
   CURRENT_SESSION_VERSION,
+  MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager,
   assertValidSessionId,
   buildContextEntries,

@@ -22,7 +22,9 @@
 //   resume    { file, untimed, timed, timedCalls, firstKeptId }  replays the agent's recorded call sequences
 //                                                   (bench/resume-sequences.mjs): `untimed` (names,
 //                                                   run first, off the clock), then `timed` and
-//                                                   the no-argument calls `timedCalls`; a
+//                                                   the no-argument calls `timedCalls`, then
+//                                                   readTranscriptPage({ limit: transcriptPage })
+//                                                   when `transcriptPage` is given; a
 //                                                   sequence that does not start with open gets
 //                                                   an untimed SessionManager.open(file) first
 //   floor     { file }                             what reading the file and JSON.parse of every
@@ -159,6 +161,7 @@ async function main() {
       gc();
       const t = now();
       for (const step of timed) replayStep(ctx, step);
+      if (args.transcriptPage) ctx.sink += ctx.sm.readTranscriptPage({ limit: args.transcriptPage }).entries.length;
       const ms = now() - t;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink };
     }

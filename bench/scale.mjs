@@ -588,6 +588,14 @@ const RESUME_SCENARIOS = {
     untimed: ["open"],
     timedCalls: Array.from({ length: 50 }, () => ["getBranch", "getEntries"]).flat(),
   },
+  // The transcript read model is ours alone: the reference's line is what a UI showing the last
+  // page has to do with it today (every entry of the path parsed to show the last 50).
+  lastPage: {
+    label: "last transcript page of 50 after open (ours: open + readTranscriptPage; reference, which has none: open + getBranch())",
+    timed: ["open"],
+    timedCallsFor: { reference: ["getBranch"] },
+    transcriptPageFor: { ours: 50 },
+  },
 };
 
 /**
@@ -661,7 +669,7 @@ if (wanted("resume")) {
       key: "gb1",
       file: data.gb1.file,
       label: `${MB(data.gb1.bytes)} session (${data.gb1.entries.toLocaleString("en-US")} entries)`,
-      scenarios: ["interactive", "firstTree", "firstEntries"],
+      scenarios: ["interactive", "firstTree", "firstEntries", "lastPage"],
       targets: { interactive: 0.2, firstTree: 0.8, firstEntries: 0.8 },
       rssAtMostReference: ["interactive"],
       runs: RESUME_RUNS_1G,
@@ -688,7 +696,13 @@ if (wanted("resume")) {
       const res = await childRuns(
         "resume",
         (impl, run) => {
-          const base = { untimed: sc.untimed ?? [], timed: sc.timed ?? [], timedCalls: sc.timedCalls ?? [], firstKeptId };
+          const base = {
+            untimed: sc.untimed ?? [],
+            timed: sc.timed ?? [],
+            timedCalls: sc.timedCallsFor?.[impl.key] ?? sc.timedCalls ?? [],
+            transcriptPage: sc.transcriptPageFor?.[impl.key],
+            firstKeptId,
+          };
           if (!sc.writes) return { args: { ...base, file: set.file } };
           const copy = path.join(impl.tmp, `resume-${set.key}-${key}-${run}-${path.basename(set.file)}`);
           fs.copyFileSync(set.file, copy);

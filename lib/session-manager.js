@@ -18,6 +18,7 @@ const ctx = require("./context.js");
 const listing = require("./listing.js");
 const { releaseLocksAtExit } = require("./locks.js");
 const { guardErrors, coded } = require("./guard.js");
+const transcript = require("./transcript.js");
 
 const CURRENT_SESSION_VERSION = 3;
 const NONE = 0xffffffff;
@@ -257,6 +258,13 @@ class SessionManager {
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
   #treeGeneration = -1;
+  /** The transcript read model (see readTranscriptPage): this manager's cursor tag, the count of
+   * branch changes that cursors must match, the subscribers (null: none) and the transcript's
+   * length while known (-1: not asked, or changed by a reset). */
+  #transcriptTag = transcript.newManagerTag();
+  #transcriptEpoch = 0;
+  #transcriptListeners = null;
+  #transcriptTotal = -1;
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
     this.#cwd = paths.resolvePath(cwd);
@@ -303,6 +311,7 @@ class SessionManager {
     this.#warm = null;
     if (this.#origin !== null) this.#origin.live = false;
     this.#origin = null;
+    this.#transcriptReset("session");
   }
 
   /** Take the records `from` names from their session; false when it is gone. */
@@ -433,6 +442,10 @@ class SessionManager {
     else if (entry.type === "session_info") this.#namePos = pos;
     this.#all?.push(entry);
     this.#callerList?.push(entry);
+    // Committed: the transcript hears of it. A compaction or a context edit re-projects entries
+    // already read, so its readers start over instead.
+    if (entry.type === "compaction" || entry.type === "context_edit") this.#transcriptReset("projection");
+    else if (this.#transcriptTotal >= 0 || this.#transcriptListeners !== null) this.#transcriptAppended(entry);
     return entry;
   }
 
@@ -783,27 +796,36 @@ class SessionManager {
     return this.#entries(this.#n.contextEntries());
   }
 
-  /** Messages (and optionally per-entry items) from the core's projection plan. */
-  #project(withEntries) {
-    const plan = this.#n.projectionPlan();
-    const count = plan[2];
+  /** Objects for the records a plan (or a page of one) names: its `count` items from `at` on,
+   * each with its context edit, and the settings records when `withSettings`. Parsed at once,
+   * and only when some are missing (after the first call, none are). */
+  #materializePlan(plan, at, count, withSettings) {
     const want = new Uint32Array(count * 2 + 2);
     let w = 0;
-    if (plan[0] !== NONE) want[w++] = plan[0];
-    if (plan[1] !== NONE) want[w++] = plan[1];
+    if (withSettings) {
+      if (plan[0] !== NONE) want[w++] = plan[0];
+      if (plan[1] !== NONE) want[w++] = plan[1];
+    }
     for (let i = 0; i < count; i++) {
-      const at = 3 + i * 3;
-      want[w++] = plan[at];
-      if (plan[at + 1] !== NONE) want[w++] = plan[at + 1];
+      const k = at + i * 3;
+      want[w++] = plan[k];
+      if (plan[k + 1] !== NONE) want[w++] = plan[k + 1];
     }
     const objs = this.#objs;
-    // Parsed at once, and only when some are missing (after the first call, none are).
     for (let k = 0; k < w; k++) {
       if (objs[want[k]] === undefined) {
         this.#entries(want.subarray(k, w));
         break;
       }
     }
+  }
+
+  /** Messages (and optionally per-entry items) from the core's projection plan. */
+  #project(withEntries) {
+    const plan = this.#n.projectionPlan();
+    const count = plan[2];
+    this.#materializePlan(plan, 3, count, true);
+    const objs = this.#objs;
     const { thinkingLevel, model } = ctx.settingsFrom(
       plan[0] === NONE ? undefined : objs[plan[0]],
       plan[1] === NONE ? undefined : objs[plan[1]],
@@ -813,11 +835,7 @@ class SessionManager {
     for (let i = 0; i < count; i++) {
       const at = 3 + i * 3;
       const sourceEntry = objs[plan[at]];
-      const edit = plan[at + 1] === NONE ? undefined : objs[plan[at + 1]];
-      let m;
-      if (plan[at + 2] & 1) m = [];
-      else if (edit === undefined && sourceEntry.type === "message") m = messageOf(sourceEntry);
-      else m = ctx.projectContextEntry(sourceEntry, edit);
+      const m = projectItem(sourceEntry, plan[at + 1] === NONE ? undefined : objs[plan[at + 1]], plan[at + 2]);
       for (let k = 0; k < m.length; k++) messages.push(m[k]);
       if (entries !== null) entries[i] = { sourceEntry, messages: m };
     }
@@ -830,6 +848,94 @@ class SessionManager {
 
   buildSessionContext() {
     return this.#project(false);
+  }
+
+  // ----- transcript read model (an addition; see lib/transcript.js) ----------------------------
+
+  /** One page of the active branch's projected context; only the page's entries are parsed. */
+  readTranscriptPage(options) {
+    const { limit, anchor, backward } = transcript.pageRequest(options, this.#transcriptTag, this.#transcriptEpoch);
+    const page = this.#n.projectionPage(anchor === null ? NONE : anchor, limit, backward);
+    const total = page[2];
+    const start = page[3];
+    const count = (page.length - 4) / 3;
+    if (anchor !== null && anchor > total) {
+      // Not reachable through our own cursors (every change that shortens the transcript resets it).
+      throw sessionError("TRANSCRIPT_CURSOR_STALE", `Transcript cursor ${options.before ?? options.after} is past the end of the transcript`);
+    }
+    this.#transcriptTotal = total;
+    this.#materializePlan(page, 4, count, false);
+    const objs = this.#objs;
+    const entries = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const at = 4 + i * 3;
+      const sourceEntry = objs[page[at]];
+      entries[i] = { sourceEntry, messages: projectItem(sourceEntry, page[at + 1] === NONE ? undefined : objs[page[at + 1]], page[at + 2]) };
+    }
+    const end = start + count;
+    return {
+      entries,
+      before: transcript.cursorOf(this.#transcriptTag, this.#transcriptEpoch, start),
+      after: transcript.cursorOf(this.#transcriptTag, this.#transcriptEpoch, end),
+      hasBefore: start > 0,
+      hasAfter: end < total,
+      total,
+    };
+  }
+
+  /** Call `listener` after each committed append and on each branch or session change. */
+  subscribeTranscript(listener) {
+    if (typeof listener !== "function") {
+      throw sessionError("INVALID_ARGUMENT", "subscribeTranscript(listener) expects a function", TypeError);
+    }
+    // A wrapper per subscription, so that one function subscribed twice is called twice.
+    const subscription = { listener };
+    (this.#transcriptListeners ??= new Set()).add(subscription);
+    return () => {
+      const set = this.#transcriptListeners;
+      if (set === null || !set.delete(subscription)) return;
+      if (set.size === 0) this.#transcriptListeners = null;
+    };
+  }
+
+  #transcriptAppended(entry) {
+    let total = this.#transcriptTotal;
+    if (total >= 0) this.#transcriptTotal = ++total;
+    if (this.#transcriptListeners === null) return;
+    // The core's count, once: it includes the entry just committed.
+    if (total < 0) total = this.#transcriptTotal = this.#n.projectionPage(NONE, 0, true)[2];
+    const tag = this.#transcriptTag;
+    const epoch = this.#transcriptEpoch;
+    this.#emitTranscript({
+      type: "append",
+      entries: [{ sourceEntry: entry, messages: projectItem(entry, undefined, 0) }],
+      before: transcript.cursorOf(tag, epoch, total - 1),
+      after: transcript.cursorOf(tag, epoch, total),
+      total,
+    });
+  }
+
+  /** The branch, the session or the projection changed: every cursor given out so far is stale. */
+  #transcriptReset(reason) {
+    this.#transcriptEpoch++;
+    this.#transcriptTotal = -1;
+    if (this.#transcriptListeners !== null) this.#emitTranscript({ type: "reset", reason });
+  }
+
+  #emitTranscript(event) {
+    for (const { listener } of Array.from(this.#transcriptListeners)) {
+      try {
+        listener(event);
+      } catch (err) {
+        // The change is committed already: a failing listener must not make it look failed to
+        // the caller, nor keep the others from hearing of it, nor end the process. It is reported.
+        process.emitWarning("A subscribeTranscript listener threw; the change it was told of stands", {
+          type: "TranscriptListenerWarning",
+          code: "TRANSCRIPT_LISTENER_THREW",
+          detail: String(err?.stack ?? err),
+        });
+      }
+    }
   }
 
   getTree() {
@@ -911,6 +1017,7 @@ class SessionManager {
    * instead of when it is garbage-collected. Every later call of any method throws
    * `SESSION_DISPOSED`; a second dispose() does nothing. (An addition.) */
   dispose() {
+    this.#transcriptListeners = null;
     this.#n.dispose();
     this.#resetCaches(0);
     this.#trackId = 0;
@@ -1083,6 +1190,7 @@ class SessionManager {
     this.#leafId = branchFromId;
     this.#leafPos = pos; // the leaf is the record the id resolves to
     this.#leafEntry = UNKNOWN;
+    this.#transcriptReset("branch");
   }
 
   resetLeaf() {
@@ -1090,6 +1198,7 @@ class SessionManager {
     this.#leafId = null;
     this.#leafPos = -1;
     this.#leafEntry = UNKNOWN;
+    this.#transcriptReset("branch");
   }
 
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
@@ -1102,6 +1211,8 @@ class SessionManager {
     this.#leafId = branchFromId;
     this.#leafPos = this.#n.leafPos();
     this.#leafEntry = UNKNOWN;
+    // Readers start over at the new leaf, then hear of the summary as an append.
+    this.#transcriptReset("branch");
     return this.#append({
       type: "branch_summary",
       id: this.#newId(),
@@ -1293,6 +1404,15 @@ function describeValue(v) {
 }
 
 /** A stored message, or its content-null copy (the common path of projection, kept inline). */
+/** The messages one plan item contributes (flags & 1: a compaction after the leading one, which
+ * contributes none): the one projection rule of buildSessionContext, buildSessionProjection and
+ * the transcript read model. */
+function projectItem(sourceEntry, edit, flags) {
+  if (flags & 1) return [];
+  if (edit === undefined && sourceEntry.type === "message") return messageOf(sourceEntry);
+  return ctx.projectContextEntry(sourceEntry, edit);
+}
+
 function messageOf(entry) {
   const message = entry.message;
   if (message.content != null) return [message];
@@ -1377,6 +1497,7 @@ for (const name of Object.getOwnPropertyNames(SessionManager.prototype)) {
 
 module.exports = {
   CURRENT_SESSION_VERSION,
+  MAX_SESSION_TRANSCRIPT_PAGE_SIZE: transcript.MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager,
   assertValidSessionId,
   findMostRecentSession,

@@ -434,6 +434,20 @@ impl NativeSession {
         Uint32Array::new(context::encode(&context::plan(&self.inner, &path)))
     }
 
+    /// A page of `projection_plan` next to the boundary `anchor` (see `context::encode_page`):
+    /// the transcript read model's cursors are such boundaries.
+    #[napi(catch_unwind)]
+    pub fn projection_page(&self, anchor: u32, limit: u32, backward: bool) -> Uint32Array {
+        let path = self.inner.context_path();
+        let plan = context::plan(&self.inner, &path);
+        Uint32Array::new(context::encode_page(
+            &plan,
+            anchor as usize,
+            limit as usize,
+            backward,
+        ))
+    }
+
     #[napi(catch_unwind)]
     pub fn tree_plan(&self) -> Uint32Array {
         Uint32Array::new(tree::tree_plan(&self.inner))

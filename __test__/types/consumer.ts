@@ -17,6 +17,7 @@ import {
   getDefaultSessionDir,
   getLatestCompactionEntry,
   loadEntriesFromFile,
+  MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   migrateSessionEntries,
   parseSessionEntries,
   projectContextEntry,
@@ -240,6 +241,24 @@ const pruned: Ours.PruneResult = sm.pruneBranch(idUser);
 const prunedBytes: number = pruned.bytesBefore - pruned.bytesAfter;
 const prunedWritten: boolean = pruned.written;
 void subtreeSize;
+const firstPage: Ours.TranscriptPage = sm.readTranscriptPage({ limit: MAX_SESSION_TRANSCRIPT_PAGE_SIZE });
+const olderPage: Ours.TranscriptPage = sm.readTranscriptPage({ limit: 10, before: firstPage.before });
+const pageMessages: Ours.AgentMessage[] = olderPage.entries.flatMap((e) => e.messages);
+const maxPage: 500 = MAX_SESSION_TRANSCRIPT_PAGE_SIZE;
+const unsubscribe: () => void = sm.subscribeTranscript((event: Ours.TranscriptEvent) => {
+  if (event.type === "append") {
+    const cursor: Ours.TranscriptCursor = event.after;
+    void cursor;
+  } else {
+    const reason: "branch" | "session" | "projection" = event.reason;
+    void reason;
+  }
+});
+unsubscribe();
+// @ts-expect-error a page needs a limit
+sm.readTranscriptPage({});
+void pageMessages;
+void maxPage;
 void prunedBytes;
 void prunedWritten;
 
@@ -299,7 +318,7 @@ const ourReadonlyView: Ours.ReadonlySessionManager = any<Ref.ReadonlySessionMana
 // All public members of the reference's class are present with compatible types...
 const publicSurface: Pick<Ref.SessionManager, keyof Ref.SessionManager> = sm;
 // ...and the reference's instances fit our surface minus our additions.
-type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId" | "setRestoreMissing" | "countSubtree" | "pruneBranch";
+type Additions = "flush" | "setExclusive" | "setFsync" | "dispose" | "getEntriesSince" | "reserveEntryId" | "releaseEntryId" | "setRestoreMissing" | "countSubtree" | "pruneBranch" | "readTranscriptPage" | "subscribeTranscript";
 const fromReference: Omit<SessionManager, Additions> = any<Ref.SessionManager>();
 
 // The reference class declares private fields, which makes its instance type nominal:

@@ -120,3 +120,30 @@ pub fn encode(plan: &Plan) -> Vec<u32> {
     }
     out
 }
+
+/// One page of a plan for the transcript read model: up to `limit` selected entries next to the
+/// boundary `anchor` (an index between entries, clamped to the plan), those before it when
+/// `backward`, else those from it on. Laid out as `encode`'s, except that the count slot holds the
+/// plan's whole length and the page's first index follows it:
+/// `[thinking|NONE, model|NONE, total, start, (pos, edit|NONE, flags)…]`. Only the page's positions
+/// cross to JavaScript, so only their records are parsed there.
+pub fn encode_page(plan: &Plan, anchor: usize, limit: usize, backward: bool) -> Vec<u32> {
+    let total = plan.entries.len();
+    let anchor = anchor.min(total);
+    let (start, end) = if backward {
+        (anchor.saturating_sub(limit), anchor)
+    } else {
+        (anchor, anchor.saturating_add(limit).min(total))
+    };
+    let mut out = Vec::with_capacity(4 + (end - start) * 3);
+    out.push(plan.thinking.unwrap_or(NONE));
+    out.push(plan.model.unwrap_or(NONE));
+    out.push(total as u32);
+    out.push(start as u32);
+    for e in &plan.entries[start..end] {
+        out.push(e.pos);
+        out.push(e.edit.unwrap_or(NONE));
+        out.push(e.flags);
+    }
+    out
+}

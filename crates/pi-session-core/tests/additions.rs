@@ -194,3 +194,57 @@ fn without_restore_mode_a_removed_directory_fails_the_append_with_enoent() -> R 
     fs::remove_dir_all(&root).unwrap();
     Ok(())
 }
+
+#[test]
+fn projection_pages_tile_the_plan_and_carry_its_whole_length() -> R {
+    use pi_session_core::context;
+    let dir = temp_dir("projection-pages");
+    let mut s = create(&dir)?;
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        ids.push(user(&mut s, &format!("m{i}"))?);
+    }
+    // A compaction keeping the last three messages: the plan is the compaction and what it kept.
+    let kept = ids[4].clone();
+    append(
+        &mut s,
+        "compaction",
+        &format!(r#","summary":"s","firstKeptEntryId":"{kept}","tokensBefore":1"#),
+    )?;
+    user(&mut s, "after")?;
+    let path = s.context_path();
+    let plan = context::plan(&s, &path);
+    let whole = context::encode(&plan);
+    assert_eq!(plan.entries.len(), 5);
+    let mut forward = Vec::new();
+    let mut anchor = 0;
+    while anchor < plan.entries.len() {
+        let page = context::encode_page(&plan, anchor, 2, false);
+        assert_eq!(
+            page[..3],
+            whole[..3],
+            "the settings and the whole length lead each page"
+        );
+        assert_eq!(page[3] as usize, anchor);
+        forward.extend_from_slice(&page[4..]);
+        anchor += (page.len() - 4) / 3;
+    }
+    assert_eq!(forward, whole[3..]);
+    let mut backward = Vec::new();
+    let mut anchor = usize::MAX; // past the end: clamped to the plan's length
+    loop {
+        let page = context::encode_page(&plan, anchor, 2, true);
+        let mut items = page[4..].to_vec();
+        items.extend_from_slice(&backward);
+        backward = items;
+        anchor = page[3] as usize;
+        if anchor == 0 {
+            break;
+        }
+    }
+    assert_eq!(backward, whole[3..]);
+    // Past the end forward, the page is empty and starts at the end.
+    let past = context::encode_page(&plan, 9, 20, false);
+    assert_eq!(past[3..], [5]);
+    Ok(())
+}
