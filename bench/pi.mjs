@@ -89,6 +89,11 @@ function dropCache(agentDir) {
   }
 }
 
+/** Whether pi-native left its listing cache in an agent dir (lib/listing.js: `.pi-session-native/`). */
+function hasCache(agentDir) {
+  return fs.existsSync(path.join(agentDir, ".pi-session-native"));
+}
+
 /** Reads every session once, so that no run pays for the disk. */
 function warmPageCache() {
   const sessions = path.join(data.agentStock, "sessions");
@@ -167,7 +172,7 @@ if (runs("picker")) {
   log(`picker: ${REPS} run(s) each of ${VARIANTS.join(", ")} (stock reads ${(data.projectBytes / 1e6).toFixed(0)} MB, then ${(data.totalBytes / 1e6).toFixed(0)} MB)...`);
   const r = alternate(VARIANTS, (v) => {
     // A warm run needs the cache an earlier run left; when there is none, an untimed run makes it.
-    if (v === "native-warm" && !fs.readdirSync(IMPLS.native.agentDir).some((f) => f.includes("cache"))) pickerRun("native", false);
+    if (v === "native-warm" && !hasCache(IMPLS.native.agentDir)) pickerRun("native", false);
     const res = pickerRun(implOf(v), v === "native-cold");
     log(`  ${v}: /resume ${fmtMs(res.currentMs)} (${res.currentCount} sessions), Tab ${fmtMs(res.allMs)} (${res.allCount})`);
     return res;
@@ -280,14 +285,45 @@ if (runs("help")) {
   );
   results.helpInAgentDirs = r2;
   const d2 = pairedDiff(r2);
-  const cache = fs.readdirSync(data.agentNative).find((f) => f.includes("cache"));
+  const cache = hasCache(data.agentNative);
   line(`startup: pi --help (3,000 sessions${cache ? ", pi-native's cache" : ""})`, d2.a, d2.b, { target: "≤ +50 ms", pass: d2.wall <= 50, note: `${signed(d2.wall, "ms")} wall, ${signed(d2.cpu, "ms")} cpu` });
+}
+
+if (runs("register")) {
+  // An SDK program that imports the agent, with and without `--import pi-session-native/register`
+  // (the hook only appends one call to the module defining the class).
+  const app = path.join(os.tmpdir(), `pi-bench-register-${process.pid}`);
+  fs.mkdirSync(path.join(app, "node_modules", "@earendil-works"), { recursive: true });
+  const link = (target, name) => fs.existsSync(path.join(app, "node_modules", name)) || fs.symlinkSync(target, path.join(app, "node_modules", name));
+  link(ROOT, "pi-session-native");
+  link(AGENT, path.join("@earendil-works", "pi-coding-agent"));
+  fs.writeFileSync(path.join(app, "package.json"), '{"name":"app","type":"module"}\n');
+  fs.writeFileSync(path.join(app, "app.mjs"), 'import { SessionManager } from "@earendil-works/pi-coding-agent";\nSessionManager.inMemory("/tmp");\n');
+  const start = (withRegister) => () => {
+    const rssFile = path.join(os.tmpdir(), `pi-bench-rss-${process.pid}.txt`);
+    fs.rmSync(rssFile, { force: true });
+    const args = [`--import=${pathToUrl(RSS_PRELOAD)}`, ...(withRegister ? ["--import", "pi-session-native/register"] : []), "app.mjs"];
+    const t0 = performance.now();
+    const p = spawnSync(node, args, { cwd: app, env: { ...process.env, PI_BENCH_RSS_FILE: rssFile }, stdio: ["ignore", "ignore", "pipe"] });
+    const ms = performance.now() - t0;
+    if (p.status !== 0) throw new Error(`app ${withRegister ? "with" : "without"} register exited ${p.status}: ${p.stderr}`);
+    let cpu = null;
+    try {
+      cpu = JSON.parse(fs.readFileSync(rssFile, "utf8")).cpuMs;
+    } catch {}
+    return { ms, cpu, rss: null };
+  };
+  log(`startup: an SDK program importing the agent, with and without register, ${STARTS} runs each...`);
+  const r = pairedStarts(start(false), start(true));
+  const d = pairedDiff(r);
+  line("startup: node [--import pi-session-native/register] app importing the agent", d.a, d.b, { target: "≤ +50 ms", pass: d.wall <= 50, note: `${signed(d.wall, "ms")} wall, ${signed(d.cpu, "ms")} cpu (paired medians)` });
+  fs.rmSync(app, { recursive: true, force: true });
 }
 
 if (runs("migrate")) {
   // Stock pi reads every *.jsonl in the agent dir's root at each start (migrateSessionsFromAgentRoot,
   // run by `--help` too): whatever pi-native leaves there must not slow it down.
-  if (!fs.readdirSync(data.agentNative).some((f) => f.includes("cache"))) {
+  if (!hasCache(data.agentNative)) {
     spawnSync(node, [PI_NATIVE, "--session", "no-such-session-anywhere", "-p", "x"], { cwd: data.projectCwd, env: envFor("native"), stdio: "ignore" });
   }
   const left = fs
