@@ -37,10 +37,13 @@ function countParses(t) {
   return counter;
 }
 
-/** Waits until the event loop has been idle long enough that no more parsing happens. */
+/**
+ * Waits until no more parsing happens: ten windows of 20 ms in a row without a new JSON.parse
+ * (one starved window on a loaded machine can look quiet; ten in a row do not).
+ */
 async function settle(counter) {
-  for (let quiet = 0, last = -1; quiet < 3; ) {
-    await new Promise((resolve) => setTimeout(resolve, 15));
+  for (let quiet = 0, last = -1; quiet < 10; ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
     if (counter.n === last) quiet++;
     else {
       quiet = 0;
