@@ -9,9 +9,11 @@
 // the bundled SDK entry, the bundled CLI; so are createAgentSession's default store,
 // createAgentSessionRuntime and runtime.newSession(), which all go through those statics.
 // No other module's source is read or changed.
-import { createRequire, registerHooks } from "node:module";
+// A namespace import: Node before 22.15 has no registerHooks, and a named import of it would not link.
+import * as nodeModule from "node:module";
 import { fileURLToPath } from "node:url";
 
+const { createRequire, registerHooks } = nodeModule;
 const require = createRequire(import.meta.url);
 const agent = require("./lib/pi-agent.js");
 
@@ -20,9 +22,14 @@ const AGENT_DIST = "/@earendil-works/pi-coding-agent/dist/";
 
 /** Called from the end of the agent module that defines the class (see `load` below). */
 globalThis[INSTALL] = (AgentClass, moduleUrl) => {
-  const dir = agent.packageDirAbove(fileURLToPath(moduleUrl));
-  if (!dir) return;
-  agent.install(AgentClass, agent.agentInfo(dir), "pi-session-native/register");
+  try {
+    const dir = agent.packageDirAbove(fileURLToPath(moduleUrl));
+    if (dir) agent.install(AgentClass, agent.agentInfo(dir), "pi-session-native/register");
+  } catch (error) {
+    // Only a refusal the user asked for (strict mode) may stop the agent's module from loading.
+    if (error?.code === "NATIVE_STORE_REFUSED") throw error;
+    process.stderr.write(`pi-session-native/register: ${error?.message ?? error}; the pi agent keeps its own session store\n`);
+  }
 };
 
 /**

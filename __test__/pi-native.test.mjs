@@ -155,6 +155,13 @@ test("on a Node older than the agent needs, pi-native exits 1 with one line sayi
   assert.match(r.stderr, /^pi-native: pi 1\.6\.0 needs Node >= 22\.19\.0; this is Node v\d+\.\d+\.\d+\n$/);
 });
 
+test("on a Node without module.registerHooks, register says so in one line and the program runs", { skip: piAgent.versionAtLeast(process.versions.node, "22.15.0") && "this Node has registerHooks" }, () => {
+  const r = spawnSync(process.execPath, ["--import", path.join(ROOT, "register.mjs"), "-e", "process.stdout.write('ran')"], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, "ran");
+  assert.match(r.stderr, /^pi-session-native\/register: Node v[\d.]+ has no module\.registerHooks \(22\.15 or later\); the pi agent keeps its own session store\n$/);
+});
+
 for (const { major, node } of NODES) {
   describe(`pi-native on Node ${major}`, () => {
     test("--native-status names the native store, the agent, its version and how it was found", (t) => {
@@ -254,6 +261,15 @@ for (const { major, node } of NODES) {
       assert.match(anyway.stdout, /^store: {2}native /m);
     });
 
+    test("without a loadable addon, pi runs on its own store with one line on stderr", (t) => {
+      const s = sandbox(t, { PI_SESSION_NATIVE_PATH: path.join(os.tmpdir(), "no-such-addon.node") });
+      const r = run(node, [PI_NATIVE, ...FAUX, "-p", "hello"], { cwd: s.project, env: s.env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "You said: hello");
+      assert.match(r.stderr, /^pi-native: pi-session-native's addon did not load \(.*\); running pi on its own session store\n$/);
+      assert.equal(sessionFiles(s.agentDir).length, 1, "the stock store wrote the session");
+    });
+
     test("PI_NATIVE_DISABLE runs the stock store without a word", (t) => {
       const s = sandbox(t, { PI_NATIVE_DISABLE: "1" });
       const env = { ...s.env, PI_NATIVE_TRACE: s.trace };
@@ -323,6 +339,15 @@ for (const { major, node } of NODES) {
         assert.deepEqual(stock.defaultEntries, report.defaultEntries);
       });
     }
+
+    test("without a loadable addon, register leaves the agent its own store, with one line on stderr", (t) => {
+      const s = app(t);
+      const env = { ...s.env, PI_SESSION_NATIVE_PATH: path.join(os.tmpdir(), "no-such-addon.node") };
+      const r = run(node, ["--import", "pi-session-native/register", REGISTER_APP, s.project, s.agentDir, "main"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /^pi-session-native\/register: pi-session-native's addon did not load \(.*\); running pi on its own session store\n$/);
+      assert.equal(JSON.parse(r.stdout.trim().split("\n").pop()).defaultStore, "stock");
+    });
 
     test("a drifted agent class keeps its own store under register, with one line on stderr", (t) => {
       const s = app(t, agentCopy(t, { addMethod: "exportAsPdf" }));

@@ -151,7 +151,8 @@ function findAgent(cwd = process.cwd()) {
           `install pi with npm (npm install -g ${AGENT_PACKAGE}) or set PI_NATIVE_AGENT`,
       );
     } else {
-      const dir = packageDirAbove(real);
+      // A symlink into the package (npm on Unix), or a shim beside its node_modules (npm on Windows).
+      const dir = packageDirAbove(real) ?? installedAbove(path.dirname(pi));
       if (dir) return { dir, how: `\`pi\` on PATH (${pi})` };
       notes.push(`\`pi\` on PATH (${real}) is not part of the ${AGENT_PACKAGE} package`);
     }
@@ -236,7 +237,13 @@ function check(AgentClass, info) {
       reason: `pi ${info.version || "(no version)"} is outside the versions pi-native supports (${SUPPORTED_VERSIONS.range}); set PI_NATIVE_ANY_VERSION=1 to try it anyway`,
     };
   }
-  const OurClass = ours().SessionManager;
+  let OurClass;
+  try {
+    OurClass = ours().SessionManager;
+  } catch (error) {
+    // No binary for this platform, or one that does not load: the agent keeps its own store.
+    return { ok: false, reason: `pi-session-native's addon did not load (${String(error.message).split("\n")[0]})` };
+  }
   const missing = shapeDrift(AgentClass, OurClass, privateNames(info.dir));
   if (missing.length) {
     return {
