@@ -253,7 +253,8 @@ class SessionManager {
   #origin = null;
   /** The native session's tracking id (0: untracked), by which another session finds it. */
   #trackId = 0;
-  /** While idle parsing is pending: the entry positions to parse and the next one to look at. */
+  /** While idle parsing is pending: the entry positions to parse, the next one to look at, and
+   * how many to parse per call (halved whenever one call overran a slice: big entries). */
   #warm = null;
   /** getTree's plan from the core, and the core's generation it belongs to. */
   #treePlan = null;
@@ -509,7 +510,7 @@ class SessionManager {
       return;
     }
     if (size > WARM_MAX_BYTES || this.#n.isExclusive()) return;
-    this.#warm = { positions: this.#n.entryPositions(), next: 0 };
+    this.#warm = { positions: this.#n.entryPositions(), next: 0, batch: WARM_BATCH };
     SessionManager.#warmStrong = this;
     SessionManager.#warmRef = null;
     if (!SessionManager.#warmHandOffQueued) {
@@ -553,11 +554,15 @@ class SessionManager {
     try {
       do {
         const batch = [];
-        while (w.next < positions.length && batch.length < WARM_BATCH) {
+        while (w.next < positions.length && batch.length < w.batch) {
           const p = positions[w.next++];
           if (objs[p] === undefined) batch.push(p);
         }
-        if (batch.length > 0) this.#entries(batch);
+        if (batch.length > 0) {
+          const started = performance.now();
+          this.#entries(batch);
+          if (performance.now() - started > WARM_SLICE_MS && w.batch > 1) w.batch >>= 1;
+        }
       } while (w.next < positions.length && performance.now() < deadline);
     } catch {
       this.#warm = null;

@@ -197,6 +197,43 @@ const PARALLEL_PIECE_BYTES: usize = 1 << 20;
 /// At most this many threads read one text.
 const MAX_PARSE_THREADS: usize = 8;
 
+/// The lines of `text`, read in `pieces` pieces cut at line boundaries, each on a scoped thread
+/// of its own but the first (a piece whose thread cannot be made is read on this one).
+fn lines_in_pieces(text: &[u8], pieces: usize) -> Vec<Line> {
+    if pieces < 2 {
+        return split_lines(text, 0, text.len());
+    }
+    let mut bounds = vec![0];
+    for i in 1..pieces {
+        let at = (text.len() * i / pieces).max(*bounds.last().unwrap_or(&0));
+        let cut = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1);
+        bounds.push(cut);
+    }
+    bounds.push(text.len());
+    bounds.dedup();
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = bounds
+            .windows(2)
+            .skip(1)
+            .map(|w| {
+                let (from, to) = (w[0], w[1]);
+                let thread = std::thread::Builder::new()
+                    .spawn_scoped(scope, move || split_lines(text, from, to));
+                (from, to, thread.ok())
+            })
+            .collect();
+        let mut lines = split_lines(text, bounds[0], bounds[1]);
+        for (from, to, thread) in parts {
+            match thread.map(|t| t.join()) {
+                Some(Ok(more)) => lines.extend(more),
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => lines.extend(split_lines(text, from, to)),
+            }
+        }
+        lines
+    })
+}
+
 /// The lines of `text[from..to]` (`from` starts a line; a fragment after the last `\n` before
 /// `to` counts as a line), with their metas and offsets into the whole text.
 fn split_lines(text: &[u8], from: usize, to: usize) -> Vec<Line> {
@@ -230,38 +267,7 @@ impl LoadedFile {
         let pieces = (text.len() / PARALLEL_PIECE_BYTES)
             .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
             .min(MAX_PARSE_THREADS);
-        let lines = if pieces < 2 {
-            split_lines(&text, 0, text.len())
-        } else {
-            let mut bounds = vec![0];
-            for i in 1..pieces {
-                let at = (text.len() * i / pieces).max(*bounds.last().unwrap_or(&0));
-                let cut = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1);
-                bounds.push(cut);
-            }
-            bounds.push(text.len());
-            bounds.dedup();
-            let text = &text;
-            std::thread::scope(|scope| {
-                let parts: Vec<_> = bounds
-                    .windows(2)
-                    .skip(1)
-                    .map(|w| {
-                        let (from, to) = (w[0], w[1]);
-                        scope.spawn(move || split_lines(text, from, to))
-                    })
-                    .collect();
-                // The first piece on this thread, the others on their own.
-                let mut lines = split_lines(text, bounds[0], bounds[1]);
-                for part in parts {
-                    match part.join() {
-                        Ok(more) => lines.extend(more),
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    }
-                }
-                lines
-            })
-        };
+        let lines = lines_in_pieces(&text, pieces);
         LoadedFile { text, lines }
     }
 
@@ -2003,6 +2009,24 @@ mod tests {
             loaded.lines.last().map(|l| l.1),
             Some(text.len()),
             "the torn fragment is the last line"
+        );
+    }
+
+    #[test]
+    fn any_number_of_pieces_gives_the_lines_of_one_sequential_pass() {
+        let text = mixed_text(20_000);
+        let sequential = format!("{:?}", split_lines(&text, 0, text.len()));
+        for pieces in [2, 3, 4, 7, 64] {
+            assert_eq!(
+                format!("{:?}", lines_in_pieces(&text, pieces)),
+                sequential,
+                "{pieces} pieces"
+            );
+        }
+        let short = b"{\"a\":1}\n{\"b\":2}";
+        assert_eq!(
+            format!("{:?}", lines_in_pieces(short, 8)),
+            format!("{:?}", split_lines(short, 0, short.len()))
         );
     }
 
