@@ -690,8 +690,16 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for OffThread<T> {
     type JsValue = T;
 
     fn compute(&mut self) -> Result<T> {
+        // This runs on libuv's pool, where napi-rs catches no panic: one unwinding through the
+        // pool's C frames would end the process. A panic rejects the promise instead.
         match self.work.take() {
-            Some(work) => work(),
+            Some(work) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+                .unwrap_or_else(|_| {
+                    Err(napi::Error::new(
+                        Status::GenericFailure,
+                        "a background task of pi-session-native panicked (a bug: please report it)",
+                    ))
+                }),
             None => Err(napi::Error::new(Status::GenericFailure, "task ran twice")),
         }
     }
