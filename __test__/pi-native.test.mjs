@@ -11,6 +11,7 @@ import path from "node:path";
 import { describe, test } from "node:test";
 
 import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
+import { tmp } from "./helpers/fs-helpers.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
@@ -37,15 +38,9 @@ function agentNodes() {
 const NODES = AGENT_RUNS_DONE ? [] : agentNodes();
 if (AGENT_RUNS_DONE) test("pi-native and register on Node 22 and 24", { skip: AGENT_RUNS_DONE }, () => {});
 
-function tmpDir(t, prefix) {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 /** A project dir, an agent dir and an environment that isolates one run from the user's own. */
 function sandbox(t, extraEnv = {}) {
-  const root = tmpDir(t, "pi-native-");
+  const root = tmp(t, "pi-native-");
   const project = path.join(root, "project");
   const agentDir = path.join(root, "agent");
   fs.mkdirSync(project);
@@ -80,7 +75,7 @@ function sessionFiles(agentDir) {
  * that defines SessionManager), everything else linked to the real one. Returns its directory.
  */
 function agentCopy(t, { version, addMethod } = {}) {
-  const root = tmpDir(t, "pi-agent-copy-");
+  const root = tmp(t, "pi-agent-copy-");
   // Modules of the copy resolve the agent's dependencies from the real node_modules.
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(root, "node_modules"));
   // Named as every install names it (register.mjs only looks at modules under such a path).

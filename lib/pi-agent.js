@@ -284,18 +284,12 @@ function installStatics(AgentClass, trace) {
     if (["length", "name", "prototype"].includes(name)) continue;
     const target = OurClass[name];
     if (typeof target !== "function" || typeof AgentClass[name] !== "function") continue;
-    const bound = trace
-      ? {
-          [name](...args) {
-            trace({ event: "static", name, store: "native" });
-            return target.apply(OurClass, args);
-          },
-        }[name]
-      : {
-          [name](...args) {
-            return target.apply(OurClass, args);
-          },
-        }[name];
+    const bound = {
+      [name](...args) {
+        trace?.({ event: "static", name, store: "native" });
+        return target.apply(OurClass, args);
+      },
+    }[name];
     Object.defineProperty(AgentClass, name, { value: bound, writable: true, configurable: true, enumerable: false });
   }
   if (trace) {
