@@ -5,7 +5,9 @@ use napi::bindgen_prelude::*;
 use pi_session_core::json::{self, JsText, Step};
 use pi_session_core::materialize;
 
-use crate::error::Code;
+use pi_session_core::Error as CoreError;
+
+use crate::error::js_error;
 use crate::strings::{external_js_text, latin1};
 
 /// Record lines for `JSON.parse`: the text alone when nothing was cut, else the array
@@ -64,9 +66,11 @@ impl JsCuts {
         }
     }
 
-    pub fn finish(self, text: String) -> Result<JsLines, Code> {
+    /// The lines, or the error met while making a cut string's value (a JS error of `env`, the
+    /// environment this sink was made in).
+    pub fn finish(self, env: &Env, text: String) -> Result<JsLines> {
         match self.failed {
-            Some(e) => Err(napi::Error::new(Code("INTERNAL_ERROR"), e.reason)),
+            Some(e) => Err(js_error(env, CoreError::internal(e.reason))),
             None => Ok(JsLines {
                 text,
                 cuts: self.values,

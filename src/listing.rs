@@ -54,10 +54,7 @@ pub fn list_dir_names(dir: String) -> AsyncTask<OffThread<Vec<String>>> {
                     .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                     .collect()
             })
-            .map_err(|e| {
-                let e = pi_session_core::Error::io(&e, "scandir", Path::new(&dir));
-                napi::Error::new(Status::GenericFailure, e.message)
-            })
+            .map_err(|e| pi_session_core::Error::io(&e, "scandir", Path::new(&dir)))
     })
 }
 

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::{listing, session};
 
-use crate::error::{to_napi, Code};
+use crate::error::ForJs;
 
 #[napi(object)]
 pub struct HeaderScan {
@@ -18,7 +19,7 @@ pub struct HeaderScan {
 
 /// The bounded header scan used by `open` to learn a file's cwd.
 #[napi(catch_unwind)]
-pub fn scan_header(path: String) -> napi::Result<HeaderScan, Code> {
+pub fn scan_header(env: Env, path: String) -> Result<HeaderScan> {
     match listing::read_header(Path::new(&path)) {
         Ok(Some(h)) => Ok(HeaderScan {
             kind: "header".into(),
@@ -32,11 +33,9 @@ pub fn scan_header(path: String) -> napi::Result<HeaderScan, Code> {
             kind: "limit".into(),
             cwd: None,
         }),
-        Err(listing::ScanError::Io(e)) => Err(to_napi(pi_session_core::Error::io(
-            &e,
-            "read",
-            Path::new(&path),
-        ))),
+        Err(listing::ScanError::Io(e)) => {
+            Err(pi_session_core::Error::io(&e, "read", Path::new(&path))).for_js(&env)
+        }
     }
 }
 
@@ -54,8 +53,8 @@ pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Opti
 
 /// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
 #[napi(catch_unwind)]
-pub fn load_entries_json(path: String) -> napi::Result<String, Code> {
-    let loaded = session::load_file(Path::new(&path)).map_err(to_napi)?;
+pub fn load_entries_json(env: Env, path: String) -> Result<String> {
+    let loaded = session::load_file(Path::new(&path)).for_js(&env)?;
     let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else {
         return Ok("[]".into());
     };

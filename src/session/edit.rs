@@ -4,31 +4,31 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::{core_key, NativeSession};
-use crate::error::{to_napi, Code};
+use crate::error::ForJs;
 
 #[napi]
 impl NativeSession {
     #[napi(catch_unwind)]
-    pub fn branch(&mut self, key: String, display: String) -> Result<(), Code> {
-        self.inner.branch(core_key(&key), &display).map_err(to_napi)
+    pub fn branch(&mut self, env: Env, key: String, display: String) -> Result<()> {
+        self.inner.branch(core_key(&key), &display).for_js(&env)
     }
 
     /// `countSubtree(id)`: entries in the subtree of `key` (the entry included).
     #[napi(catch_unwind)]
-    pub fn count_subtree(&self, key: String, display: String) -> Result<u32, Code> {
+    pub fn count_subtree(&self, env: Env, key: String, display: String) -> Result<u32> {
         self.inner
             .count_subtree(core_key(&key), &display)
             .map(|n| n as u32)
-            .map_err(to_napi)
+            .for_js(&env)
     }
 
     /// `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module).
     #[napi(catch_unwind)]
-    pub fn prune_branch(&mut self, key: String, display: String) -> Result<PruneResult, Code> {
+    pub fn prune_branch(&mut self, env: Env, key: String, display: String) -> Result<PruneResult> {
         let p = self
             .inner
             .prune_branch(core_key(&key), &display)
-            .map_err(to_napi)?;
+            .for_js(&env)?;
         Ok(PruneResult {
             removed: p.removed as u32,
             labels_dropped: p.labels_dropped as u32,
@@ -60,14 +60,14 @@ impl NativeSession {
         env: Env,
         start_key: Option<String>,
         display: String,
-    ) -> Result<Option<String>, Code> {
+    ) -> Result<Option<String>> {
         let result = self
             .inner
             .create_branched_session(start_key.as_deref().map(core_key), &display);
         self.account(&env);
         result
             .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
-            .map_err(to_napi)
+            .for_js(&env)
     }
 }
 

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::{fsio, session, Session};
 
-use crate::error::{to_napi, Code};
+use crate::error::ForJs;
 use crate::reclaim;
 
 mod edit;
@@ -76,9 +76,9 @@ impl NativeSession {
 
     /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
     #[napi(factory, catch_unwind)]
-    pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Self, Code> {
+    pub fn blank(env: Env, cwd: String, session_dir: String, persist: bool) -> Result<Self> {
         Ok(NativeSession::of(
-            Session::blank(cwd, session_dir, persist).map_err(to_napi)?,
+            Session::blank(cwd, session_dir, persist).for_js(&env)?,
         ))
     }
 
@@ -92,7 +92,7 @@ impl NativeSession {
         target_cwd: String,
         dir: String,
         custom_id: Option<String>,
-    ) -> Result<Self, Code> {
+    ) -> Result<Self> {
         let forked = session::fork(
             Path::new(&source),
             &target_cwd,
@@ -100,9 +100,9 @@ impl NativeSession {
             custom_id.as_deref(),
             fsio::Durability::from_env(),
         )
-        .map_err(to_napi)?;
-        let mut inner = Session::blank(target_cwd, dir, true).map_err(to_napi)?;
-        inner.set_session_file_forked(forked).map_err(to_napi)?;
+        .for_js(&env)?;
+        let mut inner = Session::blank(target_cwd, dir, true).for_js(&env)?;
+        inner.set_session_file_forked(forked).for_js(&env)?;
         let mut this = NativeSession::of(inner);
         this.account(&env);
         Ok(this)

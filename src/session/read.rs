@@ -7,7 +7,7 @@ use pi_session_core::{context, tree};
 
 use super::{core_key, js_key, pos_or_none, NativeSession};
 use crate::cut::{JsCuts, JsLines};
-use crate::error::{to_napi, Code};
+use crate::error::ForJs;
 
 #[napi]
 impl NativeSession {
@@ -74,10 +74,10 @@ impl NativeSession {
     /// The JSON text of one record, or `[text, ...cuts]` when long strings were cut out of it
     /// (see [`JsLines`]).
     #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
-    pub fn line(&self, env: Env, pos: u32) -> Result<JsLines, Code> {
+    pub fn line(&self, env: Env, pos: u32) -> Result<JsLines> {
         let mut cuts = JsCuts::new(&env);
-        let text = self.inner.line_for_js(pos, &mut cuts).map_err(to_napi)?;
-        cuts.finish(text)
+        let text = self.inner.line_for_js(pos, &mut cuts).for_js(&env)?;
+        cuts.finish(&env, text)
     }
 
     /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
@@ -90,14 +90,14 @@ impl NativeSession {
         env: Env,
         positions: Uint32Array,
         max_bytes: Option<u32>,
-    ) -> Result<JsLines, Code> {
+    ) -> Result<JsLines> {
         let budget = max_bytes.unwrap_or(u32::MAX) as usize;
         let mut cuts = JsCuts::new(&env);
         let text = self
             .inner
             .lines_for_js(&positions, budget, &mut cuts)
-            .map_err(to_napi)?;
-        cuts.finish(text)
+            .for_js(&env)?;
+        cuts.finish(&env, text)
     }
 
     #[napi(catch_unwind)]

@@ -2,23 +2,23 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{fsio, session, Session};
+use pi_session_core::{fsio, session, Error as CoreError, Session};
 
 use super::{core_key, NativeSession};
-use crate::error::{to_napi, Code};
+use crate::error::ForJs;
 
 #[napi]
 impl NativeSession {
     /// Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
     /// with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
     #[napi(catch_unwind)]
-    pub fn append_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32, Code> {
+    pub fn append_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32> {
         self.append_prefix(&env, bytes, len, Session::append)
     }
 
     /// An `inMemory` session's entry, as the skeleton the core reads (the object stays in JS).
     #[napi(catch_unwind)]
-    pub fn append_skeleton_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32, Code> {
+    pub fn append_skeleton_utf8(&mut self, env: Env, bytes: &[u8], len: u32) -> Result<u32> {
         self.append_prefix(&env, bytes, len, Session::append_skeleton)
     }
 
@@ -33,7 +33,7 @@ impl NativeSession {
         skeleton: bool,
         reserved: bool,
         durable: bool,
-    ) -> Result<u32, Code> {
+    ) -> Result<u32> {
         let how = session::AppendHow { reserved, durable };
         self.append_prefix(&env, bytes, len, |s, line| {
             s.append_with(line, skeleton, how)
@@ -53,16 +53,14 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn persist_external(&mut self, line: String) -> Result<(), Code> {
-        self.inner
-            .persist_external(line.as_bytes())
-            .map_err(to_napi)
+    pub fn persist_external(&mut self, env: Env, line: String) -> Result<()> {
+        self.inner.persist_external(line.as_bytes()).for_js(&env)
     }
 
     /// Writes a session not written yet and fsyncs it; false for an in-memory session.
     #[napi(catch_unwind)]
-    pub fn flush(&mut self) -> Result<bool, Code> {
-        self.inner.flush().map_err(to_napi)
+    pub fn flush(&mut self, env: Env) -> Result<bool> {
+        self.inner.flush().for_js(&env)
     }
 
     #[napi(catch_unwind)]
@@ -83,8 +81,8 @@ impl NativeSession {
 
     /// Exclusive mode: take (or release) the ownership lease of the session file.
     #[napi(catch_unwind)]
-    pub fn set_exclusive(&mut self, on: bool) -> Result<(), Code> {
-        self.inner.set_exclusive(on).map_err(to_napi)
+    pub fn set_exclusive(&mut self, env: Env, on: bool) -> Result<()> {
+        self.inner.set_exclusive(on).for_js(&env)
     }
 
     /// Whether this manager holds (or wants) the session file's lease.
@@ -102,11 +100,12 @@ impl NativeSession {
         bytes: &[u8],
         len: u32,
         append: impl FnOnce(&mut Session, &[u8]) -> pi_session_core::Result<u32>,
-    ) -> Result<u32, Code> {
+    ) -> Result<u32> {
         let line = bytes
             .get(..len as usize)
-            .ok_or_else(|| napi::Error::new(Code("INVALID_ARGUMENT"), "length out of range"))?;
-        let pos = append(&mut self.inner, line).map_err(to_napi)?;
+            .ok_or_else(|| CoreError::invalid_argument("length out of range"))
+            .for_js(env)?;
+        let pos = append(&mut self.inner, line).for_js(env)?;
         self.account(env);
         Ok(pos)
     }
