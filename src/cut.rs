@@ -31,19 +31,23 @@ impl TypeName for JsLines {
 
 impl ToNapiValue for JsLines {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let text = String::to_napi_value(env, val.text)?;
+        // SAFETY: napi-rs converts a return value with the environment of the running call, on
+        // its thread; the cut values were made during this same call and are alive in its handle
+        // scope (see the type's doc), the array is made here. The same holds for each block below.
+        let text = unsafe { String::to_napi_value(env, val.text) }?;
         if val.cuts.is_empty() {
             return Ok(text);
         }
         let mut arr = std::ptr::null_mut();
-        check_status!(sys::napi_create_array_with_length(
-            env,
-            val.cuts.len() + 1,
-            &mut arr
-        ))?;
-        check_status!(sys::napi_set_element(env, arr, 0, text))?;
+        // SAFETY: as above.
+        check_status!(unsafe {
+            sys::napi_create_array_with_length(env, val.cuts.len() + 1, &mut arr)
+        })?;
+        // SAFETY: as above.
+        check_status!(unsafe { sys::napi_set_element(env, arr, 0, text) })?;
         for (i, &v) in val.cuts.iter().enumerate() {
-            check_status!(sys::napi_set_element(env, arr, i as u32 + 1, v))?;
+            // SAFETY: as above.
+            check_status!(unsafe { sys::napi_set_element(env, arr, i as u32 + 1, v) })?;
         }
         Ok(arr)
     }
@@ -58,6 +62,7 @@ pub struct JsCuts {
 }
 
 impl JsCuts {
+    /// A sink for one call, made with that call's `env` and dropped (by `finish`) before it returns.
     pub fn new(env: &Env) -> Self {
         JsCuts {
             env: env.raw(),
@@ -78,6 +83,11 @@ impl JsCuts {
         }
     }
 
+    /// Make the values of one cut string: item, depth, steps, and the string itself.
+    ///
+    /// # Safety
+    /// `self.env` is still the environment of the running call (the sink lives only in the call
+    /// that made it, see `new`).
     unsafe fn push_cut(
         &mut self,
         item: u32,
@@ -86,13 +96,19 @@ impl JsCuts {
         plain: bool,
     ) -> Result<()> {
         let env = self.env;
-        self.values.push(u32::to_napi_value(env, item)?);
-        self.values
-            .push(u32::to_napi_value(env, path.len() as u32)?);
+        // SAFETY: `env` is live and this is its thread, the function's contract (the same holds
+        // for each block below).
+        self.values.push(unsafe { u32::to_napi_value(env, item) }?);
+        // SAFETY: as above.
+        let depth = unsafe { u32::to_napi_value(env, path.len() as u32) }?;
+        self.values.push(depth);
         for step in path {
-            self.values.push(match *step {
-                Step::Key(name) => latin1(env, name)?,
-                Step::Index(i) => u32::to_napi_value(env, i)?,
+            // SAFETY: as above.
+            self.values.push(unsafe {
+                match *step {
+                    Step::Key(name) => latin1(env, name)?,
+                    Step::Index(i) => u32::to_napi_value(env, i)?,
+                }
             });
         }
         // Cut strings are long (see MIN_CUT_BYTES): as external strings V8 keeps pointing at
@@ -103,7 +119,8 @@ impl JsCuts {
         } else {
             json::decode_escaped_bytes(escaped)
         };
-        self.values.push(external_js_text(env, text)?);
+        // SAFETY: as above.
+        self.values.push(unsafe { external_js_text(env, text) }?);
         Ok(())
     }
 }
@@ -111,7 +128,8 @@ impl JsCuts {
 impl materialize::CutSink for JsCuts {
     fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8], plain: bool) {
         if self.failed.is_none() {
-            // SAFETY: `env` is the environment of the call this sink was made in, still running.
+            // SAFETY: `env` is the environment of the call this sink was made in, still running
+            // (the core calls the sink only inside `line_for_js`/`lines_for_js` of that call).
             if let Err(e) = unsafe { self.push_cut(item, path, escaped, plain) } {
                 self.failed = Some(e);
             }

@@ -16,6 +16,8 @@
 //! - [`cli`]: the `pi-sessions` command line.
 
 #![deny(clippy::all)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 // The modules that export to JS are public: their items are reached from JS, not from Rust.
 pub mod cli;

@@ -134,14 +134,17 @@ impl TypeName for SummaryBatch {
 impl ToNapiValue for SummaryBatch {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         let mut arr = std::ptr::null_mut();
-        check_status!(sys::napi_create_array_with_length(
-            env,
-            val.0.len() * 3,
-            &mut arr
-        ))?;
-        let text = |t: JsText| external_js_text(env, t);
+        // SAFETY: napi-rs converts a resolved value with the environment of the promise's JS
+        // thread, during its completion callback; every value used is made here, in that
+        // callback's handle scope. The same holds for each block below.
+        check_status!(unsafe {
+            sys::napi_create_array_with_length(env, val.0.len() * 3, &mut arr)
+        })?;
+        // SAFETY: as above.
+        let text = |t: JsText| unsafe { external_js_text(env, t) };
         let mut null = std::ptr::null_mut();
-        check_status!(sys::napi_get_null(env, &mut null))?;
+        // SAFETY: as above.
+        check_status!(unsafe { sys::napi_get_null(env, &mut null) })?;
         for (i, item) in val.0.into_iter().enumerate() {
             let i = (i * 3) as u32;
             let (m, f, a) = match item {
@@ -152,18 +155,22 @@ impl ToNapiValue for SummaryBatch {
                     all_text: all,
                 }) => {
                     let mut m = std::ptr::null_mut();
-                    check_status!(sys::napi_create_string_utf8(
-                        env,
-                        meta.as_ptr().cast(),
-                        meta.len() as isize,
-                        &mut m
-                    ))?;
+                    // SAFETY: as above; pointer and length describe `meta`, which V8 copies.
+                    check_status!(unsafe {
+                        sys::napi_create_string_utf8(
+                            env,
+                            meta.as_ptr().cast(),
+                            meta.len() as isize,
+                            &mut m,
+                        )
+                    })?;
                     (m, text(first)?, text(all)?)
                 }
             };
-            check_status!(sys::napi_set_element(env, arr, i, m))?;
-            check_status!(sys::napi_set_element(env, arr, i + 1, f))?;
-            check_status!(sys::napi_set_element(env, arr, i + 2, a))?;
+            for (k, v) in [m, f, a].into_iter().enumerate() {
+                // SAFETY: as above.
+                check_status!(unsafe { sys::napi_set_element(env, arr, i + k as u32, v) })?;
+            }
         }
         Ok(arr)
     }
