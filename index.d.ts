@@ -732,6 +732,12 @@ export interface PruneResult {
  */
 export interface SessionError extends Error {
   code: string;
+  /** File-system failures only, as on Node's own `fs` errors: the negative errno (`-2`). */
+  errno?: number;
+  /** File-system failures only: the call that failed (`"open"`, `"mkdir"`, `"read"`, ...). */
+  syscall?: string;
+  /** File-system failures of a call on a path (not on a descriptor): that path. */
+  path?: string;
 }
 
 // ---------------------------------------------------------------------------

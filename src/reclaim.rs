@@ -18,8 +18,9 @@ use std::collections::HashMap;
 use std::ptr;
 
 use napi::{sys, Env};
+use napi_derive::napi;
 
-use crate::NativeSession;
+use crate::session::NativeSession;
 
 #[derive(Clone, Copy)]
 struct Tracked {
@@ -48,7 +49,7 @@ const SWEEP_GROWTH: i64 = 16 << 20;
 
 /// Session `current` (0: none) grew by `bytes` (0 when a manager is only being tracked): sweep
 /// if due.
-pub fn sweep_if_due(env: &Env, current: u64, bytes: i64) {
+pub(crate) fn sweep_if_due(env: &Env, current: u64, bytes: i64) {
     let grown = GROWN.with(|g| {
         g.set(g.get().saturating_add(bytes));
         g.get()
@@ -61,22 +62,24 @@ pub fn sweep_if_due(env: &Env, current: u64, bytes: i64) {
 
 /// The tracked session `id` of this thread, if its finalizer has not run yet (the pointer is
 /// valid until then).
-pub fn session_of(id: u64) -> Option<*mut NativeSession> {
+pub(crate) fn session_of(id: u64) -> Option<*mut NativeSession> {
     if id == 0 {
         return None;
     }
     TRACKED.with(|t| t.borrow().get(&id).map(|e| e.session))
 }
 
-/// How many sessions this thread has released early (for tests and diagnostics).
-pub fn released_count() -> u32 {
+/// How many managers had their state dropped as soon as the GC took them (for tests and
+/// diagnostics).
+#[napi]
+pub fn reclaimed_session_count() -> u32 {
     RELEASED.with(Cell::get)
 }
 
 /// Start watching `object`, the JS object of `session` (called once, right after creation),
 /// after a sweep if one is due. Returns the session's tracking id (0 when no weak reference could
 /// be made: never reclaimed early then, as before).
-pub fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) -> u64 {
+pub(crate) fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) -> u64 {
     sweep_if_due(env, 0, 0);
     let mut weak = ptr::null_mut();
     // SAFETY: `object` is a live value of this env's current callback scope.
@@ -102,7 +105,7 @@ pub fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) ->
 }
 
 /// The session `id` is being finalized: forget it (its memory is about to go anyway).
-pub fn untrack(env: &Env, id: u64) {
+pub(crate) fn untrack(env: &Env, id: u64) {
     if id == 0 {
         return;
     }

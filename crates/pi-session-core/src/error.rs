@@ -64,8 +64,9 @@ impl ErrorCode {
     }
 }
 
-/// A core error: a code, a message, and for I/O errors the errno name, syscall and path the way
-/// Node's `fs` reports them (so `err.code === "EEXIST"` keeps working for callers of the reference).
+/// A core error: a code, a message, and for I/O errors the errno name and number, syscall and path
+/// the way Node's `fs` reports them (so `err.code === "EEXIST"` keeps working for callers of the
+/// reference, and `errno`, `syscall` and `path` are there as on Node's own errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub code: ErrorCode,
@@ -95,6 +96,9 @@ impl Error {
     }
 
     /// Wrap an OS error in Node's wording: `ENOENT: no such file or directory, open '<path>'`.
+    /// `path` is kept only for a call on a path: Node's `fs` reports none for a call on a
+    /// descriptor (`read`, `write`, `fsync`), so neither does this error (its message still
+    /// names the file, as it always has).
     pub fn io(err: &io::Error, syscall: &'static str, path: &std::path::Path) -> Self {
         let (name, desc) = errno_info(err);
         let path_s = path.to_string_lossy().into_owned();
@@ -104,8 +108,18 @@ impl Error {
             errno_name: Some(name),
             errno: err.raw_os_error().map(|e| -e),
             syscall: Some(syscall),
-            path: Some(path_s),
+            path: (!on_descriptor(syscall)).then_some(path_s),
         }
+    }
+
+    /// A bug of ours caught before it could do harm (`INTERNAL_ERROR`).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::Internal, message)
+    }
+
+    /// A JS argument of the wrong type or shape (`INVALID_ARGUMENT`).
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidArgument, message)
     }
 
     /// The code JS sees: the errno name for I/O errors, else the stable code.
@@ -121,6 +135,14 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Whether Node's `fs` makes `syscall` on a file descriptor (its errors then carry no `path`).
+fn on_descriptor(syscall: &str) -> bool {
+    matches!(
+        syscall,
+        "read" | "write" | "fsync" | "fdatasync" | "fstat" | "ftruncate" | "close"
+    )
+}
 
 /// libuv's names and descriptions for the errors a session store meets.
 fn errno_info(err: &io::Error) -> (&'static str, &'static str) {
@@ -177,4 +199,43 @@ mod libc_consts {
     pub const EMFILE: i32 = 24;
     pub const ENOSPC: i32 = 28;
     pub const EROFS: i32 = 30;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[cfg(unix)]
+    #[test]
+    fn an_io_error_on_a_path_carries_node_fields() {
+        let e = Error::io(&io::Error::from_raw_os_error(2), "open", Path::new("/x/y"));
+        assert_eq!(e.js_code(), "ENOENT");
+        assert_eq!(e.errno, Some(-2));
+        assert_eq!(e.syscall, Some("open"));
+        assert_eq!(e.path.as_deref(), Some("/x/y"));
+        assert_eq!(e.message, "ENOENT: no such file or directory, open '/x/y'");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_io_error_on_a_descriptor_has_no_path_field_but_keeps_its_message() {
+        let e = Error::io(&io::Error::from_raw_os_error(21), "read", Path::new("/d"));
+        assert_eq!(e.js_code(), "EISDIR");
+        assert_eq!(e.errno, Some(-21));
+        assert_eq!(e.syscall, Some("read"));
+        assert_eq!(e.path, None);
+        assert_eq!(
+            e.message,
+            "EISDIR: illegal operation on a directory, read '/d'"
+        );
+    }
+
+    #[test]
+    fn an_error_without_an_os_cause_has_its_stable_code_and_no_fs_fields() {
+        let e = Error::invalid_argument("bad");
+        assert_eq!(e.js_code(), "INVALID_ARGUMENT");
+        assert_eq!((e.errno, e.syscall, e.path), (None, None, None));
+        assert_eq!(Error::internal("bug").js_code(), "INTERNAL_ERROR");
+    }
 }

@@ -1,0 +1,177 @@
+//! `list`/`listAll`: candidate files read off the JS thread, and a [`SummaryRun`] that summarizes
+//! them on the core's threads and hands the results over in batches.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use pi_session_core::json::JsText;
+use pi_session_core::listing;
+use pi_session_core::summary_job::{self, Ready, SummaryJob};
+
+use crate::strings::external_js_text;
+use crate::task::OffThread;
+
+#[napi(object)]
+pub struct Candidate {
+    /// Subdirectory name under the root.
+    pub dir: String,
+    /// File name in that subdirectory.
+    pub file: String,
+    pub mtime_ms: Option<f64>,
+}
+
+/// `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread).
+#[napi(catch_unwind, ts_return_type = "Promise<Candidate[]>")]
+pub fn list_all_candidates(root: String) -> AsyncTask<OffThread<Vec<Candidate>>> {
+    OffThread::task(move || {
+        Ok(listing::list_all_candidates(Path::new(&root))
+            .into_iter()
+            .map(|(p, m)| {
+                let name = |q: Option<&std::ffi::OsStr>| {
+                    q.map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                };
+                Candidate {
+                    dir: name(p.parent().and_then(|d| d.file_name())),
+                    file: name(p.file_name()),
+                    mtime_ms: m,
+                }
+            })
+            .collect())
+    })
+}
+
+/// `.jsonl` names of a directory, in the order `list` reads them (name descending), read off the
+/// JS thread (thousands of names take milliseconds to read and sort).
+#[napi(catch_unwind, ts_return_type = "Promise<string[]>")]
+pub fn list_dir_names(dir: String) -> AsyncTask<OffThread<Vec<String>>> {
+    OffThread::task(move || {
+        listing::list_dir_files(Path::new(&dir))
+            .map(|v| {
+                v.into_iter()
+                    .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect()
+            })
+            .map_err(|e| pi_session_core::Error::io(&e, "scandir", Path::new(&dir)))
+    })
+}
+
+/// One `list`/`listAll` run: the core's [`SummaryJob`] summarizes the files on its own threads
+/// (through the listing cache when a cache file is given), and `next()` hands finished results
+/// over in order.
+#[napi]
+pub struct SummaryRun {
+    job: Arc<SummaryJob>,
+}
+
+#[napi]
+impl SummaryRun {
+    /// Start summarizing `paths` (with known mtimes, ms, where given); returns at once.
+    #[napi(factory, catch_unwind)]
+    pub fn start(
+        paths: Vec<String>,
+        mtimes: Option<Vec<Option<f64>>>,
+        cache_file: Option<String>,
+    ) -> Self {
+        let files = paths
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                (
+                    PathBuf::from(p),
+                    mtimes.as_ref().and_then(|m| m.get(i).copied().flatten()),
+                )
+            })
+            .collect();
+        SummaryRun {
+            job: Arc::new(SummaryJob::start(
+                files,
+                cache_file.map(PathBuf::from),
+                summary_job::default_threads(),
+            )),
+        }
+    }
+
+    /// The next finished results, in order, as a flat array `[meta, first, all, ...]` (three
+    /// items per file; `meta` is null for a skipped file). Empty when the run is over.
+    #[napi(catch_unwind, ts_return_type = "Promise<Array<string | null>>")]
+    pub fn next(&self, max: u32) -> AsyncTask<OffThread<SummaryBatch>> {
+        let job = self.job.clone();
+        OffThread::task(move || Ok(SummaryBatch(job.next(max as usize))))
+    }
+
+    /// After the last result: wait for the workers, then write the listing cache back (off the
+    /// JS thread). Resolves to whether a cache was written.
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
+    pub fn finish(&self) -> AsyncTask<OffThread<bool>> {
+        let job = self.job.clone();
+        OffThread::task(move || Ok(job.finish()))
+    }
+
+    /// Stop reading files; pending and later `next()` calls resolve empty.
+    #[napi(catch_unwind)]
+    pub fn cancel(&self) {
+        self.job.cancel();
+    }
+}
+
+/// Summaries on their way to JS: texts already decoded into JS code units (off the JS thread),
+/// so each string is a copy, or for long texts no copy at all (see [`external_js_text`]).
+pub struct SummaryBatch(Vec<Option<Ready>>);
+
+impl TypeName for SummaryBatch {
+    fn type_name() -> &'static str {
+        "Array"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for SummaryBatch {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let mut arr = std::ptr::null_mut();
+        // SAFETY: napi-rs converts a resolved value with the environment of the promise's JS
+        // thread, during its completion callback; every value used is made here, in that
+        // callback's handle scope. The same holds for each block below.
+        check_status!(unsafe {
+            sys::napi_create_array_with_length(env, val.0.len() * 3, &mut arr)
+        })?;
+        // SAFETY: as above.
+        let text = |t: JsText| unsafe { external_js_text(env, t) };
+        let mut null = std::ptr::null_mut();
+        // SAFETY: as above.
+        check_status!(unsafe { sys::napi_get_null(env, &mut null) })?;
+        for (i, item) in val.0.into_iter().enumerate() {
+            let i = (i * 3) as u32;
+            let (m, f, a) = match item {
+                None => (null, null, null),
+                Some(Ready {
+                    meta,
+                    first_message: first,
+                    all_text: all,
+                }) => {
+                    let mut m = std::ptr::null_mut();
+                    // SAFETY: as above; pointer and length describe `meta`, which V8 copies.
+                    check_status!(unsafe {
+                        sys::napi_create_string_utf8(
+                            env,
+                            meta.as_ptr().cast(),
+                            meta.len() as isize,
+                            &mut m,
+                        )
+                    })?;
+                    (m, text(first)?, text(all)?)
+                }
+            };
+            for (k, v) in [m, f, a].into_iter().enumerate() {
+                // SAFETY: as above.
+                check_status!(unsafe { sys::napi_set_element(env, arr, i + k as u32, v) })?;
+            }
+        }
+        Ok(arr)
+    }
+}

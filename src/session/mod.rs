@@ -1,0 +1,119 @@
+//! The `NativeSession` class: one manager's state (the core `Session`). Its methods are grouped
+//! by what they do: [`load`], [`write`], [`read`], [`edit`]; the memory it reports to V8 is in
+//! `crate::memory`, the early release of collected managers in `crate::reclaim`.
+
+use std::path::Path;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use pi_session_core::{fsio, session, Session};
+
+use crate::error::ForJs;
+use crate::reclaim;
+
+mod edit;
+mod load;
+mod read;
+mod write;
+
+/// A position JS reads as "none".
+const NONE: i64 = -1;
+
+/// JS spells the key of an absent id `"undefined"`; the core uses the empty key.
+fn core_key(k: &str) -> &str {
+    if k == "undefined" {
+        pi_session_core::record::UNDEFINED
+    } else {
+        k
+    }
+}
+
+fn js_key(k: &str) -> String {
+    if k == pi_session_core::record::UNDEFINED {
+        "undefined".to_owned()
+    } else {
+        k.to_owned()
+    }
+}
+
+fn pos_or_none(p: Option<u32>) -> i64 {
+    p.map(i64::from).unwrap_or(NONE)
+}
+
+/// One session's state (the core `Session`). The bytes it holds are reported to V8 as external
+/// memory, so the garbage collector weighs them when deciding to collect dropped managers.
+#[napi(custom_finalize)]
+pub struct NativeSession {
+    pub(crate) inner: Session,
+    /// Bytes last reported to V8 (see `crate::memory`).
+    pub(crate) reported: i64,
+    /// Its entry in [`reclaim`] (0: not tracked).
+    pub(crate) track_id: u64,
+}
+
+impl NativeSession {
+    fn of(inner: Session) -> Self {
+        NativeSession {
+            inner,
+            reported: 0,
+            track_id: 0,
+        }
+    }
+}
+
+#[napi]
+impl NativeSession {
+    /// Called once on each new manager, with the manager itself as `this`: from then on its state
+    /// is dropped as soon as the GC has collected it (see [`reclaim`]). Returns its tracking id
+    /// (0: not tracked), by which `loadRecordsOf` of another manager finds it.
+    #[napi(catch_unwind)]
+    pub fn track(&mut self, env: Env, this: This) -> f64 {
+        if self.track_id == 0 {
+            self.track_id = reclaim::track(&env, this.raw(), self);
+        }
+        self.track_id as f64
+    }
+
+    /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
+    #[napi(factory, catch_unwind)]
+    pub fn blank(env: Env, cwd: String, session_dir: String, persist: bool) -> Result<Self> {
+        Ok(NativeSession::of(
+            Session::blank(cwd, session_dir, persist).for_js(&env)?,
+        ))
+    }
+
+    /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
+    /// a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
+    /// new file again. Nothing is created when the source is refused.
+    #[napi(factory, catch_unwind)]
+    pub fn fork_from(
+        env: Env,
+        source: String,
+        target_cwd: String,
+        dir: String,
+        custom_id: Option<String>,
+    ) -> Result<Self> {
+        let forked = session::fork(
+            Path::new(&source),
+            &target_cwd,
+            Path::new(&dir),
+            custom_id.as_deref(),
+            fsio::Durability::from_env(),
+        )
+        .for_js(&env)?;
+        let mut inner = Session::blank(target_cwd, dir, true).for_js(&env)?;
+        inner.set_session_file_forked(forked).for_js(&env)?;
+        let mut this = NativeSession::of(inner);
+        this.account(&env);
+        Ok(this)
+    }
+
+    /// `dispose()`: drop the state now (lines, index, descriptors, the lease), as a collected
+    /// manager's is, and stop tracking it (another manager can no longer take its records).
+    #[napi(catch_unwind)]
+    pub fn dispose(&mut self, env: Env) {
+        reclaim::untrack(&env, self.track_id);
+        self.track_id = 0;
+        self.release(&env);
+    }
+}

@@ -1,0 +1,164 @@
+//! Reads: identity, positions of the id index, labels and leaf, record lines, paths, the context
+//! projection and the tree plan.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use pi_session_core::{context, tree};
+
+use super::{core_key, js_key, pos_or_none, NativeSession};
+use crate::cut::{JsCuts, JsLines};
+use crate::error::ForJs;
+
+#[napi]
+impl NativeSession {
+    #[napi(catch_unwind)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id().to_owned()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn session_file(&self) -> Option<String> {
+        self.inner
+            .session_file()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn entry_count(&self) -> u32 {
+        self.inner.entry_count() as u32
+    }
+
+    #[napi(catch_unwind)]
+    pub fn record_count(&self) -> u32 {
+        self.inner.record_count() as u32
+    }
+
+    #[napi(catch_unwind)]
+    pub fn header_pos(&self) -> i64 {
+        pos_or_none(self.inner.header_pos())
+    }
+
+    /// The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record.
+    #[napi(catch_unwind)]
+    pub fn leaf_key(&self) -> Option<String> {
+        self.inner.leaf_key().map(js_key)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn leaf_pos(&self) -> i64 {
+        pos_or_none(self.inner.leaf_pos())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn lookup(&self, key: String) -> i64 {
+        pos_or_none(self.inner.lookup(core_key(&key)))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn label_pos(&self, key: String) -> i64 {
+        pos_or_none(self.inner.label_pos(core_key(&key)))
+    }
+
+    /// Positions of the label records in effect, one per labelled entry (JS keeps the labels of
+    /// string ids in a Map, as the reference does, and asks again after a label change).
+    #[napi(catch_unwind)]
+    pub fn label_positions(&self) -> Uint32Array {
+        Uint32Array::new(self.inner.labels().map(|(_, pos)| pos).collect())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn session_name_pos(&self) -> i64 {
+        pos_or_none(self.inner.session_name_pos())
+    }
+
+    /// The JSON text of one record, or `[text, ...cuts]` when long strings were cut out of it
+    /// (see [`JsLines`]).
+    #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
+    pub fn line(&self, env: Env, pos: u32) -> Result<JsLines> {
+        let mut cuts = JsCuts::new(&env);
+        let text = self.inner.line_for_js(pos, &mut cuts).for_js(&env)?;
+        cuts.finish(&env, text)
+    }
+
+    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
+    /// when long strings were cut out (see [`JsLines`]). Stops after the line that reaches
+    /// `max_bytes` (JS strings have a size limit), so the text may cover only a prefix of
+    /// `positions`; the caller asks again for the rest.
+    #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
+    pub fn lines_json(
+        &self,
+        env: Env,
+        positions: Uint32Array,
+        max_bytes: Option<u32>,
+    ) -> Result<JsLines> {
+        let budget = max_bytes.unwrap_or(u32::MAX) as usize;
+        let mut cuts = JsCuts::new(&env);
+        let text = self
+            .inner
+            .lines_for_js(&positions, budget, &mut cuts)
+            .for_js(&env)?;
+        cuts.finish(&env, text)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn entry_positions(&self) -> Uint32Array {
+        Uint32Array::new(self.inner.entry_positions())
+    }
+
+    /// The positions `getEntriesSince(count)` returns; null past the end.
+    #[napi(catch_unwind)]
+    pub fn entry_positions_since(&self, count: u32) -> Option<Uint32Array> {
+        self.inner
+            .entry_positions_since(count as usize)
+            .map(Uint32Array::new)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn children(&self, key: String) -> Uint32Array {
+        Uint32Array::new(self.inner.children(core_key(&key)))
+    }
+
+    /// `getBranch`: path to the record of `start_key` (None: empty).
+    #[napi(catch_unwind)]
+    pub fn branch_path(&self, start_key: Option<String>) -> Uint32Array {
+        Uint32Array::new(self.inner.branch_from(start_key.as_deref().map(core_key)))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn context_entries(&self) -> Uint32Array {
+        let path = self.inner.context_path();
+        Uint32Array::new(context::select(&self.inner, &path))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn projection_plan(&self) -> Uint32Array {
+        let path = self.inner.context_path();
+        Uint32Array::new(context::encode(&context::plan(&self.inner, &path)))
+    }
+
+    /// A page of `projection_plan` next to the boundary `anchor` (see `context::encode_page`):
+    /// the transcript read model's cursors are such boundaries.
+    #[napi(catch_unwind)]
+    pub fn projection_page(&self, anchor: u32, limit: u32, backward: bool) -> Uint32Array {
+        let path = self.inner.context_path();
+        let plan = context::plan(&self.inner, &path);
+        Uint32Array::new(context::encode_page(
+            &plan,
+            anchor as usize,
+            limit as usize,
+            backward,
+        ))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn tree_plan(&self) -> Uint32Array {
+        Uint32Array::new(tree::tree_plan(&self.inner))
+    }
+
+    /// Changes whenever records, index, labels or leaf may have changed (JS keeps the tree plan
+    /// until then). A double: JS numbers hold integers exactly up to 2^53.
+    #[napi(catch_unwind)]
+    pub fn generation(&self) -> f64 {
+        (self.inner.generation() & ((1 << 53) - 1)) as f64
+    }
+}

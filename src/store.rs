@@ -1,0 +1,83 @@
+//! Free functions over the session store that need no manager: the header scan of `open`, the
+//! finders of `continueRecent`/`open` by id, `loadEntriesFromFile`, the lease files and the
+//! session-id check.
+
+use std::path::Path;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use pi_session_core::{listing, session};
+
+use crate::error::ForJs;
+
+#[napi(object)]
+pub struct HeaderScan {
+    /// "header", "none" or "limit".
+    pub kind: String,
+    pub cwd: Option<String>,
+}
+
+/// The bounded header scan used by `open` to learn a file's cwd.
+#[napi(catch_unwind)]
+pub fn scan_header(env: Env, path: String) -> Result<HeaderScan> {
+    match listing::read_header(Path::new(&path)) {
+        Ok(Some(h)) => Ok(HeaderScan {
+            kind: "header".into(),
+            cwd: h.cwd,
+        }),
+        Ok(None) => Ok(HeaderScan {
+            kind: "none".into(),
+            cwd: None,
+        }),
+        Err(listing::ScanError::Limit) => Ok(HeaderScan {
+            kind: "limit".into(),
+            cwd: None,
+        }),
+        Err(listing::ScanError::Io(e)) => {
+            Err(pi_session_core::Error::io(&e, "read", Path::new(&path))).for_js(&env)
+        }
+    }
+}
+
+#[napi(catch_unwind)]
+pub fn find_most_recent(dir: String, resolved_cwd: Option<String>) -> Option<String> {
+    listing::find_most_recent(Path::new(&dir), resolved_cwd.as_deref())
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+#[napi(catch_unwind)]
+pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Option<String> {
+    listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref())
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
+#[napi(catch_unwind)]
+pub fn load_entries_json(env: Env, path: String) -> Result<String> {
+    let loaded = session::load_file(Path::new(&path)).for_js(&env)?;
+    let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else {
+        return Ok("[]".into());
+    };
+    let mut out = Vec::with_capacity(loaded.text.len() + 2);
+    out.push(b'[');
+    for (i, (line, _)) in loaded.records().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(line);
+    }
+    out.push(b']');
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Remove the lease files this process holds (called when the process exits).
+#[napi(catch_unwind)]
+pub fn release_all_locks() {
+    pi_session_core::lock::release_all();
+}
+
+#[napi(catch_unwind)]
+pub fn is_valid_session_id(id: String) -> bool {
+    pi_session_core::ids::is_valid_session_id(&id)
+}
