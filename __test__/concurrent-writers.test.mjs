@@ -14,7 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { tmp } from "./helpers/fs-helpers.mjs";
+import { tempDir } from "./helpers/fixtures.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, "helpers", "append-child.mjs");
@@ -92,7 +92,7 @@ function leaseOf(file) {
 }
 
 test("two processes appending 2,000 entries each to one file leave 4,000 whole lines", { timeout: 60_000 }, async (t) => {
-  const dir = tmp(t, "pi-conc-");
+  const dir = tempDir(t, "pi-conc-");
   const file = existingSession(dir);
   const before = fs.readFileSync(file, "utf8").split("\n").length - 1;
   const a = startChild({ file, count: 2000, waitGo: true, seed: 1 });
@@ -142,7 +142,7 @@ test("two processes appending 2,000 entries each to one file leave 4,000 whole l
 });
 
 test("in exclusive mode the second process gets SESSION_LOCKED with the first one's pid", { timeout: 60_000 }, async (t) => {
-  const dir = tmp(t, "pi-excl-");
+  const dir = tempDir(t, "pi-excl-");
   const file = existingSession(dir);
   const holder = startChild({ file, count: 2000, waitGo: true }, { PI_SESSION_EXCLUSIVE: "1" });
   assert.equal(await holder.ready, "ready", holder.stderr);
@@ -188,7 +188,7 @@ test("in exclusive mode the second process gets SESSION_LOCKED with the first on
 });
 
 test("a lease left by a dead process on this host is taken over", { timeout: 60_000 }, async (t) => {
-  const dir = tmp(t, "pi-stale-");
+  const dir = tempDir(t, "pi-stale-");
   const file = existingSession(dir);
   const dead = await deadPid();
   fs.writeFileSync(
@@ -217,7 +217,7 @@ test("a lease left by a dead process on this host is taken over", { timeout: 60_
 });
 
 test("a lease held on another host is never taken over", (t) => {
-  const dir = tmp(t, "pi-remote-");
+  const dir = tempDir(t, "pi-remote-");
   const file = existingSession(dir);
   fs.writeFileSync(
     `${file}.lock`,

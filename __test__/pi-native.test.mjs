@@ -11,7 +11,7 @@ import path from "node:path";
 import { describe, test } from "node:test";
 
 import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
-import { tmp } from "./helpers/fs-helpers.mjs";
+import { tempDir } from "./helpers/fixtures.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
@@ -40,7 +40,7 @@ if (AGENT_RUNS_DONE) test("pi-native and register on Node 22 and 24", { skip: AG
 
 /** A project dir, an agent dir and an environment that isolates one run from the user's own. */
 function sandbox(t, extraEnv = {}) {
-  const root = tmp(t, "pi-native-");
+  const root = tempDir(t, "pi-native-");
   const project = path.join(root, "project");
   const agentDir = path.join(root, "agent");
   fs.mkdirSync(project);
@@ -75,7 +75,7 @@ function sessionFiles(agentDir) {
  * that defines SessionManager), everything else linked to the real one. Returns its directory.
  */
 function agentCopy(t, { version, addMethod } = {}) {
-  const root = tmp(t, "pi-agent-copy-");
+  const root = tempDir(t, "pi-agent-copy-");
   // Modules of the copy resolve the agent's dependencies from the real node_modules.
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(root, "node_modules"));
   // Named as every install names it (register.mjs only looks at modules under such a path).
