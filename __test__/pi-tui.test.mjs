@@ -8,38 +8,24 @@
 // listings must agree, and every SessionManager static the agent called must have gone to our
 // store (PI_NATIVE_TRACE).
 //
-// The agent needs Node >= 22: it runs on Node 22 and on Node 24 (fetched into .cache/ by
-// scripts/fetch-node.js) when this suite runs on an older Node, on this Node otherwise. Skipped,
-// saying why, when tmux is not installed (.ci/run installs it) or no such Node can be had.
+// The agent needs Node >= 22.19: it runs on Node 22 and on Node 24 (fetched into .cache/, see
+// agentNodes in helpers/agent-runs.mjs) when this suite runs on an older Node, on this Node
+// otherwise. Skipped, saying why, when tmux is not installed (.ci/run installs it) or no such Node
+// can be had.
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { TmuxPane, tmuxMissing } from "./e2e/pi-tui-tmux.mjs";
-import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
+import { AGENT_RUNS_DONE, agentNodes } from "./helpers/agent-runs.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
-const require = createRequire(import.meta.url);
 const AGENT = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
 const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
 const FAUX = path.join(ROOT, "__test__", "e2e", "pi-tui-faux.mjs");
 const DAY = 86_400_000;
-
-/** [{ major, node } | { major, skip }] for the Node versions the agent runs on. */
-function agentNodes() {
-  const current = Number(process.versions.node.split(".")[0]);
-  if (current >= 22) return [{ major: current, node: process.execPath }];
-  return [22, 24].map((major) => {
-    try {
-      return { major, node: require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(major) };
-    } catch (error) {
-      return { major, skip: `no Node ${major} could be fetched (${error.message.split("\n")[0]})` };
-    }
-  });
-}
 
 const suiteSkip = AGENT_RUNS_DONE ?? tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
 const NODES = suiteSkip ? [{ major: "22/24", skip: suiteSkip }] : agentNodes();
