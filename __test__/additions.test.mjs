@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { assistant, readText, tempDir, user } from "./helpers/fixtures.mjs";
+import { ENTRY_ID_RE, assistant, readText, tempDir, throwsCode, user } from "./helpers/fixtures.mjs";
 
 const { SessionManager } = loadOurs();
 const Reference = (await loadReference()).SessionManager;
@@ -29,14 +29,6 @@ function normalized(file) {
       if ("timestamp" in e) e.timestamp = "T";
       return JSON.stringify(e);
     });
-}
-
-function throwsCode(fn, code, Ctor = Error) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof Ctor, `expected ${Ctor.name}, got ${err?.constructor?.name}: ${err?.message}`);
-    assert.equal(err.code, code, err.message);
-    return true;
-  });
 }
 
 // ---------------------------------------------------------------- flush()
@@ -328,7 +320,7 @@ test("reserveEntryId returns a fresh 8-hex id that appendMessage then uses", (t)
   const sm = SessionManager.create("/proj", tempDir(t));
   const first = sm.appendMessage(user("a"));
   const id = sm.reserveEntryId();
-  assert.match(id, /^[0-9a-f]{8}$/);
+  assert.match(id, ENTRY_ID_RE);
   assert.notEqual(id, first);
   assert.equal(sm.getEntry(id), undefined);
   assert.equal(sm.appendMessage(assistant("b"), { id }), id);

@@ -19,13 +19,13 @@ import {
   system,
   readJsonl,
   ENTRY_ID_RE,
+  ISO_RE,
 } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
 
 const mem = () => SessionManager.inMemory("/tmp/inst");
-const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** An in-memory manager over preloaded records (header first). */
 function preloaded(entries, hdr = header()) {

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
 import {
+  ENTRY_ID_RE,
   FILE_NAME_RE,
   INVALID_ID_MESSAGE,
   appended,
@@ -385,7 +386,7 @@ test("an in-memory manager loading an old file migrates in memory only", (t) => 
   const sm = SessionManager.inMemory("/proj");
   sm.setSessionFile(file);
   assert.equal(sm.getHeader().version, 3);
-  assert.match(sm.getEntries()[0].id, /^[0-9a-f]{8}$/);
+  assert.match(sm.getEntries()[0].id, ENTRY_ID_RE);
   assert.equal(readText(file), text);
   assert.deepEqual(fs.readdirSync(dir), ["v1.jsonl"]);
 });

@@ -14,14 +14,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { tempDir } from "./helpers/fixtures.mjs";
+import { ENTRY_ID_RE, tempDir, user } from "./helpers/fixtures.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, "helpers", "append-child.mjs");
 const { SessionManager } = loadOurs();
 const reference = await loadReference();
 
-const user = (text) => ({ role: "user", content: text, timestamp: 1 });
 const assistantMsg = (text) => ({
   role: "assistant",
   content: [{ type: "text", text }],
@@ -71,7 +70,7 @@ function startChild(opts, env = {}) {
     });
   });
   state.go = () => child.stdin.write("go\n");
-  state.ids = () => state.lines.filter((l) => /^[0-9a-f]{8}$/.test(l));
+  state.ids = () => state.lines.filter((l) => ENTRY_ID_RE.test(l));
   state.error = () => state.lines.find((l) => l.startsWith("error "));
   return state;
 }

@@ -20,6 +20,7 @@ import { after, before, describe, test } from "node:test";
 
 import { TmuxPane, tmuxMissing } from "./e2e/pi-tui-tmux.mjs";
 import { AGENT_RUNS_DONE, agentNodes } from "./helpers/agent-runs.mjs";
+import { defaultSessionDirFor } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
 const AGENT = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
@@ -30,7 +31,6 @@ const DAY = 86_400_000;
 const suiteSkip = AGENT_RUNS_DONE ?? tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
 const NODES = suiteSkip ? [{ major: "22/24", skip: suiteSkip }] : agentNodes();
 
-const encode = (cwd) => `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 /** Values as JSON would carry them (Dates as strings, undefined keys dropped). */
 const plain = (v) => JSON.parse(JSON.stringify(v));
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -95,13 +95,13 @@ for (const { major, node, skip } of NODES) {
       otherDir = path.join(tmp, "other");
       agentDir = path.join(tmp, "agent");
       for (const dir of [projectDir, otherDir, agentDir, path.join(tmp, "home")]) fs.mkdirSync(dir, { recursive: true });
-      projectSessions = path.join(agentDir, "sessions", encode(projectDir));
+      projectSessions = defaultSessionDirFor(agentDir, projectDir);
       traceFile = path.join(tmp, "trace.jsonl");
       const now = Date.now();
       files.alpha = seed(Reference, projectDir, projectSessions, { question: "alpha seed question", answer: "alpha seed answer", at: now - 3 * DAY });
       files.beta = seed(Reference, projectDir, projectSessions, { question: "beta seed question", answer: "beta seed answer", at: now - 2 * DAY, name: "Beta named session" });
       files.gamma = seed(Reference, projectDir, projectSessions, { question: "gamma seed question", answer: "gamma seed answer", at: now - DAY });
-      files.delta = seed(Reference, otherDir, path.join(agentDir, "sessions", encode(otherDir)), { question: "delta other project question", answer: "delta answer", at: now - 1.5 * DAY });
+      files.delta = seed(Reference, otherDir, defaultSessionDirFor(agentDir, otherDir), { question: "delta other project question", answer: "delta answer", at: now - 1.5 * DAY });
       pane = new TmuxPane(`node${major}`);
       pane.start({
         argv: [node, PI_NATIVE, "-ne", "-e", FAUX, "--model", "faux/faux-1"],

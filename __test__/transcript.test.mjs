@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { loadOurs } from "./helpers/target.mjs";
-import { assistant, tempDir, user } from "./helpers/fixtures.mjs";
+import { assistant, tempDir, throwsCode, user } from "./helpers/fixtures.mjs";
 
 const { SessionManager, MAX_SESSION_TRANSCRIPT_PAGE_SIZE } = loadOurs();
 
@@ -44,14 +44,6 @@ function readForward(sm, limit, from) {
 }
 
 const idsOf = (pages) => pages.flatMap((p) => p.entries.map((e) => e.sourceEntry.id));
-
-function throwsCode(fn, code, Ctor) {
-  assert.throws(fn, (err) => {
-    assert.equal(err.code, code);
-    assert.ok(err instanceof Ctor, `${err.name} is not a ${Ctor.name}`);
-    return true;
-  });
-}
 
 test("pages read backward from the newest cover the active branch exactly once, in order", (t) => {
   const { sm } = conversation(t, 6);
