@@ -250,14 +250,19 @@ export function abortedSignal(reason) {
   return ac.signal;
 }
 
-/** Expect a synchronous throw with an exact message (and, on our target, a non-empty string code). */
-export function throwsMessage(fn, message) {
-  let error;
+/** What `fn` throws (undefined when it returns). */
+function thrown(fn) {
   try {
     fn();
   } catch (e) {
-    error = e;
+    return e;
   }
+  return undefined;
+}
+
+/** Expect a synchronous throw with an exact message (and, on our target, a non-empty string code). */
+export function throwsMessage(fn, message) {
+  const error = thrown(fn);
   assert.ok(error, `expected a throw with message: ${message}`);
   assert.equal(error.message, message);
   if (TARGET === "ours") {
@@ -269,12 +274,7 @@ export function throwsMessage(fn, message) {
 
 /** Expect a filesystem error; on the reference its code is `referenceCode`, on ours any non-empty code. */
 export function throwsFsError(fn, referenceCode) {
-  let error;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
+  const error = thrown(fn);
   assert.ok(error, `expected a ${referenceCode} error`);
   assert.equal(typeof error.code, "string");
   assert.ok(error.code.length > 0);
