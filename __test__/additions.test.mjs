@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { assistant, readText, tmp, user } from "./helpers/fs-helpers.mjs";
+import { ENTRY_ID_RE, assistant, readText, tempDir, throwsCode, user } from "./helpers/fixtures.mjs";
 
 const { SessionManager } = loadOurs();
 const Reference = (await loadReference()).SessionManager;
@@ -31,18 +31,10 @@ function normalized(file) {
     });
 }
 
-function throwsCode(fn, code, Ctor = Error) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof Ctor, `expected ${Ctor.name}, got ${err?.constructor?.name}: ${err?.message}`);
-    assert.equal(err.code, code, err.message);
-    return true;
-  });
-}
-
 // ---------------------------------------------------------------- flush()
 
 test("flush writes a new session's header before any message and returns true", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const file = sm.getSessionFile();
   assert.equal(fs.existsSync(file), false);
   assert.equal(sm.flush(), true);
@@ -50,7 +42,7 @@ test("flush writes a new session's header before any message and returns true", 
 });
 
 test("flush writes every pending setup entry after the header", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendModelChange("prov", "mod");
   sm.appendThinkingLevelChange("high");
   sm.appendCustomEntry("ext", { a: 1 });
@@ -60,7 +52,7 @@ test("flush writes every pending setup entry after the header", (t) => {
 });
 
 test("flush returns false for an in-memory session and writes nothing", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.inMemory(dir);
   sm.appendMessage(user("x"));
   assert.equal(sm.flush(), false);
@@ -68,7 +60,7 @@ test("flush returns false for an in-memory session and writes nothing", (t) => {
 });
 
 test("a second flush leaves the file byte-identical", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendModelChange("prov", "mod");
   sm.flush();
   const once = fs.readFileSync(sm.getSessionFile());
@@ -77,7 +69,7 @@ test("a second flush leaves the file byte-identical", (t) => {
 });
 
 test("flush of a session already written returns true and changes nothing", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage(user("x"));
   const before = readText(sm.getSessionFile());
   assert.equal(sm.flush(), true);
@@ -85,7 +77,7 @@ test("flush of a session already written returns true and changes nothing", (t) 
 });
 
 test("appends after an early flush go to the same file, one line each", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendModelChange("prov", "mod");
   sm.flush();
   const file = sm.getSessionFile();
@@ -97,7 +89,7 @@ test("appends after an early flush go to the same file, one line each", (t) => {
 
 test("a session flushed early ends as the file the reference writes for the same calls", (t) => {
   const run = (Class, flushAt) => {
-    const sm = Class.create("/proj", tmp(t));
+    const sm = Class.create("/proj", tempDir(t));
     const steps = [
       () => sm.appendModelChange("prov", "mod"),
       () => sm.appendThinkingLevelChange("high"),
@@ -116,7 +108,7 @@ test("a session flushed early ends as the file the reference writes for the same
 });
 
 test("a session flushed early reopens with the same entries", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   const m = sm.appendModelChange("prov", "mod");
   sm.flush();
@@ -127,14 +119,14 @@ test("a session flushed early reopens with the same entries", (t) => {
 });
 
 test("flush of a session opened on a missing path creates that file", (t) => {
-  const file = path.join(tmp(t), "chosen.jsonl");
+  const file = path.join(tempDir(t), "chosen.jsonl");
   const sm = SessionManager.open(file);
   assert.equal(sm.flush(), true);
   assert.equal(JSON.parse(readText(file)).id, sm.getSessionId());
 });
 
 test("flush after newSession writes the new session, leaving the old file as it was", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage(user("x"));
   const old = sm.getSessionFile();
   const oldText = readText(old);
@@ -146,7 +138,7 @@ test("flush after newSession writes the new session, leaving the old file as it 
 });
 
 test("flush refuses a path that another writer took, with EEXIST, and keeps the entries pending", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendModelChange("prov", "mod");
   fs.writeFileSync(sm.getSessionFile(), "occupied");
   throwsCode(() => sm.flush(), "EEXIST");
@@ -170,7 +162,7 @@ function descriptorsOn(file) {
 }
 
 test("every method of a disposed manager throws SESSION_DISPOSED", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const id = sm.appendMessage(user("x"));
   sm.dispose();
   const names = Object.getOwnPropertyNames(SessionManager.prototype).filter((n) => n !== "constructor" && n !== "dispose");
@@ -182,20 +174,20 @@ test("every method of a disposed manager throws SESSION_DISPOSED", (t) => {
 });
 
 test("the error of a disposed manager names the method called", (t) => {
-  const sm = SessionManager.inMemory(tmp(t));
+  const sm = SessionManager.inMemory(tempDir(t));
   sm.dispose();
   assert.throws(() => sm.getLeafId(), { code: "SESSION_DISPOSED", message: /getLeafId\(\).*dispose/ });
 });
 
 test("a second dispose does nothing", (t) => {
-  const sm = SessionManager.inMemory(tmp(t));
+  const sm = SessionManager.inMemory(tempDir(t));
   sm.dispose();
   assert.equal(sm.dispose(), undefined);
   throwsCode(() => sm.getEntries(), "SESSION_DISPOSED");
 });
 
 test("dispose closes the descriptors the manager holds on its file", { skip: process.platform !== "linux" }, (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage(user("x"));
   sm.appendMessage(assistant("y"));
   sm.appendMessage(user("z"));
@@ -206,7 +198,7 @@ test("dispose closes the descriptors the manager holds on its file", { skip: pro
 });
 
 test("dispose releases the exclusive lease at once", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   sm.appendMessage(user("x"));
   sm.setExclusive(true);
@@ -221,7 +213,7 @@ test("dispose releases the exclusive lease at once", (t) => {
 });
 
 test("other managers keep working after one is disposed, and a disposed manager's entries stay usable", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const a = SessionManager.create("/proj", dir);
   a.appendMessage(user("a1"));
   a.appendMessage(assistant("a2"));
@@ -239,7 +231,7 @@ test("other managers keep working after one is disposed, and a disposed manager'
 });
 
 test("a disposed manager writes nothing more to its file", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage(user("x"));
   const file = sm.getSessionFile();
   const before = readText(file);
@@ -252,7 +244,7 @@ test("a disposed manager writes nothing more to its file", (t) => {
 // ---------------------------------------------------------------- getEntriesSince(count)
 
 test("getEntriesSince returns the entries appended after the first count, as getEntries objects", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const a = sm.appendMessage(user("a"));
   const b = sm.appendMessage(assistant("b"));
   const c = sm.appendModelChange("p", "m");
@@ -267,7 +259,7 @@ test("getEntriesSince returns the entries appended after the first count, as get
 });
 
 test("getEntriesSince of an opened file hands out the objects later calls return too", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   for (let i = 0; i < 5; i++) sm.appendMessage(user(`m${i}`));
   const opened = SessionManager.open(sm.getSessionFile());
   const tail = opened.getEntriesSince(3);
@@ -294,7 +286,7 @@ test("getEntriesSince with the count of an earlier call returns exactly what was
 
 test("getEntriesSince past the end throws a RangeError with code ENTRY_COUNT_OUT_OF_RANGE", (t) => {
   for (const cached of [false, true]) {
-    const sm = SessionManager.create("/proj", tmp(t));
+    const sm = SessionManager.create("/proj", tempDir(t));
     sm.appendMessage(user("a"));
     if (cached) sm.getEntries();
     throwsCode(() => sm.getEntriesSince(2), "ENTRY_COUNT_OUT_OF_RANGE", RangeError);
@@ -325,10 +317,10 @@ function state(sm) {
 }
 
 test("reserveEntryId returns a fresh 8-hex id that appendMessage then uses", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const first = sm.appendMessage(user("a"));
   const id = sm.reserveEntryId();
-  assert.match(id, /^[0-9a-f]{8}$/);
+  assert.match(id, ENTRY_ID_RE);
   assert.notEqual(id, first);
   assert.equal(sm.getEntry(id), undefined);
   assert.equal(sm.appendMessage(assistant("b"), { id }), id);
@@ -359,7 +351,7 @@ test("an entry appended with a reserved id in memory is the caller's object", ()
 });
 
 test("a reservation is used once: appending the same id again is refused as a duplicate", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const id = sm.reserveEntryId();
   sm.appendMessage(user("a"), { id });
   const before = state(sm);
@@ -368,7 +360,7 @@ test("a reservation is used once: appending the same id again is refused as a du
 });
 
 test("appendMessage with the id of an existing entry is refused and changes nothing", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const a = sm.appendMessage(user("a"));
   sm.appendMessage(assistant("b"));
   const before = state(sm);
@@ -377,7 +369,7 @@ test("appendMessage with the id of an existing entry is refused and changes noth
 });
 
 test("appendMessage with an id that was never reserved is refused and changes nothing", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage(user("a"));
   const before = state(sm);
   throwsCode(() => sm.appendMessage(user("b"), { id: "abcdef12" }), "ENTRY_ID_NOT_RESERVED");
@@ -405,7 +397,7 @@ test("releaseEntryId gives a reservation up, so the id can no longer be appended
 });
 
 test("a failed write keeps the reservation, and the same id appends once the write can succeed", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const file = sm.getSessionFile();
   const id = sm.reserveEntryId();
   fs.writeFileSync(file, "occupied");
@@ -418,7 +410,7 @@ test("a failed write keeps the reservation, and the same id appends once the wri
 });
 
 test("newSession and setSessionFile drop the reservations of the session left", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   const a = sm.reserveEntryId();
   sm.newSession();
@@ -431,7 +423,7 @@ test("newSession and setSessionFile drop the reservations of the session left", 
 });
 
 test("appendMessage with flush writes a new session at once, even without a user or assistant message", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendModelChange("prov", "mod");
   const id = sm.appendMessage({ role: "custom", customType: "note", content: "n", display: false, timestamp: 1 }, { flush: true });
   const lines = readText(sm.getSessionFile()).trim().split("\n").map((l) => JSON.parse(l));
@@ -443,7 +435,7 @@ test("appendMessage with flush writes a new session at once, even without a user
 });
 
 test("appendMessage with a reserved id and flush is on disk when it returns", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const id = sm.reserveEntryId();
   sm.appendMessage(user("q"), { id, flush: true });
   const reopened = SessionManager.open(sm.getSessionFile());
@@ -452,13 +444,13 @@ test("appendMessage with a reserved id and flush is on disk when it returns", (t
 });
 
 test("appendMessage with flush: false behaves as a plain append", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage({ role: "custom", customType: "n", content: "c", display: false, timestamp: 1 }, { flush: false });
   assert.equal(fs.existsSync(sm.getSessionFile()), false);
 });
 
 test("createBranchedSession drops the reservations of the session it leaves", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const a = sm.appendMessage(user("a"));
   sm.appendMessage(assistant("b"));
   const id = sm.reserveEntryId();
@@ -473,7 +465,7 @@ function wholeSession(sm) {
   return [sm.getHeader(), ...sm.getEntries()].map((e) => `${JSON.stringify(e)}\n`).join("");
 }
 
-function restoring(t, dir = tmp(t)) {
+function restoring(t, dir = tempDir(t)) {
   const sessions = path.join(dir, "sessions");
   const sm = SessionManager.create("/proj", sessions);
   sm.setRestoreMissing(true);
@@ -481,7 +473,7 @@ function restoring(t, dir = tmp(t)) {
 }
 
 test("without restore mode an append after the sessions dir was removed still fails with ENOENT", (t) => {
-  const dir = path.join(tmp(t), "sessions");
+  const dir = path.join(tempDir(t), "sessions");
   const sm = SessionManager.create("/proj", dir);
   sm.appendMessage(user("a"));
   fs.rmSync(dir, { recursive: true });
@@ -532,7 +524,7 @@ test("in restore mode a first write into a removed sessions dir makes it and wri
 });
 
 test("in restore mode a session opened at a path whose directory does not exist is written there", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "not", "made", "yet", "s.jsonl");
   const sm = SessionManager.open(file, path.join(dir, "other"));
   sm.setRestoreMissing(true);
@@ -597,7 +589,7 @@ test("PI_SESSION_RESTORE_MISSING=1 turns restore mode on for every new manager",
   const prev = process.env.PI_SESSION_RESTORE_MISSING;
   process.env.PI_SESSION_RESTORE_MISSING = "1";
   t.after(() => (prev === undefined ? delete process.env.PI_SESSION_RESTORE_MISSING : (process.env.PI_SESSION_RESTORE_MISSING = prev)));
-  const sessions = path.join(tmp(t), "sessions");
+  const sessions = path.join(tempDir(t), "sessions");
   const sm = SessionManager.create("/proj", sessions);
   sm.appendMessage(user("a"));
   fs.rmSync(sessions, { recursive: true });
@@ -612,7 +604,7 @@ test("setRestoreMissing takes a boolean only", () => {
 });
 
 test("flush writes a branched session that the reference would keep in memory until its first message", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const model = sm.appendModelChange("prov", "mod");
   sm.appendMessage(user("q"));
   const file = sm.createBranchedSession(model);

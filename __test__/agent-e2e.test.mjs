@@ -5,36 +5,24 @@
 // uuids and clock times, and each file must resume in the other implementation to the same
 // context, inside the agent too.
 //
-// The agent needs Node >= 22. Under an older `node --test` the runs are spawned with a Node 22
-// fetched from the npm registry into .cache/ (scripts/fetch-node.js); the suite is skipped,
-// saying why, if none can be had.
+// The agent needs Node >= 22.19. Under an older `node --test` the runs are spawned with a Node 22
+// fetched from the npm registry into .cache/ (agentNodes, helpers/agent-runs.mjs); the suite is
+// skipped, saying why, if none can be had.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
+import { AGENT_RUNS_DONE, agentNodes } from "./helpers/agent-runs.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 import { Normalizer } from "./parity/normalize.mjs";
 
-const require = createRequire(import.meta.url);
 const AGENT_RUN = path.join(ROOT, "__test__", "e2e", "agent-run.mjs");
 const NOTES = "hello from the notes\n";
 
-/** A Node binary able to run the agent, or the reason there is none. */
-function agentNode() {
-  if (Number(process.versions.node.split(".")[0]) >= 22) return { node: process.execPath };
-  try {
-    return { node: require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(22) };
-  } catch (error) {
-    return { skip: `the agent needs Node >= 22 and none could be fetched (${error.message.split("\n")[0]})` };
-  }
-}
-
-const { node, skip } = AGENT_RUNS_DONE ? { skip: AGENT_RUNS_DONE } : agentNode();
+const { node, skip } = AGENT_RUNS_DONE ? { skip: AGENT_RUNS_DONE } : agentNodes(["22"])[0];
 if (skip) console.log(`# agent-e2e skipped: ${skip}`);
 // A skipped suite is reported as one skipped test, so the skip shows in the totals.
 const suite = skip ? test : describe;

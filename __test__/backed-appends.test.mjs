@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { tempDir, user, assistant } from "./helpers/session-fixtures.mjs";
+import { tempDir, user, assistant } from "./helpers/fixtures.mjs";
 import { Normalizer } from "./parity/normalize.mjs";
 
 const CWD = "/tmp/backed-appends";

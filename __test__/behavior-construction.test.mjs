@@ -6,21 +6,21 @@ import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
 import {
   INVALID_ID_MESSAGE,
-  agentDir,
   assistant,
   fileLines,
   header,
   jsonlFiles,
   msgEntry,
   readText,
+  tempDir,
   throwsFsError,
   throwsMessage,
-  tmp,
+  useAgentDir,
   user,
   withCwd,
   withEnv,
   writeJsonl,
-} from "./helpers/fs-helpers.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
@@ -38,21 +38,21 @@ function setMtime(file, secondsAgo) {
 // ---------------------------------------------------------------- §4.1 common constructor semantics
 
 test("a relative cwd is resolved against process.cwd()", (t) => {
-  const work = tmp(t);
+  const work = tempDir(t);
   withCwd(t, work);
   const sm = SessionManager.create("rel/proj", path.join(work, "s"));
   assert.equal(sm.getCwd(), path.join(work, "rel", "proj"));
 });
 
 test("a cwd starting with ~/ is expanded to the home directory", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home });
   const sm = SessionManager.inMemory("~/proj");
   assert.equal(sm.getCwd(), path.join(home, "proj"));
 });
 
 test("a relative sessionDir stays relative in getSessionDir and in the session file path", (t) => {
-  const work = tmp(t);
+  const work = tempDir(t);
   withCwd(t, work);
   const sm = SessionManager.create("/proj", "rel-sessions");
   assert.equal(sm.getSessionDir(), "rel-sessions");
@@ -73,7 +73,7 @@ const DIR_SPELLINGS = [
 ];
 
 function runIn(t) {
-  const work = tmp(t);
+  const work = tempDir(t);
   const run = path.join(work, "run");
   fs.mkdirSync(run);
   withCwd(t, run);
@@ -110,7 +110,7 @@ test("createBranchedSession on a relative sessionDir names the new file with the
 
 test("open with a relative sessionDir keeps the dir as given and names new sessions with it normalized", (t) => {
   const run = runIn(t);
-  const file = sessionFile(run, "s.jsonl", [header("s1", { cwd: "/proj" }), msgEntry("aaaa0001", null, user())]);
+  const file = sessionFile(run, "s.jsonl", [header({ id: "s1", cwd: "/proj" }), msgEntry("aaaa0001", null, user())]);
   const sm = SessionManager.open("s.jsonl", "./custom/");
   assert.equal(sm.getSessionDir(), "./custom/");
   assert.equal(sm.getSessionFile(), file);
@@ -142,26 +142,26 @@ test("forkFrom into a relative sessionDir returns a manager holding the resolved
 });
 
 test("a sessionDir starting with ~/ is expanded to the home directory", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home });
   const sm = SessionManager.create("/proj", "~/sessions-here");
   assert.equal(sm.getSessionDir(), path.join(home, "sessions-here"));
 });
 
 test("a sessionDir with a trailing slash is kept as given", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", `${dir}/`);
   assert.equal(sm.getSessionDir(), `${dir}/`);
 });
 
 test("a missing sessionDir is created recursively for a persisted manager", (t) => {
-  const dir = path.join(tmp(t), "a", "b", "c");
+  const dir = path.join(tempDir(t), "a", "b", "c");
   SessionManager.create("/proj", dir);
   assert.ok(fs.statSync(dir).isDirectory());
 });
 
 test("the sessionDir is created before the custom session id is validated", (t) => {
-  const dir = path.join(tmp(t), "made", "first");
+  const dir = path.join(tempDir(t), "made", "first");
   throwsMessage(() => SessionManager.create("/proj", dir, { id: "-bad" }), INVALID_ID_MESSAGE);
   assert.ok(fs.statSync(dir).isDirectory());
   assert.deepEqual(fs.readdirSync(dir), []);
@@ -170,7 +170,7 @@ test("the sessionDir is created before the custom session id is validated", (t) 
 // ---------------------------------------------------------------- §4.2 create
 
 test("create without a sessionDir uses and creates the default dir for the cwd", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const sm = SessionManager.create("/work/proj");
   const expected = path.join(agent, "sessions", "--work-proj--");
   assert.equal(sm.getSessionDir(), expected);
@@ -179,13 +179,13 @@ test("create without a sessionDir uses and creates the default dir for the cwd",
 });
 
 test("create with an empty-string sessionDir falls back to the default dir", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const sm = SessionManager.create("/work/proj", "");
   assert.equal(sm.getSessionDir(), path.join(agent, "sessions", "--work-proj--"));
 });
 
 test("create starts a new persisted session without writing a file", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   assert.equal(sm.isPersisted(), true);
   assert.equal(sm.getEntries().length, 0);
@@ -195,14 +195,14 @@ test("create starts a new persisted session without writing a file", (t) => {
 });
 
 test("create honours a custom session id", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir, { id: "chosen-id" });
   assert.equal(sm.getSessionId(), "chosen-id");
   assert.equal(sm.getHeader().id, "chosen-id");
 });
 
 test("create rejects an invalid custom session id with the exact message before writing anything", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   throwsMessage(() => SessionManager.create("/proj", dir, { id: "bad id" }), INVALID_ID_MESSAGE);
   assert.deepEqual(fs.readdirSync(dir), []);
 });
@@ -210,8 +210,8 @@ test("create rejects an invalid custom session id with the exact message before 
 // ---------------------------------------------------------------- §4.3 open
 
 test("open resolves a relative path against process.cwd()", (t) => {
-  const dir = tmp(t);
-  sessionFile(dir, "s.jsonl", [header("s1"), msgEntry("aaaa0001", null, user())]);
+  const dir = tempDir(t);
+  sessionFile(dir, "s.jsonl", [header({ id: "s1" }), msgEntry("aaaa0001", null, user())]);
   withCwd(t, dir);
   const sm = SessionManager.open("s.jsonl");
   assert.equal(sm.getSessionFile(), path.join(dir, "s.jsonl"));
@@ -219,63 +219,63 @@ test("open resolves a relative path against process.cwd()", (t) => {
 });
 
 test("open expands a path starting with ~/", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home });
-  sessionFile(home, "s.jsonl", [header("s1")]);
+  sessionFile(home, "s.jsonl", [header({ id: "s1" })]);
   const sm = SessionManager.open("~/s.jsonl");
   assert.equal(sm.getSessionFile(), path.join(home, "s.jsonl"));
 });
 
 test("open loads the given file instead of starting a new session", (t) => {
-  const dir = tmp(t);
-  const file = sessionFile(dir, "s.jsonl", [header("loaded-id"), msgEntry("aaaa0001", null, user())]);
+  const dir = tempDir(t);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "loaded-id" }), msgEntry("aaaa0001", null, user())]);
   const sm = SessionManager.open(file);
   assert.equal(sm.getSessionId(), "loaded-id");
   assert.deepEqual(sm.getEntries().map((e) => e.id), ["aaaa0001"]);
 });
 
 test("open takes the cwd from the file header when no override is given", (t) => {
-  const dir = tmp(t);
-  const file = sessionFile(dir, "s.jsonl", [header("s1", { cwd: "/from/header" })]);
+  const dir = tempDir(t);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "s1", cwd: "/from/header" })]);
   assert.equal(SessionManager.open(file).getCwd(), "/from/header");
 });
 
 test("open prefers the cwdOverride over the header cwd", (t) => {
-  const dir = tmp(t);
-  const file = sessionFile(dir, "s.jsonl", [header("s1", { cwd: "/from/header" })]);
+  const dir = tempDir(t);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "s1", cwd: "/from/header" })]);
   assert.equal(SessionManager.open(file, undefined, "/override").getCwd(), "/override");
 });
 
 test("open resolves a relative header cwd against process.cwd()", (t) => {
-  const dir = tmp(t);
-  const file = sessionFile(dir, "s.jsonl", [header("s1", { cwd: "relative/cwd" })]);
+  const dir = tempDir(t);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "s1", cwd: "relative/cwd" })]);
   withCwd(t, dir);
   assert.equal(SessionManager.open(file).getCwd(), path.join(dir, "relative", "cwd"));
 });
 
 test("open falls back to process.cwd() when the header cwd is not a string", (t) => {
-  const dir = tmp(t);
-  const file = sessionFile(dir, "s.jsonl", [header("s1", { cwd: 42 })]);
+  const dir = tempDir(t);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "s1", cwd: 42 })]);
   withCwd(t, dir);
   assert.equal(SessionManager.open(file).getCwd(), dir);
 });
 
 test("open falls back to process.cwd() when the file does not exist", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   withCwd(t, dir);
   assert.equal(SessionManager.open(path.join(dir, "missing.jsonl")).getCwd(), dir);
 });
 
 test("open propagates the error when the path is a directory", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const p = path.join(dir, "d.jsonl");
   fs.mkdirSync(p);
   throwsFsError(() => SessionManager.open(p), "EISDIR");
 });
 
 test("open loads a file whose header line exceeds the 1 MiB scan limit and uses its cwd", (t) => {
-  const dir = tmp(t);
-  const big = header("big-1", { cwd: "/big/header", pad: "x".repeat(1024 * 1024 + 10) });
+  const dir = tempDir(t);
+  const big = header({ id: "big-1", cwd: "/big/header", pad: "x".repeat(1024 * 1024 + 10) });
   const file = sessionFile(dir, "s.jsonl", [big, msgEntry("aaaa0001", null, user())]);
   const sm = SessionManager.open(file);
   assert.equal(sm.getCwd(), "/big/header");
@@ -284,17 +284,17 @@ test("open loads a file whose header line exceeds the 1 MiB scan limit and uses 
 });
 
 test("open loads a file whose header is preceded by more than 1 MiB of blank lines", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "s.jsonl");
-  fs.writeFileSync(file, `${"   \n".repeat(300 * 1024)}${q(header("late", { cwd: "/late/cwd" }))}\n`);
+  fs.writeFileSync(file, `${"   \n".repeat(300 * 1024)}${q(header({ id: "late", cwd: "/late/cwd" }))}\n`);
   const sm = SessionManager.open(file);
   assert.equal(sm.getSessionId(), "late");
   assert.equal(sm.getCwd(), "/late/cwd");
 });
 
 test("open uses the given sessionDir for the manager", (t) => {
-  const dir = tmp(t);
-  const file = sessionFile(dir, "s.jsonl", [header("s1")]);
+  const dir = tempDir(t);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "s1" })]);
   const other = path.join(dir, "other");
   const sm = SessionManager.open(file, other);
   assert.equal(sm.getSessionDir(), other);
@@ -302,15 +302,15 @@ test("open uses the given sessionDir for the manager", (t) => {
 });
 
 test("open without a sessionDir uses the absolute parent directory of the file", (t) => {
-  const dir = tmp(t);
-  sessionFile(dir, "s.jsonl", [header("s1")]);
+  const dir = tempDir(t);
+  sessionFile(dir, "s.jsonl", [header({ id: "s1" })]);
   withCwd(t, dir);
   const sm = SessionManager.open("./s.jsonl");
   assert.equal(sm.getSessionDir(), dir);
 });
 
 test("open creates the missing parent directory even when the file does not exist", (t) => {
-  const parent = path.join(tmp(t), "not", "yet");
+  const parent = path.join(tempDir(t), "not", "yet");
   const sm = SessionManager.open(path.join(parent, "new.jsonl"));
   assert.ok(fs.statSync(parent).isDirectory());
   assert.equal(fs.existsSync(path.join(parent, "new.jsonl")), false);
@@ -318,7 +318,7 @@ test("open creates the missing parent directory even when the file does not exis
 });
 
 test("open of a missing file creates it lazily at that exact path", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "exact-name.jsonl");
   const sm = SessionManager.open(file);
   sm.appendModelChange("p", "m");
@@ -331,7 +331,7 @@ test("open of a missing file creates it lazily at that exact path", (t) => {
 // ---------------------------------------------------------------- §4.4 continueRecent
 
 test("continueRecent without a sessionDir uses and creates the default dir", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const sm = SessionManager.continueRecent("/proj");
   const expected = path.join(agent, "sessions", "--proj--");
   assert.equal(sm.getSessionDir(), expected);
@@ -339,7 +339,7 @@ test("continueRecent without a sessionDir uses and creates the default dir", (t)
 });
 
 test("continueRecent starts a fresh lazy session when the dir holds no session", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.continueRecent("/proj", dir);
   assert.equal(sm.getEntries().length, 0);
   assert.equal(path.dirname(sm.getSessionFile()), dir);
@@ -347,9 +347,9 @@ test("continueRecent starts a fresh lazy session when the dir holds no session",
 });
 
 test("continueRecent opens the most recently modified session file", (t) => {
-  const dir = tmp(t);
-  const older = sessionFile(dir, "b.jsonl", [header("older")]);
-  const newer = sessionFile(dir, "a.jsonl", [header("newer")]);
+  const dir = tempDir(t);
+  const older = sessionFile(dir, "b.jsonl", [header({ id: "older", cwd: "/project" })]);
+  const newer = sessionFile(dir, "a.jsonl", [header({ id: "newer", cwd: "/project" })]);
   setMtime(older, 100);
   setMtime(newer, 10);
   const sm = SessionManager.continueRecent("/project", dir);
@@ -358,27 +358,27 @@ test("continueRecent opens the most recently modified session file", (t) => {
 });
 
 test("continueRecent keeps the caller's cwd instead of the header cwd", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const dir = path.join(agent, "sessions", "--mine--");
   fs.mkdirSync(dir, { recursive: true });
-  sessionFile(dir, "s.jsonl", [header("s1", { cwd: "/somewhere/else" })]);
+  sessionFile(dir, "s.jsonl", [header({ id: "s1", cwd: "/somewhere/else" })]);
   const sm = SessionManager.continueRecent("/mine");
   assert.equal(sm.getSessionId(), "s1");
   assert.equal(sm.getCwd(), "/mine");
 });
 
 test("continueRecent in the default dir does not filter by header cwd", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const dir = path.join(agent, "sessions", "--mine--");
   fs.mkdirSync(dir, { recursive: true });
-  const file = sessionFile(dir, "s.jsonl", [header("foreign", { cwd: "/other/project" })]);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "foreign", cwd: "/other/project" })]);
   assert.equal(SessionManager.continueRecent("/mine").getSessionFile(), file);
 });
 
 test("continueRecent with an explicit non-default dir skips sessions of other cwds", (t) => {
-  const dir = tmp(t);
-  const mine = sessionFile(dir, "mine.jsonl", [header("mine", { cwd: "/mine" })]);
-  const other = sessionFile(dir, "other.jsonl", [header("other", { cwd: "/other" })]);
+  const dir = tempDir(t);
+  const mine = sessionFile(dir, "mine.jsonl", [header({ id: "mine", cwd: "/mine" })]);
+  const other = sessionFile(dir, "other.jsonl", [header({ id: "other", cwd: "/other" })]);
   setMtime(mine, 100);
   setMtime(other, 10);
   const sm = SessionManager.continueRecent("/mine", dir);
@@ -386,8 +386,8 @@ test("continueRecent with an explicit non-default dir skips sessions of other cw
 });
 
 test("continueRecent with an explicit non-default dir starts fresh when only other cwds exist", (t) => {
-  const dir = tmp(t);
-  const other = sessionFile(dir, "other.jsonl", [header("other", { cwd: "/other" })]);
+  const dir = tempDir(t);
+  const other = sessionFile(dir, "other.jsonl", [header({ id: "other", cwd: "/other" })]);
   const sm = SessionManager.continueRecent("/mine", dir);
   assert.notEqual(sm.getSessionFile(), other);
   assert.notEqual(sm.getSessionId(), "other");
@@ -395,18 +395,18 @@ test("continueRecent with an explicit non-default dir starts fresh when only oth
 });
 
 test("continueRecent with the default dir passed explicitly does not filter by cwd", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const dir = path.join(agent, "sessions", "--mine--");
   fs.mkdirSync(dir, { recursive: true });
-  const file = sessionFile(dir, "s.jsonl", [header("foreign", { cwd: "/other" })]);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "foreign", cwd: "/other" })]);
   assert.equal(SessionManager.continueRecent("/mine", dir).getSessionFile(), file);
 });
 
 test("continueRecent treats the default dir with a trailing slash as the default dir", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const dir = path.join(agent, "sessions", "--mine--");
   fs.mkdirSync(dir, { recursive: true });
-  const file = sessionFile(dir, "s.jsonl", [header("foreign", { cwd: "/other" })]);
+  const file = sessionFile(dir, "s.jsonl", [header({ id: "foreign", cwd: "/other" })]);
   const sm = SessionManager.continueRecent("/mine", `${dir}/`);
   assert.equal(sm.getSessionId(), "foreign");
   assert.equal(path.basename(sm.getSessionFile()), path.basename(file));
@@ -422,7 +422,7 @@ test("inMemory creates a non-persisting manager with an empty session dir and no
 });
 
 test("inMemory defaults the cwd to process.cwd()", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   withCwd(t, dir);
   assert.equal(SessionManager.inMemory().getCwd(), dir);
 });
@@ -438,7 +438,7 @@ test("inMemory with an empty entries array starts a new session with the options
 });
 
 test("inMemory with non-empty entries loads them", () => {
-  const entries = [header("pre"), msgEntry("aaaa0001", null, user())];
+  const entries = [header({ id: "pre" }), msgEntry("aaaa0001", null, user())];
   const sm = SessionManager.inMemory("/proj", undefined, entries);
   assert.equal(sm.getSessionId(), "pre");
   assert.equal(sm.getLeafId(), "aaaa0001");
@@ -448,7 +448,7 @@ test("inMemory with non-empty entries loads them", () => {
 
 function sourceSession(dir, extra = []) {
   return sessionFile(dir, "source.jsonl", [
-    header("src-id", { cwd: "/src/cwd" }),
+    header({ id: "src-id", cwd: "/src/cwd" }),
     msgEntry("aaaa0001", null, user("q")),
     msgEntry("aaaa0002", "aaaa0001", assistant("a")),
     ...extra,
@@ -456,7 +456,7 @@ function sourceSession(dir, extra = []) {
 }
 
 test("forkFrom writes the new file immediately with a fresh v3 header pointing at the source", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const out = path.join(dir, "out");
   const sm = SessionManager.forkFrom(src, "/target/cwd", out);
@@ -471,7 +471,7 @@ test("forkFrom writes the new file immediately with a fresh v3 header pointing a
 });
 
 test("forkFrom copies every non-header source entry in order", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
   const srcLines = fileLines(src);
@@ -479,15 +479,15 @@ test("forkFrom copies every non-header source entry in order", (t) => {
 });
 
 test("forkFrom drops extra header lines of the source", (t) => {
-  const dir = tmp(t);
-  const src = sourceSession(dir, [header("second-header")]);
+  const dir = tempDir(t);
+  const src = sourceSession(dir, [header({ id: "second-header" })]);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
   const records = fileLines(sm.getSessionFile()).map((l) => JSON.parse(l));
   assert.deepEqual(records.map((r) => r.type), ["session", "message", "message"]);
 });
 
 test("forkFrom returns a manager on the new file with the target cwd and dir", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const out = path.join(dir, "out");
   const sm = SessionManager.forkFrom(src, "/target/cwd", out);
@@ -499,7 +499,7 @@ test("forkFrom returns a manager on the new file with the target cwd and dir", (
 });
 
 test("forkFrom resolves relative source and target paths", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   sourceSession(dir);
   withCwd(t, dir);
   const sm = SessionManager.forkFrom("source.jsonl", "tgt", "out");
@@ -509,9 +509,9 @@ test("forkFrom resolves relative source and target paths", (t) => {
 });
 
 test("forkFrom writes the fork even when the source has no conversation", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sessionFile(dir, "source.jsonl", [
-    header("src"),
+    header({ id: "src" }),
     { type: "model_change", id: "aaaa0001", parentId: null, timestamp: "2025-01-01T00:00:01.000Z", provider: "p", modelId: "m" },
   ]);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
@@ -519,7 +519,7 @@ test("forkFrom writes the fork even when the source has no conversation", (t) =>
 });
 
 test("forkFrom leaves a manager whose later appends go straight to disk", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
   const id = sm.appendThinkingLevelChange("high");
@@ -529,29 +529,29 @@ test("forkFrom leaves a manager whose later appends go straight to disk", (t) =>
 });
 
 test("forkFrom appends a missing trailing newline to the source file", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = path.join(dir, "source.jsonl");
-  const text = `${q(header("src"))}\n${q(msgEntry("aaaa0001", null, user()))}`;
+  const text = `${q(header({ id: "src" }))}\n${q(msgEntry("aaaa0001", null, user()))}`;
   fs.writeFileSync(src, text);
   SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
   assert.equal(readText(src), `${text}\n`);
 });
 
 test("forkFrom of a missing source throws the exact empty-or-invalid message", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = path.join(dir, "missing.jsonl");
   throwsMessage(() => SessionManager.forkFrom(src, "/target", path.join(dir, "out")), `Cannot fork: source session file is empty or invalid: ${src}`);
 });
 
 test("forkFrom of an empty source throws the exact empty-or-invalid message", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = path.join(dir, "empty.jsonl");
   fs.writeFileSync(src, "");
   throwsMessage(() => SessionManager.forkFrom(src, "/target", path.join(dir, "out")), `Cannot fork: source session file is empty or invalid: ${src}`);
 });
 
 test("forkFrom of a source without a valid header throws and writes nothing", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sessionFile(dir, "bad.jsonl", [msgEntry("aaaa0001", null, user())]);
   const before = readText(src);
   const out = path.join(dir, "out");
@@ -561,7 +561,7 @@ test("forkFrom of a source without a valid header throws and writes nothing", (t
 });
 
 test("forkFrom reports the resolved source path in its error", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   withCwd(t, dir);
   throwsMessage(
     () => SessionManager.forkFrom("nope.jsonl", "/target", "out"),
@@ -570,8 +570,8 @@ test("forkFrom reports the resolved source path in its error", (t) => {
 });
 
 test("forkFrom without a sessionDir uses and creates the default dir of the target cwd", (t) => {
-  const agent = agentDir(t);
-  const dir = tmp(t);
+  const agent = useAgentDir(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const sm = SessionManager.forkFrom(src, "/target/cwd");
   const expected = path.join(agent, "sessions", "--target-cwd--");
@@ -580,7 +580,7 @@ test("forkFrom without a sessionDir uses and creates the default dir of the targ
 });
 
 test("forkFrom creates a missing sessionDir", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const out = path.join(dir, "deep", "er");
   SessionManager.forkFrom(src, "/target", out);
@@ -588,7 +588,7 @@ test("forkFrom creates a missing sessionDir", (t) => {
 });
 
 test("forkFrom honours a custom session id", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"), { id: "fork-1" });
   assert.equal(sm.getSessionId(), "fork-1");
@@ -597,7 +597,7 @@ test("forkFrom honours a custom session id", (t) => {
 });
 
 test("forkFrom validates the custom id after creating the dir and writes no file", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const out = path.join(dir, "out");
   throwsMessage(() => SessionManager.forkFrom(src, "/target", out, { id: "bad/id" }), INVALID_ID_MESSAGE);
@@ -606,7 +606,7 @@ test("forkFrom validates the custom id after creating the dir and writes no file
 });
 
 test("forkFrom refuses to overwrite an existing file with the same name", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = sourceSession(dir);
   const out = path.join(dir, "out");
   fs.mkdirSync(out);

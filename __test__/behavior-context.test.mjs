@@ -14,7 +14,7 @@ import {
   system,
   compaction,
   chain,
-} from "./helpers/session-fixtures.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;

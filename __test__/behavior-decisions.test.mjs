@@ -16,11 +16,11 @@ import {
   msgEntry,
   readText,
   system,
+  tempDir,
   throwsMessage,
-  tmp,
   user,
   writeJsonl,
-} from "./helpers/fs-helpers.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
@@ -28,7 +28,7 @@ const q = (v) => JSON.stringify(v);
 const differs = { skip: TARGET === "reference" && "our decision (§14), differs from the reference" };
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-const H = header("s1", { cwd: "/proj" });
+const H = header({ id: "s1", cwd: "/proj" });
 const ts = (s) => `2025-01-01T00:00:${String(s).padStart(2, "0")}.000Z`;
 const summaryMsg = (summary, tokensBefore, iso) => ({ role: "compactionSummary", summary, tokensBefore, timestamp: Date.parse(iso) });
 
@@ -53,7 +53,7 @@ function retainedTailFile(t, retainedTail, extra = {}) {
     },
     msgEntry("aaaa0005", "cccc0001", user("new question", 6), ts(6)),
   ];
-  return writeJsonl(path.join(tmp(t), "rt.jsonl"), entries);
+  return writeJsonl(path.join(tempDir(t), "rt.jsonl"), entries);
 }
 
 const TAIL = [
@@ -64,7 +64,7 @@ const TAIL = [
 // ---------------------------------------------------------------- writing retainedTail
 
 test("appendCompaction's seventh argument writes retainedTail as the last key", differs, (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const u = sm.appendMessage(user("x"));
   const id = sm.appendCompaction("sum", u, 12, { readFiles: [] }, false, { input: 1 }, TAIL);
   const e = sm.getEntry(id);
@@ -75,7 +75,7 @@ test("appendCompaction's seventh argument writes retainedTail as the last key", 
 });
 
 test("retainedTail is written after systemMessage", differs, (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   sm.appendMessage(system("Rules."));
   const u = sm.appendMessage(user("x"));
   const id = sm.appendCompaction("sum", u, 12, undefined, undefined, undefined, []);
@@ -87,7 +87,7 @@ test("retainedTail is written after systemMessage", differs, (t) => {
 });
 
 test("appendCompaction without a retainedTail argument writes no retainedTail key", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const u = sm.appendMessage(user("x"));
   const id = sm.appendCompaction("sum", u, 12);
   assert.equal("retainedTail" in JSON.parse(fileLines(sm.getSessionFile()).at(-1)), false);
@@ -171,7 +171,7 @@ test("buildContextEntries keeps only a retainedTail compaction and what follows 
 });
 
 test("a retainedTail compaction appended in this process gives the same context after reopening the file", differs, (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
+  const sm = SessionManager.create("/proj", tempDir(t));
   const u = sm.appendMessage(user("x", 1));
   sm.appendMessage(assistant("y"));
   sm.appendCompaction("sum", u, 12, undefined, undefined, undefined, TAIL);
@@ -190,7 +190,7 @@ test("createBranchedSession copies retainedTail verbatim", (t) => {
 
 test("a file written by the reference (no retainedTail) gives the same context as in the reference", async (t) => {
   const R = await loadReference();
-  const ref = R.SessionManager.create("/proj", tmp(t));
+  const ref = R.SessionManager.create("/proj", tempDir(t));
   ref.appendModelChange("p", "m");
   ref.appendMessage(system("sys"));
   const u1 = ref.appendMessage(user("one", 1));
@@ -214,7 +214,7 @@ test("a file written by the reference (no retainedTail) gives the same context a
 
 /** Run `body` (an async function body with `M` = target module, `file` = session path) in a child with a timeout. */
 function runIsolated(t, file, body) {
-  const script = path.join(tmp(t, "pi-child-"), "run.mjs");
+  const script = path.join(tempDir(t, "pi-child-"), "run.mjs");
   fs.writeFileSync(
     script,
     `import { loadTarget } from ${q(path.join(here, "helpers", "target.mjs"))};\n` +
@@ -228,7 +228,7 @@ function runIsolated(t, file, body) {
 }
 
 function cycleFile(t) {
-  return writeJsonl(path.join(tmp(t), "cycle.jsonl"), [
+  return writeJsonl(path.join(tempDir(t), "cycle.jsonl"), [
     H,
     msgEntry("aaaa0001", "aaaa0002", user("a", 1), ts(1)),
     msgEntry("aaaa0002", "aaaa0001", assistant("b"), ts(2)),
@@ -236,7 +236,7 @@ function cycleFile(t) {
 }
 
 function selfLoopFile(t) {
-  return writeJsonl(path.join(tmp(t), "self.jsonl"), [H, msgEntry("aaaa0001", "aaaa0001", user("a", 1), ts(1))]);
+  return writeJsonl(path.join(tempDir(t), "self.jsonl"), [H, msgEntry("aaaa0001", "aaaa0001", user("a", 1), ts(1))]);
 }
 
 test("getBranch on a parent cycle terminates and lists each entry once", differs, (t) => {
@@ -304,7 +304,7 @@ const V1_TEXT =
   '{"type":"message","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"hookMessage","content":"h"}}\n';
 
 test("forkFrom of a v1 file writes migrated entries with ids and a linear chain", differs, (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = path.join(dir, "v1.jsonl");
   fs.writeFileSync(src, V1_TEXT);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
@@ -318,7 +318,7 @@ test("forkFrom of a v1 file writes migrated entries with ids and a linear chain"
 });
 
 test("forkFrom of a v1 file yields a manager whose leaf is the last migrated entry", differs, (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = path.join(dir, "v1.jsonl");
   fs.writeFileSync(src, V1_TEXT);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
@@ -329,7 +329,7 @@ test("forkFrom of a v1 file yields a manager whose leaf is the last migrated ent
 });
 
 test("forkFrom of an old file renames hookMessage roles to custom", differs, (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const src = path.join(dir, "v1.jsonl");
   fs.writeFileSync(src, V1_TEXT);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
@@ -346,7 +346,7 @@ const V1_WITH_GARBAGE =
   "not json either\n";
 
 function v1GarbageFile(t) {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "2025-01-01T00-00-00-000Z_old.jsonl");
   fs.writeFileSync(file, V1_WITH_GARBAGE);
   return { dir, file };
@@ -394,7 +394,7 @@ test("appends after a migration rewrite go after the kept malformed lines", diff
 });
 
 test("unknown entry types and unknown fields survive a migration rewrite", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "v2.jsonl");
   const odd = '{"type":"future_thing","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2025-01-01T00:00:02.000Z","payload":{"x":[1,2]}}';
   const extra = '{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"q"},"customField":"kept"}';
@@ -408,7 +408,7 @@ test("unknown entry types and unknown fields survive a migration rewrite", (t) =
 });
 
 test("a file that is not a session is refused and the directory is left untouched", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "notes.jsonl");
   fs.writeFileSync(file, "{\"hello\":\"world\"}\nplain text\n");
   throwsMessage(() => SessionManager.open(file), `Session file is not a valid pi session: ${file}`);
@@ -477,7 +477,7 @@ test("getHeader returns the same object each time", () => {
 });
 
 test("identity also holds for entries loaded from a file", (t) => {
-  const file = writeJsonl(path.join(tmp(t), "s.jsonl"), [H, msgEntry("aaaa0001", null, user("a", 1), ts(1)), msgEntry("aaaa0002", "aaaa0001", assistant("b"), ts(2))]);
+  const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [H, msgEntry("aaaa0001", null, user("a", 1), ts(1)), msgEntry("aaaa0002", "aaaa0001", assistant("b"), ts(2))]);
   const sm = SessionManager.open(file);
   const leaf = sm.getLeafEntry();
   assert.equal(sm.getEntry("aaaa0002"), leaf);

@@ -19,7 +19,7 @@ import {
   system,
   writeJsonl,
   writeSession,
-} from "./helpers/session-fixtures.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;

@@ -18,14 +18,14 @@ import {
   toolResult,
   system,
   readJsonl,
-  HEX8,
-} from "./helpers/session-fixtures.mjs";
+  ENTRY_ID_RE,
+  ISO_RE,
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
 
 const mem = () => SessionManager.inMemory("/tmp/inst");
-const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** An in-memory manager over preloaded records (header first). */
 function preloaded(entries, hdr = header()) {
@@ -252,7 +252,7 @@ describe("§10.2 append methods", () => {
     const before = Date.now();
     const id = sm.appendMessage(m);
     const after = Date.now();
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     const e = sm.getEntry(id);
     assert.deepEqual(Object.keys(e), ["type", "id", "parentId", "timestamp", "message"]);
     assert.equal(e.type, "message");
@@ -283,7 +283,7 @@ describe("§10.2 append methods", () => {
     const sm = mem();
     const id = sm.appendThinkingLevelChange("medium");
     const e = sm.getEntry(id);
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     assert.deepEqual(Object.keys(e), ["type", "id", "parentId", "timestamp", "thinkingLevel"]);
     assert.equal(e.type, "thinking_level_change");
     assert.equal(e.thinkingLevel, "medium");
@@ -304,7 +304,7 @@ describe("§10.2 append methods", () => {
     const usage = { input: 1, output: 2 };
     const e = sm.appendUsage("summary", "prov", "model-1", usage, "why");
     assert.equal(typeof e, "object");
-    assert.match(e.id, HEX8);
+    assert.match(e.id, ENTRY_ID_RE);
     assert.equal(sm.getEntry(e.id), e);
     assert.equal(sm.getLeafId(), e.id);
     assert.deepEqual(Object.keys(e), ["type", "id", "parentId", "timestamp", "kind", "provider", "model", "usage", "note"]);
@@ -331,7 +331,7 @@ describe("§10.2 append methods", () => {
     const a = sm.appendMessage(user("a"));
     const id = sm.appendCompaction("sum", a, 1234, { readFiles: ["x"] }, true, { input: 5 });
     const e = sm.getEntry(id);
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     assert.equal(e.type, "compaction");
     assert.equal(e.parentId, a);
     assert.equal(e.summary, "sum");
@@ -498,7 +498,7 @@ describe("§10.2 append methods", () => {
     const sm = mem();
     const id = sm.appendCustomEntry("my-ext", { a: 1 });
     const e = sm.getEntry(id);
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     assert.deepEqual(Object.keys(e), ["type", "customType", "data", "id", "parentId", "timestamp"]);
     assert.equal(e.type, "custom");
     assert.equal(e.customType, "my-ext");
@@ -546,7 +546,7 @@ describe("§10.2 append methods", () => {
     const sm = mem();
     const id = sm.appendCustomMessageEntry("ext", [{ type: "text", text: "hi" }], false, { k: 1 });
     const e = sm.getEntry(id);
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     assert.deepEqual(Object.keys(e), ["type", "customType", "content", "display", "details", "id", "parentId", "timestamp"]);
     assert.equal(e.type, "custom_message");
     assert.deepEqual(e.content, [{ type: "text", text: "hi" }]);
@@ -678,7 +678,7 @@ describe("§10.2 appendContextEdit", () => {
       sm.appendMessage(toolResult("t")),
       sm.appendCustomMessageEntry("ext", "c", true),
     ];
-    for (const id of targets) assert.match(sm.appendContextEdit(id, null), HEX8);
+    for (const id of targets) assert.match(sm.appendContextEdit(id, null), ENTRY_ID_RE);
   });
 
   test("a context_edit entry records targetId and replacement and becomes the leaf", () => {
@@ -699,7 +699,7 @@ describe("§10.2 appendContextEdit", () => {
     sm.appendMessage(assistant("b"));
     sm.appendCompaction("s", null, 1);
     assert.ok(!sm.buildContextEntries().some((e) => e.id === a));
-    assert.match(sm.appendContextEdit(a, { content: "x" }), HEX8);
+    assert.match(sm.appendContextEdit(a, { content: "x" }), ENTRY_ID_RE);
   });
 
   test("string content for an assistant target is stored normalized as one text block", () => {

@@ -16,9 +16,9 @@ import {
   assistant,
   writeJsonl,
   readJsonl,
-  HEX8,
-  UUIDV7,
-} from "./helpers/session-fixtures.mjs";
+  ENTRY_ID_RE,
+  UUIDV7_RE,
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
@@ -75,7 +75,7 @@ describe("§10.5 labels", () => {
     const a = sm.appendMessage(user("a"));
     const id = sm.appendLabelChange(a, "mark");
     const e = sm.getEntry(id);
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     assert.deepEqual(Object.keys(e), ["type", "id", "parentId", "timestamp", "targetId", "label"]);
     assert.equal(e.type, "label");
     assert.equal(e.parentId, a);
@@ -601,7 +601,7 @@ describe("§10.8 branchWithSummary", () => {
     const b = sm.appendMessage(assistant("b"));
     const id = sm.branchWithSummary(a, "abandoned b");
     const e = sm.getEntry(id);
-    assert.match(id, HEX8);
+    assert.match(id, ENTRY_ID_RE);
     assert.equal(e.type, "branch_summary");
     assert.equal(e.parentId, a);
     assert.equal(e.fromId, b);
@@ -683,7 +683,7 @@ describe("§10.9 createBranchedSession", () => {
     assert.equal(sm.createBranchedSession(a), undefined);
     assert.equal(sm.getSessionFile(), undefined);
     assert.notEqual(sm.getSessionId(), oldId);
-    assert.match(sm.getSessionId(), UUIDV7);
+    assert.match(sm.getSessionId(), UUIDV7_RE);
     assert.equal(sm.getHeader().id, sm.getSessionId());
   });
 
@@ -800,7 +800,7 @@ describe("§10.9 createBranchedSession", () => {
     const labels = sm.getEntries().filter((e) => e.type === "label");
     assert.equal(labels.length, 2);
     for (const l of labels) {
-      assert.match(l.id, HEX8);
+      assert.match(l.id, ENTRY_ID_RE);
       assert.ok(![a, b].includes(l.id));
     }
     assert.notEqual(labels[0].id, labels[1].id);
@@ -854,7 +854,7 @@ describe("§10.9 createBranchedSession", () => {
     assert.notEqual(newPath, file);
     assert.equal(newPath, path.join(dir, `${h.timestamp.replace(/[:.]/g, "-")}_${h.id}.jsonl`));
     assert.equal(sm.getSessionFile(), newPath);
-    assert.match(h.id, UUIDV7);
+    assert.match(h.id, UUIDV7_RE);
   });
 
   test("persisted: the new header records the previous file as parentSession and the manager's cwd", (t) => {
@@ -872,7 +872,7 @@ describe("§10.9 createBranchedSession", () => {
     const u = sm.appendMessage(user("a"));
     sm.createBranchedSession(u);
     assert.notEqual(sm.getSessionId(), "custom-id");
-    assert.match(sm.getSessionId(), UUIDV7);
+    assert.match(sm.getSessionId(), UUIDV7_RE);
   });
 
   test("persisted: a path with a user message is written immediately with every record", (t) => {

@@ -22,7 +22,7 @@ import {
   setMtime,
   progressRecorder,
   abortedSignal,
-} from "./helpers/session-fixtures.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;

@@ -10,29 +10,29 @@ import {
   header,
   msgEntry,
   readText,
+  tempDir,
   throwsMessage,
-  tmp,
   user,
   withCwd,
   withEnv,
   writeJsonl,
-} from "./helpers/fs-helpers.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager, loadEntriesFromFile, migrateSessionEntries } = M;
 const q = (v) => JSON.stringify(v);
 const notValid = (file) => `Session file is not a valid pi session: ${file}`;
 
-const H = header("s1", { cwd: "/hdr" });
+const H = header({ id: "s1", cwd: "/hdr" });
 const A = msgEntry("aaaa0001", null, user("one"), "2025-01-01T00:00:01.000Z");
 const B = msgEntry("aaaa0002", "aaaa0001", { role: "assistant", content: [{ type: "text", text: "two" }], provider: "p", model: "m" }, "2025-01-01T00:00:02.000Z");
 
 function file(t, records, name = "s.jsonl") {
-  return writeJsonl(path.join(tmp(t), name), records);
+  return writeJsonl(path.join(tempDir(t), name), records);
 }
 
 function rawFile(t, text, name = "s.jsonl") {
-  const p = path.join(tmp(t), name);
+  const p = path.join(tempDir(t), name);
   fs.writeFileSync(p, text);
   return p;
 }
@@ -93,19 +93,19 @@ test("a loaded manager holds the parsed header and entries", (t) => {
 });
 
 test("the session id becomes the header id", (t) => {
-  const sm = SessionManager.create("/proj", tmp(t));
-  sm.setSessionFile(file(t, [header("from-file"), A]));
+  const sm = SessionManager.create("/proj", tempDir(t));
+  sm.setSessionFile(file(t, [header({ id: "from-file" }), A]));
   assert.equal(sm.getSessionId(), "from-file");
 });
 
 test("setSessionFile keeps the manager cwd instead of the header cwd", (t) => {
-  const sm = SessionManager.create("/mine", tmp(t));
-  sm.setSessionFile(file(t, [header("s", { cwd: "/theirs" }), A]));
+  const sm = SessionManager.create("/mine", tempDir(t));
+  sm.setSessionFile(file(t, [header({ id: "s", cwd: "/theirs" }), A]));
   assert.equal(sm.getCwd(), "/mine");
 });
 
 test("setSessionFile keeps the manager session dir", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/mine", dir);
   sm.setSessionFile(file(t, [H, A]));
   assert.equal(sm.getSessionDir(), dir);
@@ -158,7 +158,7 @@ test("a loaded file counts as flushed, so setup appends are written immediately"
 });
 
 test("extra header lines are kept in memory but skipped by getEntries and the index", (t) => {
-  const H2 = header("second", { timestamp: "2025-01-01T00:00:05.000Z" });
+  const H2 = header({ id: "second", timestamp: "2025-01-01T00:00:05.000Z" });
   const sm = SessionManager.open(file(t, [H, A, H2, B]));
   assert.equal(sm.getHeader().id, "s1");
   assert.deepEqual(sm.getEntries().map((e) => e.id), ["aaaa0001", "aaaa0002"]);
@@ -192,7 +192,7 @@ test("setSessionFile resolves a relative path", (t) => {
 
 test("an empty file gets a fresh header with the manager cwd written immediately", (t) => {
   const p = rawFile(t, "");
-  const sm = SessionManager.create("/mine", tmp(t));
+  const sm = SessionManager.create("/mine", tempDir(t));
   sm.setSessionFile(p);
   const lines = fileLines(p);
   assert.equal(lines.length, 1);
@@ -234,7 +234,7 @@ test("the not-a-session error names the resolved path", (t) => {
 });
 
 test("setSessionFile on a missing file starts a new session that is written lazily at that path", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   const old = sm.getSessionId();
   const target = path.join(dir, "chosen.jsonl");
@@ -249,11 +249,11 @@ test("setSessionFile on a missing file starts a new session that is written lazi
 // ---------------------------------------------------------------- §7.1 loadEntriesFromFile
 
 test("loadEntriesFromFile returns [] for a missing file", (t) => {
-  assert.deepEqual(loadEntriesFromFile(path.join(tmp(t), "missing.jsonl")), []);
+  assert.deepEqual(loadEntriesFromFile(path.join(tempDir(t), "missing.jsonl")), []);
 });
 
 test("loadEntriesFromFile expands a path starting with ~/", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home });
   writeJsonl(path.join(home, "s.jsonl"), [H, A]);
   assert.deepEqual(loadEntriesFromFile("~/s.jsonl"), [H, A]);
@@ -278,7 +278,7 @@ test("loadEntriesFromFile decodes a multi-byte character split across the 1 MiB 
 });
 
 test("loadEntriesFromFile decodes invalid UTF-8 bytes as U+FFFD", (t) => {
-  const p = path.join(tmp(t), "s.jsonl");
+  const p = path.join(tempDir(t), "s.jsonl");
   fs.writeFileSync(
     p,
     Buffer.concat([Buffer.from(`${q(H)}\n{"type":"custom","customType":"c","data":"a`), Buffer.from([0xff, 0xfe]), Buffer.from('b","id":"x","parentId":null,"timestamp":"t"}\n')]),
@@ -436,7 +436,7 @@ test("preloaded entries with a header take the header id and ignore the options"
 });
 
 test("preloaded entries with a header keep the constructor cwd", () => {
-  const sm = SessionManager.inMemory("/constructor", undefined, [header("s", { cwd: "/header" }), { ...A }]);
+  const sm = SessionManager.inMemory("/constructor", undefined, [header({ id: "s", cwd: "/header" }), { ...A }]);
   assert.equal(sm.getCwd(), "/constructor");
 });
 

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
 import {
+  ENTRY_ID_RE,
   FILE_NAME_RE,
   INVALID_ID_MESSAGE,
   appended,
@@ -16,20 +17,20 @@ import {
   readText,
   snapshot,
   system,
+  tempDir,
   throwsFsError,
   throwsMessage,
-  tmp,
   user,
   withCwd,
   withEnv,
   writeJsonl,
-} from "./helpers/fs-helpers.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
 
 function created(t) {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   return { dir, sm, file: sm.getSessionFile() };
 }
@@ -123,8 +124,8 @@ test("an append after the file was deleted externally recreates it with just tha
 });
 
 test("an in-memory manager never touches the disk", async (t) => {
-  const work = tmp(t);
-  const agent = tmp(t, "pi-agent-");
+  const work = tempDir(t);
+  const agent = tempDir(t, "pi-agent-");
   withCwd(t, work);
   withEnv(t, { PI_CODING_AGENT_DIR: agent });
   const sm = SessionManager.inMemory();
@@ -138,7 +139,7 @@ test("an in-memory manager never touches the disk", async (t) => {
 });
 
 test("an in-memory manager given a session file path never writes to it", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "mem.jsonl");
   const sm = SessionManager.inMemory("/proj");
   sm.setSessionFile(file);
@@ -258,7 +259,7 @@ test("newSession of an in-memory manager returns undefined", () => {
 });
 
 test("newSession of an in-memory manager with a set session file returns that file", (t) => {
-  const file = path.join(tmp(t), "x.jsonl");
+  const file = path.join(tempDir(t), "x.jsonl");
   const sm = SessionManager.inMemory("/proj");
   sm.setSessionFile(file);
   assert.equal(sm.newSession(), file);
@@ -325,7 +326,7 @@ test("newSession keeps the cwd and the session dir", (t) => {
 // ---------------------------------------------------------------- §5.4 full rewrite
 
 test("loading an empty file writes exactly the new header line", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = path.join(dir, "empty.jsonl");
   fs.writeFileSync(file, "");
   const sm = SessionManager.open(file);
@@ -333,10 +334,10 @@ test("loading an empty file writes exactly the new header line", (t) => {
 });
 
 test("a migration rewrite replaces the whole file with the migrated records", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = writeJsonl(path.join(dir, "v2.jsonl"), [
     { type: "session", version: 2, id: "s2", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" },
-    msgEntry("aaaa0001", null, { role: "hookMessage", customType: "h", content: "x", display: true, timestamp: 1 }),
+    msgEntry("aaaa0001", null, { role: "hookMessage", customType: "h", content: "x", display: true, timestamp: 1 }, "2025-01-01T00:00:01.000Z"),
   ]);
   SessionManager.open(file);
   assert.equal(
@@ -367,7 +368,7 @@ test("createBranchedSession without a conversation on the path writes lazily", (
 });
 
 test("an in-memory manager loading an empty file does not write the header", (t) => {
-  const file = path.join(tmp(t), "empty.jsonl");
+  const file = path.join(tempDir(t), "empty.jsonl");
   fs.writeFileSync(file, "");
   const sm = SessionManager.inMemory("/proj");
   sm.setSessionFile(file);
@@ -376,7 +377,7 @@ test("an in-memory manager loading an empty file does not write the header", (t)
 });
 
 test("an in-memory manager loading an old file migrates in memory only", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const text =
     '{"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n' +
     '{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}\n';
@@ -385,14 +386,14 @@ test("an in-memory manager loading an old file migrates in memory only", (t) => 
   const sm = SessionManager.inMemory("/proj");
   sm.setSessionFile(file);
   assert.equal(sm.getHeader().version, 3);
-  assert.match(sm.getEntries()[0].id, /^[0-9a-f]{8}$/);
+  assert.match(sm.getEntries()[0].id, ENTRY_ID_RE);
   assert.equal(readText(file), text);
   assert.deepEqual(fs.readdirSync(dir), ["v1.jsonl"]);
 });
 
 test("the header written for an already loaded session is not rewritten by appends", (t) => {
-  const dir = tmp(t);
-  const file = writeJsonl(path.join(dir, "s.jsonl"), [header("s1"), msgEntry("aaaa0001", null, user())]);
+  const dir = tempDir(t);
+  const file = writeJsonl(path.join(dir, "s.jsonl"), [header({ id: "s1" }), msgEntry("aaaa0001", null, user())]);
   const before = readText(file);
   const sm = SessionManager.open(file);
   const id = sm.appendModelChange("p", "m");

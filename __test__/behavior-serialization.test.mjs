@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
-import { assistant, fileLines, header, readText, system, tmp, user, writeJsonl } from "./helpers/fs-helpers.mjs";
+import { assistant, fileLines, header, readText, system, tempDir, user, writeJsonl } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
@@ -13,7 +13,7 @@ const q = (v) => JSON.stringify(v);
 
 /** A persisted session that has already been flushed by one user message. */
 function flushedSession(t, cwd = "/proj") {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create(cwd, dir);
   const first = sm.appendMessage({ role: "user", content: "start", timestamp: 1 });
   return { sm, dir, file: sm.getSessionFile(), first };
@@ -122,7 +122,7 @@ test("numbers use JavaScript formatting", (t) => {
 // ---------------------------------------------------------------- key order per record type
 
 test("the header is written as type, version, id, timestamp, cwd, parentSession", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   sm.newSession({ parentSession: "/prev/file.jsonl" });
   sm.appendMessage(user("x"));
@@ -134,7 +134,7 @@ test("the header is written as type, version, id, timestamp, cwd, parentSession"
 });
 
 test("the header omits parentSession when there is none", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   sm.appendMessage(user("x"));
   assert.equal(
@@ -177,7 +177,7 @@ test("a usage record omits note when it is falsy", (t) => {
 });
 
 test("a compaction record is written as type, id, parentId, timestamp, summary, firstKeptEntryId, tokensBefore, details, usage, fromHook, systemMessage", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   sm.appendMessage(system("Be brief."));
   const u = sm.appendMessage(user("x"));
@@ -261,16 +261,16 @@ const ODD_ORDER_LINE =
   '{"message":{"content":"hi","role":"user","zeta":1,"alpha":2},"parentId":null,"extra":{"k":true},"timestamp":"2025-01-01T00:00:01.000Z","id":"abcd0001","type":"message"}';
 
 test("forkFrom writes source entries with their parsed key order", (t) => {
-  const dir = tmp(t);
-  const src = writeJsonl(path.join(dir, "src.jsonl"), [header("src"), ODD_ORDER_LINE]);
+  const dir = tempDir(t);
+  const src = writeJsonl(path.join(dir, "src.jsonl"), [header({ id: "src" }), ODD_ORDER_LINE]);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
   assert.equal(fileLines(sm.getSessionFile())[1], ODD_ORDER_LINE);
 });
 
 test("records read from disk and written again hoist integer-like keys of their data", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const line = '{"type":"custom","customType":"c","data":{"z":1,"10":2,"a":3,"3":4},"id":"abcd0001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z"}';
-  const src = writeJsonl(path.join(dir, "src.jsonl"), [header("src"), line]);
+  const src = writeJsonl(path.join(dir, "src.jsonl"), [header({ id: "src" }), line]);
   const sm = SessionManager.forkFrom(src, "/target", path.join(dir, "out"));
   assert.equal(
     fileLines(sm.getSessionFile())[1],
@@ -279,8 +279,8 @@ test("records read from disk and written again hoist integer-like keys of their 
 });
 
 test("createBranchedSession writes copied entries with their parsed key order", (t) => {
-  const dir = tmp(t);
-  const file = writeJsonl(path.join(dir, "s.jsonl"), [header("s1"), ODD_ORDER_LINE]);
+  const dir = tempDir(t);
+  const file = writeJsonl(path.join(dir, "s.jsonl"), [header({ id: "s1" }), ODD_ORDER_LINE]);
   const sm = SessionManager.open(file);
   const newFile = sm.createBranchedSession("abcd0001");
   assert.notEqual(newFile, file);
@@ -288,9 +288,9 @@ test("createBranchedSession writes copied entries with their parsed key order", 
 });
 
 test("createBranchedSession writes only the header and the copied path, without malformed lines", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const second = '{"type":"message","id":"abcd0002","parentId":"abcd0001","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[]}}';
-  const file = writeJsonl(path.join(dir, "s.jsonl"), [header("s1"), ODD_ORDER_LINE, "{not json", "", second]);
+  const file = writeJsonl(path.join(dir, "s.jsonl"), [header({ id: "s1" }), ODD_ORDER_LINE, "{not json", "", second]);
   const sm = SessionManager.open(file);
   const newFile = sm.createBranchedSession("abcd0002");
   const lines = fileLines(newFile);
@@ -301,7 +301,7 @@ test("createBranchedSession writes only the header and the copied path, without 
 });
 
 test("keys added by the v1 migration are appended at the end of each record, version last on the header", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const file = writeJsonl(path.join(dir, "v1.jsonl"), [
     '{"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}',
     '{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}',

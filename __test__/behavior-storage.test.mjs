@@ -10,14 +10,14 @@ import {
   FILE_NAME_RE,
   ISO_RE,
   UUIDV7_RE,
-  agentDir,
-  tmp,
+  tempDir,
+  useAgentDir,
   user,
   uuidv7Counter,
   uuidv7Millis,
   withCwd,
   withEnv,
-} from "./helpers/fs-helpers.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager, getDefaultSessionDir } = M;
@@ -25,44 +25,44 @@ const { SessionManager, getDefaultSessionDir } = M;
 // ---------------------------------------------------------------- §2.1 agent dir and environment
 
 test("the agent dir is taken from PI_CODING_AGENT_DIR when set", (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const sm = SessionManager.create("/proj");
   assert.equal(sm.getSessionDir(), path.join(agent, "sessions", "--proj--"));
   assert.ok(fs.statSync(sm.getSessionDir()).isDirectory());
 });
 
 test("PI_CODING_AGENT_DIR equal to ~ expands to the home directory", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: "~" });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, "sessions", "--proj--"));
 });
 
 test("PI_CODING_AGENT_DIR starting with ~/ is joined to the home directory", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: "~/my-agent" });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, "my-agent", "sessions", "--proj--"));
 });
 
 test("PI_CODING_AGENT_DIR given as a file:// URL is converted to a path", (t) => {
-  const agent = tmp(t, "pi-agent-");
+  const agent = tempDir(t, "pi-agent-");
   withEnv(t, { PI_CODING_AGENT_DIR: pathToFileURL(agent).href });
   assert.equal(getDefaultSessionDir("/proj"), path.join(agent, "sessions", "--proj--"));
 });
 
 test("without PI_CODING_AGENT_DIR the agent dir is <HOME>/.pi/agent", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: undefined });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, ".pi", "agent", "sessions", "--proj--"));
 });
 
 test("an empty PI_CODING_AGENT_DIR falls back to <HOME>/.pi/agent", (t) => {
-  const home = tmp(t, "pi-home-");
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: "" });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, ".pi", "agent", "sessions", "--proj--"));
 });
 
 test("listAll reads the sessions root <agentDir>/sessions", async (t) => {
-  const agent = agentDir(t);
+  const agent = useAgentDir(t);
   const sub = path.join(agent, "sessions", "--elsewhere--");
   const sm = SessionManager.create("/elsewhere", sub);
   sm.appendMessage(user("hi"));
@@ -71,7 +71,7 @@ test("listAll reads the sessions root <agentDir>/sessions", async (t) => {
 });
 
 test("a relative PI_CODING_AGENT_DIR is not made absolute, so listAll paths stay relative", async (t) => {
-  const work = tmp(t);
+  const work = tempDir(t);
   withCwd(t, work);
   withEnv(t, { PI_CODING_AGENT_DIR: "rel-agent" });
   const sm = SessionManager.create("/proj");
@@ -82,8 +82,8 @@ test("a relative PI_CODING_AGENT_DIR is not made absolute, so listAll paths stay
 });
 
 test("PI_CODING_AGENT_SESSION_DIR is ignored by SessionManager", async (t) => {
-  const agent = agentDir(t);
-  const other = tmp(t, "pi-other-");
+  const agent = useAgentDir(t);
+  const other = tempDir(t, "pi-other-");
   withEnv(t, { PI_CODING_AGENT_SESSION_DIR: other });
   const sm = SessionManager.create("/proj");
   assert.equal(sm.getSessionDir(), path.join(agent, "sessions", "--proj--"));
@@ -92,8 +92,8 @@ test("PI_CODING_AGENT_SESSION_DIR is ignored by SessionManager", async (t) => {
 });
 
 test("the agent dir environment variable is read at call time", (t) => {
-  const a = tmp(t, "pi-agent-a-");
-  const b = tmp(t, "pi-agent-b-");
+  const a = tempDir(t, "pi-agent-a-");
+  const b = tempDir(t, "pi-agent-b-");
   withEnv(t, { PI_CODING_AGENT_DIR: a });
   const first = getDefaultSessionDir("/proj");
   process.env.PI_CODING_AGENT_DIR = b;
@@ -105,32 +105,32 @@ test("the agent dir environment variable is read at call time", (t) => {
 // ---------------------------------------------------------------- §2.2 default per-cwd dir
 
 test("the default session dir encodes /home/u/proj:x y as --home-u-proj-x y--", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(getDefaultSessionDir("/home/u/proj:x y", agent), path.join(agent, "sessions", "--home-u-proj-x y--"));
 });
 
 test("the default session dir encodes the root / as ----", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(getDefaultSessionDir("/", agent), path.join(agent, "sessions", "----"));
 });
 
 test("the default session dir maps backslashes and colons to dashes and drops a trailing slash", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(getDefaultSessionDir("/a\\b:c/d.e/", agent), path.join(agent, "sessions", "--a-b-c-d.e--"));
 });
 
 test("the default session dir normalizes // and .. in the cwd", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(getDefaultSessionDir("/a//b/../c", agent), path.join(agent, "sessions", "--a-c--"));
 });
 
 test("the default session dir removes only one leading separator", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(getDefaultSessionDir("/\\a", agent), path.join(agent, "sessions", "---a--"));
 });
 
 test("the default session dir keeps dots, spaces and unicode characters unchanged", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(
     getDefaultSessionDir("/ünï/cödé 😀/a.b c", agent),
     path.join(agent, "sessions", "--ünï-cödé 😀-a.b c--"),
@@ -138,28 +138,28 @@ test("the default session dir keeps dots, spaces and unicode characters unchange
 });
 
 test("a relative cwd is resolved against process.cwd() before encoding", (t) => {
-  const agent = tmp(t);
-  const work = tmp(t, "pi-work-");
+  const agent = tempDir(t);
+  const work = tempDir(t, "pi-work-");
   withCwd(t, work);
   const expected = `--${path.join(work, "sub", "dir").slice(1).replace(/[/\\:]/g, "-")}--`;
   assert.equal(getDefaultSessionDir("sub/dir", agent), path.join(agent, "sessions", expected));
 });
 
 test("a cwd starting with ~/ is expanded to the home directory before encoding", (t) => {
-  const agent = tmp(t);
-  const home = tmp(t, "pi-home-");
+  const agent = tempDir(t);
+  const home = tempDir(t, "pi-home-");
   withEnv(t, { HOME: home });
   const expected = `--${path.join(home, "proj").slice(1).replace(/[/\\:]/g, "-")}--`;
   assert.equal(getDefaultSessionDir("~/proj", agent), path.join(agent, "sessions", expected));
 });
 
 test("a cwd given as a file:// URL is converted before encoding", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   assert.equal(getDefaultSessionDir("file:///x/y%20z", agent), path.join(agent, "sessions", "--x-y z--"));
 });
 
 test("the agent dir is resolved to an absolute path for the default session dir", (t) => {
-  const work = tmp(t);
+  const work = tempDir(t);
   withCwd(t, work);
   const dir = getDefaultSessionDir("/p", "rel-agent");
   assert.equal(dir, path.join(work, "rel-agent", "sessions", "--p--"));
@@ -169,7 +169,7 @@ test("the agent dir is resolved to an absolute path for the default session dir"
 // ---------------------------------------------------------------- §2.3 file names and ids
 
 test("a session file is named <timestamp with : and . replaced by ->_<sessionId>.jsonl", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   const name = path.basename(sm.getSessionFile());
   const match = FILE_NAME_RE.exec(name);
@@ -179,7 +179,7 @@ test("a session file is named <timestamp with : and . replaced by ->_<sessionId>
 });
 
 test("the header timestamp and the file name use the same instant", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   const ts = sm.getHeader().timestamp;
   assert.match(ts, ISO_RE);
@@ -187,7 +187,7 @@ test("the header timestamp and the file name use the same instant", (t) => {
 });
 
 test("a custom session id appears verbatim in the file name", (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir, { id: "My.Custom_id-1" });
   assert.equal(sm.getSessionId(), "My.Custom_id-1");
   assert.ok(path.basename(sm.getSessionFile()).endsWith("_My.Custom_id-1.jsonl"));

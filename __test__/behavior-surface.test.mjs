@@ -9,11 +9,11 @@ import {
   assistant,
   header,
   msgEntry,
+  tempDir,
   throwsMessage,
-  tmp,
   user,
   writeJsonl,
-} from "./helpers/fs-helpers.mjs";
+} from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
@@ -138,14 +138,14 @@ test("buildSessionContext is exported and returns messages, thinkingLevel and mo
 });
 
 test("getDefaultSessionDir creates the computed directory when it is missing", (t) => {
-  const agent = path.join(tmp(t), "agent");
+  const agent = path.join(tempDir(t), "agent");
   const dir = M.getDefaultSessionDir("/some/project", agent);
   assert.equal(dir, path.join(agent, "sessions", "--some-project--"));
   assert.ok(fs.statSync(dir).isDirectory());
 });
 
 test("getDefaultSessionDir returns the existing directory unchanged when it already exists", (t) => {
-  const agent = tmp(t);
+  const agent = tempDir(t);
   const dir = path.join(agent, "sessions", "--p--");
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "keep.jsonl"), "x");
@@ -154,14 +154,14 @@ test("getDefaultSessionDir returns the existing directory unchanged when it alre
 });
 
 test("loadEntriesFromFile is exported and returns the parsed records of a session file", (t) => {
-  const file = writeJsonl(path.join(tmp(t), "s.jsonl"), [header("s1"), msgEntry("a", null, user("x"))]);
+  const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [header({ id: "s1" }), msgEntry("a", null, user("x"))]);
   const out = M.loadEntriesFromFile(file);
   assert.equal(out.length, 2);
   assert.equal(out[0].id, "s1");
 });
 
 test("findMostRecentSession is exported and returns null for a missing directory", (t) => {
-  assert.equal(M.findMostRecentSession(path.join(tmp(t), "missing")), null);
+  assert.equal(M.findMostRecentSession(path.join(tempDir(t), "missing")), null);
 });
 
 test("SessionManager exposes the static factories create, open, continueRecent, inMemory, forkFrom, findById, list and listAll", () => {
@@ -271,7 +271,7 @@ test("a session projection adds entries of sourceEntry and messages to the conte
 });
 
 test("a listed SessionInfo has path, id, cwd, name, parentSessionPath, created, modified, messageCount, firstMessage and allMessagesText", async (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   sm.appendMessage(user("hello"));
   const [info] = await SessionManager.list("/proj", dir);
@@ -285,7 +285,7 @@ test("a listed SessionInfo has path, id, cwd, name, parentSessionPath, created, 
 });
 
 test("list progress callbacks receive loaded, total and optionally a partial session list", async (t) => {
-  const dir = tmp(t);
+  const dir = tempDir(t);
   const sm = SessionManager.create("/proj", dir);
   sm.appendMessage(user("hello"));
   const calls = [];

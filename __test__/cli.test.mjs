@@ -10,7 +10,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { createRequire } from "node:module";
 import { ROOT } from "./helpers/target.mjs";
-import { tempDir, useAgentDir, defaultSessionDirFor } from "./helpers/session-fixtures.mjs";
+import { tempDir, useAgentDir, defaultSessionDirFor } from "./helpers/fixtures.mjs";
 
 const require = createRequire(import.meta.url);
 const { SessionManager } = require("../index.js");

@@ -14,14 +14,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { tmp } from "./helpers/fs-helpers.mjs";
+import { ENTRY_ID_RE, tempDir, user } from "./helpers/fixtures.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, "helpers", "append-child.mjs");
 const { SessionManager } = loadOurs();
 const reference = await loadReference();
 
-const user = (text) => ({ role: "user", content: text, timestamp: 1 });
 const assistantMsg = (text) => ({
   role: "assistant",
   content: [{ type: "text", text }],
@@ -71,7 +70,7 @@ function startChild(opts, env = {}) {
     });
   });
   state.go = () => child.stdin.write("go\n");
-  state.ids = () => state.lines.filter((l) => /^[0-9a-f]{8}$/.test(l));
+  state.ids = () => state.lines.filter((l) => ENTRY_ID_RE.test(l));
   state.error = () => state.lines.find((l) => l.startsWith("error "));
   return state;
 }
@@ -92,7 +91,7 @@ function leaseOf(file) {
 }
 
 test("two processes appending 2,000 entries each to one file leave 4,000 whole lines", { timeout: 60_000 }, async (t) => {
-  const dir = tmp(t, "pi-conc-");
+  const dir = tempDir(t, "pi-conc-");
   const file = existingSession(dir);
   const before = fs.readFileSync(file, "utf8").split("\n").length - 1;
   const a = startChild({ file, count: 2000, waitGo: true, seed: 1 });
@@ -142,7 +141,7 @@ test("two processes appending 2,000 entries each to one file leave 4,000 whole l
 });
 
 test("in exclusive mode the second process gets SESSION_LOCKED with the first one's pid", { timeout: 60_000 }, async (t) => {
-  const dir = tmp(t, "pi-excl-");
+  const dir = tempDir(t, "pi-excl-");
   const file = existingSession(dir);
   const holder = startChild({ file, count: 2000, waitGo: true }, { PI_SESSION_EXCLUSIVE: "1" });
   assert.equal(await holder.ready, "ready", holder.stderr);
@@ -188,7 +187,7 @@ test("in exclusive mode the second process gets SESSION_LOCKED with the first on
 });
 
 test("a lease left by a dead process on this host is taken over", { timeout: 60_000 }, async (t) => {
-  const dir = tmp(t, "pi-stale-");
+  const dir = tempDir(t, "pi-stale-");
   const file = existingSession(dir);
   const dead = await deadPid();
   fs.writeFileSync(
@@ -217,7 +216,7 @@ test("a lease left by a dead process on this host is taken over", { timeout: 60_
 });
 
 test("a lease held on another host is never taken over", (t) => {
-  const dir = tmp(t, "pi-remote-");
+  const dir = tempDir(t, "pi-remote-");
   const file = existingSession(dir);
   fs.writeFileSync(
     `${file}.lock`,

@@ -8,9 +8,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 
+import { tempDir } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
 
 const ours = loadOurs();
@@ -24,12 +24,6 @@ const TITLE = JSON.stringify({
   updatedAt: "2026-01-01T00:00:00.000Z",
   pad: " ".repeat(40),
 });
-
-function tempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-header-pos-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 function header(id, cwd, extra = {}) {
   return JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd, ...extra });

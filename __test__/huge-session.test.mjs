@@ -6,15 +6,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
+import { tempDir } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
 const ours = loadOurs();
-
-function tmp(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-huge-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** Write a linear session of `turns` user/assistant pairs, each assistant carrying `pad` bytes. */
 function writeSession(file, turns, pad) {
@@ -51,7 +46,7 @@ function withLazy(bytes, fn) {
 
 test("a session read lazily gives the same entries and context as the reference", async (t) => {
   const ref = await loadReference();
-  const file = path.join(tmp(t), "s.jsonl");
+  const file = path.join(tempDir(t), "s.jsonl");
   writeSession(file, 200, 500);
   const lazy = withLazy(0, () => ours.SessionManager.open(file));
   const eager = ref.SessionManager.open(file);
@@ -108,7 +103,7 @@ for (const [what, pad] of [
 ]) {
   test(`forkFrom and createBranchedSession of a lazily read session (${what}) write what the reference writes`, async (t) => {
     const ref = await loadReference();
-    const dir = tmp(t);
+    const dir = tempDir(t);
     const file = path.join(dir, "s.jsonl");
     writeTangledSession(file, pad);
     withLazy(0, () => {
@@ -137,7 +132,7 @@ for (const [what, pad] of [
 }
 
 test("a big session changed in place after opening is reported, not misread", (t) => {
-  const file = path.join(tmp(t), "s.jsonl");
+  const file = path.join(tempDir(t), "s.jsonl");
   writeSession(file, 20, 100);
   const sm = withLazy(0, () => ours.SessionManager.open(file));
   // Rewritten in place (same inode) by another program, with different content.
@@ -153,7 +148,7 @@ test("a session larger than 512 MB opens and builds its context", (t) => {
     t.skip(`needs 3 GB free in ${os.tmpdir()}, has ${(freeBytes / 1024 ** 3).toFixed(1)} GB`);
     return;
   }
-  const file = path.join(tmp(t), "huge.jsonl");
+  const file = path.join(tempDir(t), "huge.jsonl");
   writeSession(file, 9000, 64 * 1024); // ~590 MB
   assert.ok(fs.statSync(file).size > 512 * 1024 ** 2);
   // In a child process, to measure what opening it costs in memory.

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 
-import { tmp } from "./helpers/fs-helpers.mjs";
+import { tempDir } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
 const { SessionManager } = loadOurs();
@@ -48,7 +48,7 @@ async function settle(counter) {
 
 /** A session of every entry kind: long strings (cut on their way to JS), surrogates, unknown types. */
 function richSession(t) {
-  const dir = tmp(t, "pi-idle-");
+  const dir = tempDir(t, "pi-idle-");
   const sm = Reference.create("/proj", dir);
   const u = sm.appendMessage({ role: "user", content: "hello \u{1F600} \u00e9\u4e2d", timestamp: 1 });
   sm.appendMessage({
@@ -108,7 +108,7 @@ test("objects parsed while idle are the very objects every accessor hands out", 
 
 test("entries parsed while idle equal the reference's, for every kind, long strings and surrogates included", async (t) => {
   const files = [richSession(t), ...["unknown-types-and-fields", "invalid-utf8", "crlf", "duplicate-ids", "non-object-lines", "blank-and-malformed-lines"].map((f) => path.join(FIXTURES, `${f}.jsonl`))];
-  const dir = tmp(t, "pi-idle-");
+  const dir = tempDir(t, "pi-idle-");
   for (const source of files) {
     // Opening may repair a file (a torn tail): each side gets its own copy.
     const mine = path.join(dir, `ours-${path.basename(source)}`);
@@ -162,7 +162,7 @@ test("an exclusive manager is left alone, so its lease goes with it", async (t) 
 });
 
 test("idle parsing never keeps a process alive", (t) => {
-  const dir = tmp(t, "pi-idle-");
+  const dir = tempDir(t, "pi-idle-");
   const sm = Reference.create("/proj", dir);
   for (let i = 0; i < 4000; i++) sm.appendMessage({ role: i % 2 ? "assistant" : "user", content: `message ${i} ${"w ".repeat(50)}`, timestamp: i });
   const script = `

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
-import { tempDir, user, assistant } from "./helpers/session-fixtures.mjs";
+import { tempDir, user, assistant } from "./helpers/fixtures.mjs";
 
 const { SessionManager } = await loadTarget();
 const CWD = "/tmp/preview";

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadTarget } from "./helpers/target.mjs";
-import { tempDir, user, assistant } from "./helpers/session-fixtures.mjs";
+import { tempDir, user, assistant } from "./helpers/fixtures.mjs";
 
 const { SessionManager } = await loadTarget();
 const CWD = "/tmp/in-memory-values";

@@ -6,9 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+import { ROOT } from "./helpers/target.mjs";
 
 test("the first entry larger than the append buffer is appended, written and found again", () => {
   const script = `

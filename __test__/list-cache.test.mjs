@@ -3,25 +3,13 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
+import { useAgentDir } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
 
 const ours = loadOurs();
 const ref = await loadReference();
-
-function tempAgentDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-cache-"));
-  const prev = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = dir;
-  t.after(() => {
-    if (prev === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = prev;
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
 
 /** Where the listing cache of an agent dir is (README "Listing cache"). */
 const cachePath = (agent) => path.join(agent, ".pi-session-native", "list-cache");
@@ -41,9 +29,9 @@ function cacheIndex(file) {
   return text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
 
-/** A fresh agent dir (see tempAgentDir) and an empty session dir `d` in it. */
+/** A fresh agent dir (see useAgentDir) and an empty session dir `d` in it. */
 function agentWithDir(t) {
-  const agent = tempAgentDir(t);
+  const agent = useAgentDir(t);
   const dir = path.join(agent, "d");
   fs.mkdirSync(dir);
   return { agent, dir };
@@ -65,7 +53,7 @@ async function listAll(M, dir) {
 }
 
 test("results with the cache equal results without it and the reference's", async (t) => {
-  const agent = tempAgentDir(t);
+  const agent = useAgentDir(t);
   const dir = path.join(agent, "sessions", "--w--");
   fs.mkdirSync(dir, { recursive: true });
   for (let i = 0; i < 25; i++) writeSession(path.join(dir, `s${String(i).padStart(2, "0")}.jsonl`), `hello ${i}`);
@@ -167,7 +155,7 @@ test("the cache is much smaller than the texts it holds", async (t) => {
 });
 
 test("the cache of older versions in the agent root is deleted, and nothing *.jsonl is written there", async (t) => {
-  const agent = tempAgentDir(t);
+  const agent = useAgentDir(t);
   const sessions = path.join(agent, "sessions", "--w--");
   fs.mkdirSync(sessions, { recursive: true });
   writeSession(path.join(sessions, "a.jsonl"), "hi");
@@ -226,7 +214,7 @@ test("an aborted listing rejects as the reference does, cache or not", async (t)
 test("pi-sessions list and the addon use the same cache file", async (t) => {
   const { spawnSync } = await import("node:child_process");
   const bin = path.join(import.meta.dirname, "..", "bin", "pi-sessions.js");
-  const agent = tempAgentDir(t);
+  const agent = useAgentDir(t);
   const sessions = path.join(agent, "sessions", "--w--");
   fs.mkdirSync(sessions, { recursive: true });
   for (let i = 0; i < 3; i++) writeSession(path.join(sessions, `s${i}.jsonl`), `hello ${i}`);

@@ -4,8 +4,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { tempDir } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
 
 const ours = loadOurs();
@@ -66,8 +66,7 @@ const CASES = {
 };
 
 test("listing summaries equal the reference's on edge-case lines", async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-list-edge-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, "pi-list-edge-");
   for (const [name, lines] of Object.entries(CASES)) {
     fs.writeFileSync(path.join(dir, `${name}.jsonl`), [HEADER, ...lines].join("\n") + "\n");
   }
@@ -93,8 +92,7 @@ test("listing summaries equal the reference's on edge-case lines", async (t) => 
 });
 
 test("long texts are the same from the files and from the listing cache", async (t) => {
-  const agent = fs.mkdtempSync(path.join(os.tmpdir(), "pi-list-long-"));
-  t.after(() => fs.rmSync(agent, { recursive: true, force: true }));
+  const agent = tempDir(t, "pi-list-long-");
   const dir = path.join(agent, "sessions", "x");
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "long.jsonl"), [HEADER, ...CASES.longTexts].join("\n") + "\n");

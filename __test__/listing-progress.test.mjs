@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { describe, test } from "node:test";
 
-import { header, iso, T0, tempDir, useAgentDir, writeSession, setMtime } from "./helpers/session-fixtures.mjs";
+import { header, iso, T0, tempDir, useAgentDir, writeSession, setMtime } from "./helpers/fixtures.mjs";
 import { loadOurs } from "./helpers/target.mjs";
 
 const { SessionManager } = loadOurs();

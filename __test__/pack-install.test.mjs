@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
+import { agentNode } from "./helpers/agent-runs.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
@@ -255,11 +256,9 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
 
   test("the installed pi-native bin starts the agent (--help, --native-status) and register resolves", (t) => {
     assert.ok(app, "installed");
-    let node22;
-    try {
-      node22 = require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(22);
-    } catch (error) {
-      t.skip(`the agent needs Node >= 22 and none could be fetched (${error.message.split("\n")[0]})`);
+    const { node: node22, skip } = agentNode("22");
+    if (skip) {
+      t.skip(skip);
       return;
     }
     const bin = path.join(app, "node_modules", ".bin", isWindows ? "pi-native.cmd" : "pi-native");

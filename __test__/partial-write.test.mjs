@@ -5,16 +5,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+import { tempDir } from "./helpers/fixtures.mjs";
+import { ROOT } from "./helpers/target.mjs";
 
 test("an append cut short by a file size limit leaves the file and the session as they were", { skip: process.platform === "win32" }, (t) => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pi-partial-")));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, "pi-partial-");
   const script = `
     process.on("SIGXFSZ", () => {}); // get EFBIG instead of being killed
     const fs = require("node:fs");

@@ -8,12 +8,11 @@
 // Scenarios and comparison: __test__/e2e/pi-cli-harness.mjs.
 //
 // The agent needs Node >= 22.19. Under an older `node --test` (the suite's Node 20) the runs are
-// spawned with Node 22 and 24 fetched into .cache/ (scripts/fetch-node.js); a version that
-// cannot be had is skipped, saying why.
+// spawned with Node 22 and 24 fetched into .cache/ (agentNode, helpers/agent-runs.mjs); a version
+// that cannot be had is skipped, saying why.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -30,34 +29,10 @@ import {
   runPrintScenarios,
   runRpcScenarios,
 } from "./e2e/pi-cli-harness.mjs";
-import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
+import { AGENT_MAJORS, AGENT_RUNS_DONE, agentNode } from "./helpers/agent-runs.mjs";
 
-const require = createRequire(import.meta.url);
-const MAJORS = ["22", "24"];
 const LIST_CACHE = "agent/.pi-session-native/list-cache";
-const AGENT_MIN_NODE = [22, 19];
-
-function atLeast(version, [major, minor]) {
-  const [a, b] = version.replace(/^v/, "").split(".").map(Number);
-  return a > major || (a === major && b >= minor);
-}
-
-/** A Node binary of this major able to run the agent, or the reason there is none. */
-function agentNode(major) {
-  let node = process.execPath;
-  if (process.versions.node.split(".")[0] !== major) {
-    try {
-      node = require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(major);
-    } catch (error) {
-      return { skip: `no Node ${major} could be fetched (${error.message.split("\n")[0]})` };
-    }
-  }
-  const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim();
-  if (!atLeast(version, AGENT_MIN_NODE)) return { skip: `the agent needs Node >= ${AGENT_MIN_NODE.join(".")}; Node ${major} is ${version}` };
-  return { node, version };
-}
-
-const nodes = Object.fromEntries(MAJORS.map((major) => [major, AGENT_RUNS_DONE ? { skip: AGENT_RUNS_DONE } : agentNode(major)]));
+const nodes = Object.fromEntries(AGENT_MAJORS.map((major) => [major, AGENT_RUNS_DONE ? { skip: AGENT_RUNS_DONE } : agentNode(major)]));
 for (const [major, { skip }] of Object.entries(nodes)) if (skip) console.log(`# pi-cli on Node ${major} skipped: ${skip}`);
 
 let base;
@@ -79,7 +54,7 @@ async function runVariant(variant) {
 function variantsOf(major) {
   if (runs.size === 0) {
     base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pi-cli-")));
-    for (const m of MAJORS) {
+    for (const m of AGENT_MAJORS) {
       if (nodes[m].skip) continue;
       const pair = ["stock", "native"].map((impl) => runVariant(new Variant({ base, node: nodes[m].node, major: m, impl })));
       runs.set(m, Promise.all(pair));
@@ -106,7 +81,7 @@ function ran(run) {
   return run;
 }
 
-for (const major of MAJORS) {
+for (const major of AGENT_MAJORS) {
   const { skip, version } = nodes[major];
   const suite = skip ? test : describe;
   suite(`the pi CLI on Node ${major}${version ? ` (${version})` : ""}: stock and pi-native alike, offline`, { skip }, () => {

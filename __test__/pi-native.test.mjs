@@ -1,7 +1,7 @@
 // pi-native and pi-session-native/register: how the user's own pi agent is put on our store, and
 // how it refuses to be when it should not (a newer agent, an unsupported version, strict mode).
-// The agent runs on Node >= 22.19, so each scenario is run with the Node 22 and Node 24 binaries
-// of scripts/fetch-node.js, whatever Node runs this file; the pure checks run here directly.
+// The agent runs on Node >= 22.19, so each scenario is run with Node 22 and Node 24 (agentNode,
+// helpers/agent-runs.mjs), whatever Node runs this file; the pure checks run here directly.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, test } from "node:test";
 
-import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
-import { tmp } from "./helpers/fs-helpers.mjs";
+import { AGENT_MAJORS, AGENT_RUNS_DONE, agentNode } from "./helpers/agent-runs.mjs";
+import { tempDir } from "./helpers/fixtures.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
@@ -23,24 +23,18 @@ const EXT = path.join(ROOT, "__test__", "e2e", "pi-cli-ext.ts");
 const REGISTER_APP = path.join(ROOT, "__test__", "e2e", "register-app.mjs");
 const FAUX = ["-e", EXT, "--provider", "pi-cli-faux", "--model", "faux-cli"];
 
-/** The Node binaries that run the agent: 22 and 24, or the reasons they cannot be had. */
+/** The Node binaries that run the agent: 22 and 24, those that can be had (the others say why). */
 function agentNodes() {
-  const nodes = [];
-  for (const major of [22, 24]) {
-    try {
-      nodes.push({ major, node: require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(major) });
-    } catch (error) {
-      console.log(`# pi-native: no Node ${major} (${error.message.split("\n")[0]})`);
-    }
-  }
-  return nodes;
+  const nodes = AGENT_MAJORS.map(agentNode);
+  for (const { major, skip } of nodes) if (skip) console.log(`# pi-native: Node ${major} skipped: ${skip}`);
+  return nodes.filter((n) => !n.skip);
 }
 const NODES = AGENT_RUNS_DONE ? [] : agentNodes();
 if (AGENT_RUNS_DONE) test("pi-native and register on Node 22 and 24", { skip: AGENT_RUNS_DONE }, () => {});
 
 /** A project dir, an agent dir and an environment that isolates one run from the user's own. */
 function sandbox(t, extraEnv = {}) {
-  const root = tmp(t, "pi-native-");
+  const root = tempDir(t, "pi-native-");
   const project = path.join(root, "project");
   const agentDir = path.join(root, "agent");
   fs.mkdirSync(project);
@@ -75,7 +69,7 @@ function sessionFiles(agentDir) {
  * that defines SessionManager), everything else linked to the real one. Returns its directory.
  */
 function agentCopy(t, { version, addMethod } = {}) {
-  const root = tmp(t, "pi-agent-copy-");
+  const root = tempDir(t, "pi-agent-copy-");
   // Modules of the copy resolve the agent's dependencies from the real node_modules.
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(root, "node_modules"));
   // Named as every install names it (register.mjs only looks at modules under such a path).

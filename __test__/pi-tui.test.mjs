@@ -8,43 +8,29 @@
 // listings must agree, and every SessionManager static the agent called must have gone to our
 // store (PI_NATIVE_TRACE).
 //
-// The agent needs Node >= 22: it runs on Node 22 and on Node 24 (fetched into .cache/ by
-// scripts/fetch-node.js) when this suite runs on an older Node, on this Node otherwise. Skipped,
-// saying why, when tmux is not installed (.ci/run installs it) or no such Node can be had.
+// The agent needs Node >= 22.19: it runs on Node 22 and on Node 24 (fetched into .cache/, see
+// agentNodes in helpers/agent-runs.mjs) when this suite runs on an older Node, on this Node
+// otherwise. Skipped, saying why, when tmux is not installed (.ci/run installs it) or no such Node
+// can be had.
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { TmuxPane, tmuxMissing } from "./e2e/pi-tui-tmux.mjs";
-import { AGENT_RUNS_DONE } from "./helpers/agent-runs.mjs";
+import { AGENT_RUNS_DONE, agentNodes } from "./helpers/agent-runs.mjs";
+import { defaultSessionDirFor } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
-const require = createRequire(import.meta.url);
 const AGENT = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
 const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
 const FAUX = path.join(ROOT, "__test__", "e2e", "pi-tui-faux.mjs");
 const DAY = 86_400_000;
 
-/** [{ major, node } | { major, skip }] for the Node versions the agent runs on. */
-function agentNodes() {
-  const current = Number(process.versions.node.split(".")[0]);
-  if (current >= 22) return [{ major: current, node: process.execPath }];
-  return [22, 24].map((major) => {
-    try {
-      return { major, node: require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(major) };
-    } catch (error) {
-      return { major, skip: `no Node ${major} could be fetched (${error.message.split("\n")[0]})` };
-    }
-  });
-}
-
 const suiteSkip = AGENT_RUNS_DONE ?? tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
 const NODES = suiteSkip ? [{ major: "22/24", skip: suiteSkip }] : agentNodes();
 
-const encode = (cwd) => `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 /** Values as JSON would carry them (Dates as strings, undefined keys dropped). */
 const plain = (v) => JSON.parse(JSON.stringify(v));
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -109,13 +95,13 @@ for (const { major, node, skip } of NODES) {
       otherDir = path.join(tmp, "other");
       agentDir = path.join(tmp, "agent");
       for (const dir of [projectDir, otherDir, agentDir, path.join(tmp, "home")]) fs.mkdirSync(dir, { recursive: true });
-      projectSessions = path.join(agentDir, "sessions", encode(projectDir));
+      projectSessions = defaultSessionDirFor(agentDir, projectDir);
       traceFile = path.join(tmp, "trace.jsonl");
       const now = Date.now();
       files.alpha = seed(Reference, projectDir, projectSessions, { question: "alpha seed question", answer: "alpha seed answer", at: now - 3 * DAY });
       files.beta = seed(Reference, projectDir, projectSessions, { question: "beta seed question", answer: "beta seed answer", at: now - 2 * DAY, name: "Beta named session" });
       files.gamma = seed(Reference, projectDir, projectSessions, { question: "gamma seed question", answer: "gamma seed answer", at: now - DAY });
-      files.delta = seed(Reference, otherDir, path.join(agentDir, "sessions", encode(otherDir)), { question: "delta other project question", answer: "delta answer", at: now - 1.5 * DAY });
+      files.delta = seed(Reference, otherDir, defaultSessionDirFor(agentDir, otherDir), { question: "delta other project question", answer: "delta answer", at: now - 1.5 * DAY });
       pane = new TmuxPane(`node${major}`);
       pane.start({
         argv: [node, PI_NATIVE, "-ne", "-e", FAUX, "--model", "faux/faux-1"],

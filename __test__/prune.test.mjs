@@ -3,20 +3,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 
+import { tempDir, user } from "./helpers/fixtures.mjs";
 import { loadOurs } from "./helpers/target.mjs";
 
 const { SessionManager } = loadOurs();
 
-function tempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-prune-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const user = (text) => ({ role: "user", content: text, timestamp: 1 });
 const assistant = (text) => ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", stopReason: "stop", timestamp: 2 });
 
 /** u1 ─ a1 ─ u2 ─ a2 (active)      and a side branch u1 ─ b1 ─ b2, b1 labelled on the active path. */

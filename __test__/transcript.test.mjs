@@ -5,13 +5,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { loadOurs } from "./helpers/target.mjs";
-import { assistant, tmp, user } from "./helpers/fs-helpers.mjs";
+import { assistant, tempDir, throwsCode, user } from "./helpers/fixtures.mjs";
 
 const { SessionManager, MAX_SESSION_TRANSCRIPT_PAGE_SIZE } = loadOurs();
 
 /** A persisted session with `n` user/assistant turns (the file exists: it has an assistant message). */
 function conversation(t, n) {
-  const dir = tmp(t, "pi-transcript-");
+  const dir = tempDir(t, "pi-transcript-");
   const sm = SessionManager.create(path.join(dir, "cwd"), dir);
   for (let i = 0; i < n; i++) {
     sm.appendMessage(user(`q${i}`));
@@ -44,14 +44,6 @@ function readForward(sm, limit, from) {
 }
 
 const idsOf = (pages) => pages.flatMap((p) => p.entries.map((e) => e.sourceEntry.id));
-
-function throwsCode(fn, code, Ctor) {
-  assert.throws(fn, (err) => {
-    assert.equal(err.code, code);
-    assert.ok(err instanceof Ctor, `${err.name} is not a ${Ctor.name}`);
-    return true;
-  });
-}
 
 test("pages read backward from the newest cover the active branch exactly once, in order", (t) => {
   const { sm } = conversation(t, 6);

@@ -12,10 +12,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { defaultSessionDirFor } from "../helpers/fixtures.mjs";
+import { ROOT } from "../helpers/target.mjs";
 import { Normalizer } from "../parity/normalize.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const ROOT = path.resolve(here, "..", "..");
+export { ROOT };
 export const AGENT_PACKAGE = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
 export const STOCK_CLI = path.join(AGENT_PACKAGE, "dist", "bundle", "cli.js");
 export const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
@@ -139,11 +141,6 @@ export function sessionsIn(dir) {
       const header = JSON.parse(fs.readFileSync(file, "utf8").split("\n")[0]);
       return { file, id: header.id };
     });
-}
-
-/** The agent's default session dir for a cwd (BEHAVIOR §2.2). */
-export function defaultSessionDir(agentDir, cwd) {
-  return path.join(agentDir, "sessions", `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
 }
 
 /**
@@ -296,7 +293,7 @@ export async function runPrintScenarios(variant) {
     const result = await variant.run([...PROVIDER_ARGS, ...fill(step.args, values)], { cwd, input: step.input });
     records.push({ name: step.name, args: step.args, ...result });
     if (!values.FIRST_FILE) {
-      const [first] = sessionsIn(defaultSessionDir(variant.agentDir, variant.project));
+      const [first] = sessionsIn(defaultSessionDirFor(variant.agentDir, variant.project));
       if (first) Object.assign(values, { FIRST_FILE: first.file, FIRST_ID: first.id, FIRST_PREFIX: first.id.slice(0, 23) });
     }
   }

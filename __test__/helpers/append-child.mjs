@@ -17,14 +17,11 @@
 // stdout protocol, one line each: `file <path>`, `ready`, then the id of every append, printed
 // only after the append returned (stdout is a pipe: synchronous on POSIX). On an error while
 // opening: `error <code> <message>` and exit code 3; while appending: the same and exit code 4.
-import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 
-const require = createRequire(import.meta.url);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const { SessionManager } = require(path.join(ROOT, "index.js"));
+import { loadOurs } from "./target.mjs";
+
+const { SessionManager } = loadOurs();
 
 const opts = JSON.parse(process.argv[2] ?? "{}");
 const out = (line) => process.stdout.write(`${line}\n`);

@@ -5,14 +5,11 @@
 //   node bad-input-child.mjs <seed> <calls>
 import fs from "node:fs";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 
 import { Rng } from "../parity/prng.mjs";
+import { loadOurs, loadReference } from "./target.mjs";
 
-const require = createRequire(import.meta.url);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const { SessionManager } = require(path.join(ROOT, "index.js"));
+const { SessionManager } = loadOurs();
 
 const seed = Number(process.argv[2] ?? 1);
 const CALLS = Number(process.argv[3] ?? 10_000);
@@ -196,7 +193,7 @@ const scratch = SessionManager.create(sandbox, path.join(sandbox, "scratch"));
 
 const clip = (text) => String(text).slice(0, 300);
 const integrity = { problems: [], files: 0, checkpoints: 0 };
-const ref = await import(path.join(ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
+const ref = await loadReference();
 
 /** Every line parses, and ours and the reference read the same entries. */
 function checkFile(file) {

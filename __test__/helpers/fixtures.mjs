@@ -1,0 +1,292 @@
+// What the JS tests share: a temp dir, environment and cwd for one test, builders for session
+// records and messages, reading and writing JSONL files, the formats the tests match against,
+// and assertions on errors. Node built-ins only: nothing here depends on the implementation
+// under test (except throwsMessage/throwsFsError, which are stricter on ours, see TARGET).
+// (The session files under fixtures/ are another thing: fixtures.test.mjs checks them.)
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { TARGET } from "./target.mjs";
+
+// ------------------------------------------------------------ temp dir, environment, cwd
+
+/** A fresh temporary directory (its real path), removed when the test ends. */
+export function tempDir(t, prefix = "pi-test-") {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  t?.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Set (or delete, for undefined) environment variables for the rest of the test. */
+export function withEnv(t, vars) {
+  const saved = {};
+  for (const [key, value] of Object.entries(vars)) {
+    saved[key] = Object.prototype.hasOwnProperty.call(process.env, key) ? process.env[key] : undefined;
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
+  t.after(() => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+}
+
+/**
+ * Point PI_CODING_AGENT_DIR at `dir` (a fresh temp dir when omitted) for the rest of the test;
+ * the previous value is restored afterwards. Returns the directory.
+ */
+export function useAgentDir(t, dir) {
+  const agentDir = dir ?? tempDir(t, "pi-agent-");
+  withEnv(t, { PI_CODING_AGENT_DIR: agentDir });
+  return agentDir;
+}
+
+/** chdir for the rest of the test. */
+export function withCwd(t, dir) {
+  const previous = process.cwd();
+  process.chdir(dir);
+  t.after(() => process.chdir(previous));
+}
+
+/** The default per-cwd directory the reference derives (§2.2), without creating it. */
+export function defaultSessionDirFor(agentDir, cwd) {
+  const resolvedCwd = path.resolve(cwd);
+  const encoded = `--${resolvedCwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  return path.join(path.resolve(agentDir), "sessions", encoded);
+}
+
+// ------------------------------------------------------------ formats
+
+export const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** A session file name, `<timestamp>_<session id>.jsonl`. */
+export const FILE_NAME_RE =
+  /^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\.jsonl$/;
+export const UUIDV7_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** An entry id: 8 lowercase hex digits. */
+export const ENTRY_ID_RE = /^[0-9a-f]{8}$/;
+export const INVALID_ID_MESSAGE =
+  "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
+
+/** 41-bit counter of a UUIDv7 (12 rand_a bits + top 29 bits of rand_b). */
+export function uuidv7Counter(id) {
+  const big = BigInt(`0x${id.replace(/-/g, "")}`);
+  const randA = (big >> 64n) & 0xfffn;
+  const randB = big & ((1n << 62n) - 1n);
+  return (randA << 29n) | (randB >> 33n);
+}
+
+/** The Unix milliseconds of a UUIDv7. */
+export function uuidv7Millis(id) {
+  return Number(BigInt(`0x${id.replace(/-/g, "").slice(0, 12)}`));
+}
+
+// ------------------------------------------------------------ records and messages
+
+/** ISO timestamp for a millisecond value. */
+export const iso = (ms) => new Date(ms).toISOString();
+
+/** A base instant; tests add offsets to it. */
+export const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 600);
+
+/** A v3 session header. */
+export function header(fields = {}) {
+  return {
+    type: "session",
+    version: 3,
+    id: "sess-1",
+    timestamp: iso(T0),
+    cwd: "/tmp/project",
+    ...fields,
+  };
+}
+
+/** Generic entry. */
+export function entry(type, id, parentId, fields = {}, timestamp = iso(T0)) {
+  return { type, id, parentId, timestamp, ...fields };
+}
+
+/** A `message` entry. */
+export function msgEntry(id, parentId, message, timestamp = iso(T0)) {
+  return { type: "message", id, parentId, timestamp, message };
+}
+
+/** A compaction entry. */
+export function compaction(id, parentId, fields = {}, timestamp = iso(T0)) {
+  return {
+    type: "compaction",
+    id,
+    parentId,
+    timestamp,
+    summary: `summary of ${id}`,
+    tokensBefore: 100,
+    ...fields,
+  };
+}
+
+/**
+ * Chain records linearly: each whose parentId is undefined gets parentId = previous id
+ * (first → null). Returns the same objects.
+ */
+export function chain(records) {
+  let prev = null;
+  for (const r of records) {
+    if (r.parentId === undefined) r.parentId = prev;
+    prev = r.id;
+  }
+  return records;
+}
+
+export function user(content = "hello", timestamp = 1) {
+  return { role: "user", content, timestamp };
+}
+
+export function assistant(text = "hi", fields = {}) {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text }],
+    provider: "prov",
+    model: "mod",
+    timestamp: 2,
+    ...fields,
+  };
+}
+
+export function toolResult(text, fields = {}) {
+  return {
+    role: "toolResult",
+    toolCallId: "call-1",
+    toolName: "read",
+    content: [{ type: "text", text }],
+    isError: false,
+    timestamp: 3,
+    ...fields,
+  };
+}
+
+export function system(content = "You are helpful.", fields = {}) {
+  return { role: "system", content, timestamp: 4, ...fields };
+}
+
+// ------------------------------------------------------------ files
+
+/** Write records (objects are JSON-serialized, strings written verbatim) as JSONL, one per line. */
+export function writeJsonl(file, records, { trailingNewline = true } = {}) {
+  const lines = records.map((r) => (typeof r === "string" ? r : JSON.stringify(r)));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, lines.join("\n") + (trailingNewline && lines.length ? "\n" : ""));
+  return file;
+}
+
+/** Write a session file `<dir>/<name>` from a header plus entries. */
+export function writeSession(dir, name, hdr, entries = []) {
+  return writeJsonl(path.join(dir, name), [hdr, ...entries]);
+}
+
+/** Set a file's mtime (and atime) to the given ms value. */
+export function setMtime(file, ms) {
+  const d = new Date(ms);
+  fs.utimesSync(file, d, d);
+}
+
+export function readText(file) {
+  return fs.readFileSync(file, "utf8");
+}
+
+/** Physical lines of a file that must end with "\n". */
+export function fileLines(file) {
+  const text = readText(file);
+  assert.ok(text.endsWith("\n"), "file must end with a newline");
+  return text.slice(0, -1).split("\n");
+}
+
+/** Read a JSONL file back into parsed records (blank lines skipped). */
+export function readJsonl(file) {
+  return readText(file)
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+}
+
+/** The `.jsonl` file names in a directory, sorted ([] when it does not exist). */
+export function jsonlFiles(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort();
+}
+
+/** Split `before` off the start of `after`, asserting it is a prefix; returns the rest. */
+export function appended(before, after) {
+  assert.ok(after.startsWith(before), "file must only grow at the end");
+  return after.slice(before.length);
+}
+
+// ------------------------------------------------------------ state, callbacks, errors
+
+/** Observable in-memory state used to check rollbacks. */
+export function snapshot(sm) {
+  return {
+    leaf: sm.getLeafId(),
+    ids: sm.getEntries().map((e) => e.id),
+    count: sm.getEntryCount(),
+  };
+}
+
+/** A progress callback that records its calls. */
+export function progressRecorder() {
+  const calls = [];
+  const fn = (loaded, total, partial) => {
+    calls.push([loaded, total, partial]);
+  };
+  return { fn, calls };
+}
+
+/** Pre-aborted signal (optionally with a custom reason). */
+export function abortedSignal(reason) {
+  const ac = new AbortController();
+  if (arguments.length) ac.abort(reason);
+  else ac.abort();
+  return ac.signal;
+}
+
+/** What `fn` throws (undefined when it returns). */
+function thrown(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
+/** Expect a synchronous throw with an exact message (and, on our target, a non-empty string code). */
+export function throwsMessage(fn, message) {
+  const error = thrown(fn);
+  assert.ok(error, `expected a throw with message: ${message}`);
+  assert.equal(error.message, message);
+  if (TARGET === "ours") {
+    assert.equal(typeof error.code, "string");
+    assert.ok(error.code.length > 0, "error.code must be non-empty");
+  }
+  return error;
+}
+
+/** Expect a filesystem error; on the reference its code is `referenceCode`, on ours any non-empty code. */
+export function throwsFsError(fn, referenceCode) {
+  const error = thrown(fn);
+  assert.ok(error, `expected a ${referenceCode} error`);
+  assert.equal(typeof error.code, "string");
+  assert.ok(error.code.length > 0);
+  if (TARGET === "reference") assert.equal(error.code, referenceCode);
+  return error;
+}
+
+/** Expect a synchronous throw of an instance of `Ctor` whose `code` is `code`. */
+export function throwsCode(fn, code, Ctor = Error) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof Ctor, `expected ${Ctor.name}, got ${err?.constructor?.name}: ${err?.message}`);
+    assert.equal(err.code, code, err.message);
+    return true;
+  });
+}
