@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { tmp, user, assistant } from "./helpers/fs-helpers.mjs";
+import { tempDir as tmp, user, assistant } from "./helpers/fixtures.mjs";
 import { TARGET, loadTarget } from "./helpers/target.mjs";
 
 const { SessionManager } = await loadTarget();
