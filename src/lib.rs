@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::json::JsText;
+use pi_session_core::listing::job::{self as summary_job, Ready, SummaryJob};
 use pi_session_core::session;
-use pi_session_core::summary_job::{self, Ready, SummaryJob};
 use pi_session_core::{context, fsio, listing, materialize, tree, Session};
 
 mod reclaim;
