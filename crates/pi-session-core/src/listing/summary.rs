@@ -351,3 +351,6 @@ impl Summary {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
