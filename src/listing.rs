@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::json::JsText;
 use pi_session_core::listing;
-use pi_session_core::summary_job::{self, Ready, SummaryJob};
+use pi_session_core::listing::job::{self as summary_job, Ready, SummaryJob};
 
 use crate::strings::external_js_text;
 use crate::task::OffThread;

@@ -1,7 +1,7 @@
 //! Summarize every `.jsonl` of a directory as a listing does (the summary job, without the
 //! cache) and print the time and a hash of the summaries (profiling aid:
 //! `summarize_dir <dir> [threads]`).
-use pi_session_core::summary_job::{Ready, SummaryJob};
+use pi_session_core::listing::job::{Ready, SummaryJob};
 
 fn main() {
     let dir = std::env::args()

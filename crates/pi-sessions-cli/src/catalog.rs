@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use pi_session_core::json::{self, Value};
 use pi_session_core::listing;
-use pi_session_core::summary_job::{self, Ready, SummaryJob};
+use pi_session_core::listing::job::{self as summary_job, Ready, SummaryJob};
 
 use crate::env::CliEnv;
 use crate::fmt;

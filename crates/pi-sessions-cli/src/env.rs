@@ -6,7 +6,8 @@ use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use pi_session_core::{list_cache, paths};
+use pi_session_core::listing::cache as list_cache;
+use pi_session_core::paths;
 
 /// The environment of one run.
 pub struct CliEnv {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::json::{decode_escaped, decode_escaped_bytes, JsText};
-use crate::list_cache::{Cached, Hit, ListCache, Stamp};
+use crate::listing::cache::{Cached, Hit, ListCache, Stamp};
 use crate::listing::{self, FileSummary};
 
 /// How many files the workers may run ahead of the consumer. Results wait here until taken, so

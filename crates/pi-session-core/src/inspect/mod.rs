@@ -1,0 +1,278 @@
+//! A health check of one session file's bytes: what a careful reader would complain about, with
+//! line numbers. Nothing here changes a file; `pi-sessions verify` prints these findings and
+//! `pi-sessions repair` fixes what can be fixed without losing a parsed record.
+//!
+//! Lines are counted from 1 and split on `\n` only, as `loadEntriesFromFile` splits them. Ids are
+//! compared as record keys (the canonical JSON of the value), which is how the reference's `Map`
+//! compares them.
+//!
+//! [`inspect`] here reads the lines (blank, torn, malformed, BOM, CRLF); `records` checks the
+//! header and the shape of each entry, `links` the id index, the parent links and their cycles.
+
+use crate::json::{self, Value};
+
+mod links;
+mod records;
+
+pub use links::find_cycles;
+use records::check_records;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Readers lose, hide or reject data, or loop.
+    Error,
+    /// Readers cope, but pi never writes this.
+    Warning,
+    /// Worth knowing, nothing wrong (an old format version is migrated on open).
+    Note,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// One thing found in a file. `code` is stable (scripts match on it), `message` is for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    pub code: &'static str,
+    /// 1-based physical line, when the finding is about one line.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Everything learned about a file.
+#[derive(Debug, Clone, Default)]
+pub struct Inspection {
+    /// Sorted by line (file-level findings first), errors before warnings on one line.
+    pub findings: Vec<Finding>,
+    /// Physical lines (a final fragment without newline counts).
+    pub lines: usize,
+    /// Lines readers keep (parsed, truthy).
+    pub records: usize,
+    /// Records after the header that are objects.
+    pub entries: usize,
+    /// The header's `version` (1 when absent), if there is a header.
+    pub version: Option<f64>,
+}
+
+impl Inspection {
+    /// Errors and warnings (notes do not count).
+    pub fn problems(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity != Severity::Note)
+            .count()
+    }
+    pub fn errors(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
+    }
+}
+
+/// The UTF-8 byte order mark.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A short, printable preview of raw line bytes.
+pub fn preview(bytes: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == max_chars {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\0' => out.push_str("\\0"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Physical lines as (start, end) byte ranges, without their `\n`.
+pub fn split_lines(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        out.push((start, nl));
+        start = nl + 1;
+    }
+    if start < bytes.len() {
+        out.push((start, bytes.len()));
+    }
+    out
+}
+
+struct Rec {
+    line: usize,
+    value: Value,
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Inspect a file's bytes.
+pub fn inspect(bytes: &[u8]) -> Inspection {
+    let mut out = Inspection::default();
+    let mut f = Vec::new();
+    if bytes.is_empty() {
+        f.push(Finding {
+            severity: Severity::Warning,
+            code: "empty-file",
+            line: None,
+            message: "empty file: no session header (pi writes one when it opens the file)".into(),
+        });
+        out.findings = f;
+        return out;
+    }
+    let ranges = split_lines(bytes);
+    out.lines = ranges.len();
+    let unterminated = bytes.last() != Some(&b'\n');
+    let mut recs: Vec<Rec> = Vec::new();
+    let mut crlf = Vec::new();
+    for (i, &(s, e)) in ranges.iter().enumerate() {
+        let n = i + 1;
+        let mut line = &bytes[s..e];
+        if n == 1 && line.starts_with(BOM) {
+            line = &line[BOM.len()..];
+            let parses = json::parse(line).is_ok();
+            f.push(Finding {
+                severity: Severity::Error,
+                code: "bom",
+                line: Some(1),
+                message: if parses {
+                    "the line starts with a UTF-8 byte order mark: readers cannot parse it, so they reject the file".into()
+                } else {
+                    "the line starts with a UTF-8 byte order mark".into()
+                },
+            });
+            if parses {
+                // Analyse the rest as if the mark were gone, so one defect gives one finding.
+                if let Ok(v) = json::parse(line) {
+                    recs.push(Rec { line: n, value: v });
+                }
+                continue;
+            }
+        }
+        if line.iter().all(|c| c.is_ascii_whitespace()) {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "blank-line",
+                line: Some(n),
+                message: "blank line (readers skip it)".into(),
+            });
+            continue;
+        }
+        if line.last() == Some(&b'\r') {
+            crlf.push(n);
+        }
+        if std::str::from_utf8(line).is_err() {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "invalid-utf8",
+                line: Some(n),
+                message: "invalid UTF-8 (readers see U+FFFD in its place)".into(),
+            });
+        }
+        match json::parse(line) {
+            Err(err) => {
+                let last = n == ranges.len() && unterminated;
+                let nul = line.contains(&0);
+                f.push(if last {
+                    Finding {
+                        severity: Severity::Error,
+                        code: "torn-last-line",
+                        line: Some(n),
+                        message: format!(
+                            "torn last line (an interrupted write: no newline and not valid JSON, readers skip it): {}",
+                            preview(line, 60)
+                        ),
+                    }
+                } else {
+                    Finding {
+                        severity: Severity::Error,
+                        code: "malformed-line",
+                        line: Some(n),
+                        message: if nul {
+                            format!("NUL bytes, not JSON (readers skip the line): {}", preview(line, 40))
+                        } else {
+                            format!(
+                                "not valid JSON ({}; readers skip the line): {}",
+                                err.message,
+                                preview(line, 60)
+                            )
+                        },
+                    }
+                });
+            }
+            Ok(v) if !v.is_truthy() => f.push(Finding {
+                severity: Severity::Warning,
+                code: "falsy-value",
+                line: Some(n),
+                message: format!("the line is `{}` (readers skip it)", preview(line, 20)),
+            }),
+            Ok(v) => {
+                if !matches!(v, Value::Object(_)) {
+                    f.push(Finding {
+                        severity: Severity::Warning,
+                        code: "non-object",
+                        line: Some(n),
+                        message: format!(
+                            "{} (`{}`), not an entry object: readers keep it as an entry without id or type",
+                            kind_name(&v),
+                            preview(line, 30)
+                        ),
+                    });
+                }
+                if n == ranges.len() && unterminated {
+                    f.push(Finding {
+                        severity: Severity::Warning,
+                        code: "no-trailing-newline",
+                        line: Some(n),
+                        message:
+                            "the last line has no newline (pi appends one when it opens the file)"
+                                .into(),
+                    });
+                }
+                recs.push(Rec { line: n, value: v });
+            }
+        }
+    }
+    if !crlf.is_empty() {
+        f.push(Finding {
+            severity: Severity::Warning,
+            code: "crlf",
+            line: Some(crlf[0]),
+            message: format!(
+                "{} line(s) end with CRLF (pi writes LF; the CR is harmless JSON whitespace)",
+                crlf.len()
+            ),
+        });
+    }
+    out.records = recs.len();
+    check_records(&recs, &mut f, &mut out);
+    f.sort_by_key(|x| (x.line.unwrap_or(0), x.severity));
+    out.findings = f;
+    out
+}

@@ -1,0 +1,220 @@
+//! The checks of the parsed records: the session header (where it is, its id, timestamp, cwd and
+//! version) and the shape of each entry (type, message, role, content).
+
+use super::links::check_links;
+use super::{kind_name, Finding, Inspection, Rec, Severity};
+use crate::json::Value;
+
+fn is_header(v: &Value) -> bool {
+    matches!(v.get("type"), Some(Value::String(t)) if t.eq_str("session"))
+}
+
+pub(super) fn check_records(recs: &[Rec], f: &mut Vec<Finding>, out: &mut Inspection) {
+    let Some(first) = recs.first() else {
+        f.push(Finding {
+            severity: Severity::Error,
+            code: "no-header",
+            line: None,
+            message: "no session header: the file holds no records, readers reject it".into(),
+        });
+        return;
+    };
+    let header_at = recs.iter().position(|r| is_header(&r.value));
+    match header_at {
+        None => f.push(Finding {
+            severity: Severity::Error,
+            code: "no-header",
+            line: Some(first.line),
+            message: "no session header anywhere: readers reject the file".into(),
+        }),
+        Some(h) if h > 0 && recs[..h].iter().all(|r| crate::listing::may_lead(&r.value)) => {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "records-before-header",
+                line: Some(first.line),
+                message: format!(
+                    "{h} record(s) without id or parentId before the session header (line {}), as oh-my-pi writes its title: this library reads the session, the reference rejects the file",
+                    recs[h].line
+                ),
+            })
+        }
+        Some(h) if h > 0 => f.push(Finding {
+            severity: Severity::Error,
+            code: "header-not-first",
+            line: Some(first.line),
+            message: format!(
+                "the first record is not the session header (that is on line {}): readers reject the file",
+                recs[h].line
+            ),
+        }),
+        Some(_) => {}
+    }
+    let Some(h) = header_at else { return };
+    let leading = recs[..h].iter().all(|r| crate::listing::may_lead(&r.value));
+    let header = &recs[h];
+    if !matches!(header.value.get("id"), Some(Value::String(_))) {
+        f.push(Finding {
+            severity: Severity::Error,
+            code: "header-id",
+            line: Some(header.line),
+            message: format!(
+                "the header id is {}, not a string: readers reject the file",
+                header.value.get("id").map(kind_name).unwrap_or("missing")
+            ),
+        });
+    }
+    match header.value.get("timestamp") {
+        Some(Value::String(t)) if !t.is_empty() => {}
+        _ => f.push(Finding {
+            severity: Severity::Warning,
+            code: "header-timestamp",
+            line: Some(header.line),
+            message: "the header has no timestamp string".into(),
+        }),
+    }
+    if !matches!(header.value.get("cwd"), Some(Value::String(_))) {
+        f.push(Finding {
+            severity: Severity::Warning,
+            code: "header-cwd",
+            line: Some(header.line),
+            message: "the header has no cwd string (per-project listings cannot place it)".into(),
+        });
+    }
+    let version = match header.value.get("version") {
+        Some(Value::Number(v)) => *v,
+        None => 1.0,
+        Some(_) => f64::NAN,
+    };
+    out.version = Some(version);
+    if version.is_nan() {
+        f.push(Finding {
+            severity: Severity::Warning,
+            code: "header-version",
+            line: Some(header.line),
+            message: "the header version is not a number".into(),
+        });
+    } else if version < 3.0 {
+        f.push(Finding {
+            severity: Severity::Note,
+            code: "old-version",
+            line: Some(header.line),
+            message: format!(
+                "format version {version}: pi migrates the file to v3 when it opens it"
+            ),
+        });
+    } else if version > 3.0 {
+        f.push(Finding {
+            severity: Severity::Note,
+            code: "future-version",
+            line: Some(header.line),
+            message: format!("format version {version} is newer than this tool knows (3)"),
+        });
+    }
+    for r in &recs[h + 1..] {
+        if is_header(&r.value) {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "extra-header",
+                line: Some(r.line),
+                message: "another session header: readers ignore it".into(),
+            });
+        }
+    }
+    let entries: Vec<&Rec> = recs
+        .iter()
+        .enumerate()
+        // Records leading the header are no entries.
+        .filter(|(i, r)| {
+            *i != h
+                && !(leading && *i < h)
+                && matches!(r.value, Value::Object(_))
+                && !is_header(&r.value)
+        })
+        .map(|(_, r)| r)
+        .collect();
+    out.entries = entries.len();
+    for r in &entries {
+        check_entry_shape(r, f);
+    }
+    // v1 files have no ids yet: migration assigns them, so links are checked from v2 on.
+    if version >= 2.0 || version.is_nan() {
+        check_links(&entries, f);
+    }
+}
+
+fn check_entry_shape(r: &Rec, f: &mut Vec<Finding>) {
+    let ty = match r.value.get("type") {
+        Some(Value::String(t)) => t.to_string_lossy(),
+        _ => {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "missing-type",
+                line: Some(r.line),
+                message: "the entry has no type string".into(),
+            });
+            return;
+        }
+    };
+    if ty != "message" {
+        return;
+    }
+    let Some(msg) = r.value.get("message") else {
+        f.push(Finding {
+            severity: Severity::Error,
+            code: "bad-message",
+            line: Some(r.line),
+            message: "a message entry without `message`: readers throw on it (pi's session list skips the file)".into(),
+        });
+        return;
+    };
+    let Value::Object(m) = msg else {
+        if msg.is_null() {
+            f.push(Finding {
+                severity: Severity::Error,
+                code: "bad-message",
+                line: Some(r.line),
+                message:
+                    "`message` is null: readers throw on it (pi's session list skips the file)"
+                        .into(),
+            });
+        } else {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "bad-message",
+                line: Some(r.line),
+                message: format!("`message` is {}, not an object", kind_name(msg)),
+            });
+        }
+        return;
+    };
+    let role = match m.get("role") {
+        Some(Value::String(s)) => s.to_string_lossy(),
+        _ => {
+            f.push(Finding {
+                severity: Severity::Warning,
+                code: "missing-role",
+                line: Some(r.line),
+                message: "the message has no role string".into(),
+            });
+            return;
+        }
+    };
+    if role != "user" && role != "assistant" {
+        return;
+    }
+    let bad = match m.get("content") {
+        None | Some(Value::String(_)) => false,
+        Some(Value::Array(blocks)) => blocks.iter().any(Value::is_null),
+        Some(_) => true,
+    };
+    if bad {
+        f.push(Finding {
+            severity: Severity::Error,
+            code: "bad-content",
+            line: Some(r.line),
+            message: format!(
+                "{role} message content is neither a string nor an array of blocks: pi's session list skips the whole file"
+            ),
+        });
+    }
+}

@@ -1,0 +1,228 @@
+//! Finding sessions without loading them: the bounded header scan, most-recent and by-id
+//! lookups, and the session files of a directory or of the whole sessions root, in the order the
+//! reference lists them.
+
+use std::fs::{self, File};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::json::{self, Value};
+use crate::paths;
+
+/// At most this many bytes are read to find a header.
+pub const MAX_HEADER_SCAN_BYTES: usize = 1024 * 1024;
+
+/// A session header found by the bounded scan.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub id: String,
+    pub cwd: Option<String>,
+    pub value: Value,
+}
+
+/// Why a header scan did not produce a header.
+#[derive(Debug)]
+pub enum ScanError {
+    /// 1 MiB read without finding a parsed line.
+    Limit,
+    Io(std::io::Error),
+}
+
+/// Can this parsed record come before a header? (The listing side of `record::may_lead`.)
+pub(crate) fn may_lead(v: &Value) -> bool {
+    matches!(v, Value::Object(_))
+        && !matches!(v.get("type"), Some(Value::String(t)) if crate::record::is_pi_type(&t.to_string_lossy()))
+        && v.get("id").is_none()
+        && v.get("parentId").is_none()
+}
+
+/// `None`: keep looking (blank, unparseable or falsy lines, and records that may lead a header);
+/// `Some(None)`: not a session; `Some(Some(_))`: the header.
+fn header_candidate(line: &[u8]) -> Option<Option<Header>> {
+    let v = json::parse(line).ok()?;
+    if !v.is_truthy() || may_lead(&v) {
+        return None;
+    }
+    let is_header = matches!(v.get("type"), Some(Value::String(t)) if t.eq_str("session"));
+    match (is_header, v.get("id")) {
+        (true, Some(Value::String(id))) => {
+            let id = id.to_string_lossy();
+            let cwd = match v.get("cwd") {
+                Some(Value::String(c)) => Some(c.to_string_lossy()),
+                _ => None,
+            };
+            Some(Some(Header { id, cwd, value: v }))
+        }
+        _ => Some(None),
+    }
+}
+
+/// Read a file's header looking at no more than 1 MiB: the first line that parses decides.
+pub fn read_header(path: &Path) -> Result<Option<Header>, ScanError> {
+    let f = File::open(path).map_err(ScanError::Io)?;
+    let mut buf = Vec::with_capacity(64 * 1024);
+    f.take(MAX_HEADER_SCAN_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(ScanError::Io)?;
+    let over = buf.len() > MAX_HEADER_SCAN_BYTES;
+    buf.truncate(MAX_HEADER_SCAN_BYTES);
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', &buf) {
+        if let Some(decided) = header_candidate(&buf[start..nl]) {
+            return Ok(decided);
+        }
+        start = nl + 1;
+    }
+    if over {
+        return Err(ScanError::Limit);
+    }
+    Ok(header_candidate(&buf[start..]).flatten())
+}
+
+/// Discovery treats every scan failure as "not a session".
+pub fn read_header_for_discovery(path: &Path) -> Option<Header> {
+    read_header(path).ok().flatten()
+}
+
+fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
+    match &header.cwd {
+        Some(c) if !c.is_empty() => paths::resolve(c) == resolved_cwd,
+        _ => false,
+    }
+}
+
+fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".jsonl") {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// `findMostRecentSession(dir, cwd?)`: newest by mtime whose header is valid (and whose cwd
+/// resolves to `resolved_cwd` when given). Any directory or stat error gives `None`.
+pub fn find_most_recent(dir: &Path, resolved_cwd: Option<&str>) -> Option<PathBuf> {
+    let names = jsonl_names(dir).ok()?;
+    let mut files = Vec::with_capacity(names.len());
+    for n in names {
+        let p = paths::join_in(dir, &n);
+        let mtime = fs::metadata(&p).ok()?.modified().ok()?;
+        files.push((p, mtime));
+    }
+    files.sort_by_key(|f| std::cmp::Reverse(f.1));
+    files
+        .into_iter()
+        .map(|(p, _)| p)
+        .find(|p| match read_header_for_discovery(p) {
+            Some(h) => resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
+            None => false,
+        })
+}
+
+/// `SessionManager.findById`: first `.jsonl` in directory order whose header id equals `id`.
+pub fn find_by_id(dir: &Path, id: &str, resolved_cwd: Option<&str>) -> Option<PathBuf> {
+    let names = jsonl_names(dir).ok()?;
+    names
+        .into_iter()
+        .map(|n| paths::join_in(dir, &n))
+        .find(|p| match read_header_for_discovery(p) {
+            Some(h) => h.id == id && resolved_cwd.is_none_or(|c| cwd_matches(&h, c)),
+            None => false,
+        })
+}
+
+/// Descending order of file names close to `localeCompare`: case-insensitive first, punctuation
+/// before digits before letters; for generated names this is plain descending byte order.
+pub fn sort_names_desc(names: &mut [String]) {
+    fn class(c: char) -> u8 {
+        if c.is_alphabetic() {
+            2
+        } else if c.is_numeric() {
+            1
+        } else {
+            0
+        }
+    }
+    // Keys are built once per name (thousands of names, each compared ~log n times).
+    type Key = (Vec<(u8, char)>, Vec<bool>);
+    let key = |a: &String| -> Key {
+        (
+            a.chars()
+                .map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)))
+                .collect(),
+            a.chars().map(char::is_uppercase).collect(),
+        )
+    };
+    // Descending: case-insensitive first; at equal letters lower case sorts before upper case
+    // (ICU tertiary order), i.e. `false` (lower) after `true` in the reversed comparison.
+    names.sort_by_cached_key(|a| std::cmp::Reverse(key(a)));
+}
+
+/// `.jsonl` files of one directory, name-descending (the order `list` summarizes them in).
+pub fn list_dir_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut names = jsonl_names(dir)?;
+    sort_names_desc(&mut names);
+    Ok(names.into_iter().map(|n| paths::join_in(dir, &n)).collect())
+}
+
+/// Candidates of `listAll()` under the sessions root: every `.jsonl` in every subdirectory (or
+/// symlink), with its mtime (ms) when stat works; newest first, then base name descending.
+pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
+    let Ok(rd) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for e in rd.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        if !(ft.is_dir() || ft.is_symlink()) {
+            continue;
+        }
+        let dir = paths::join_in(root, &e.file_name().to_string_lossy());
+        if let Ok(names) = jsonl_names(&dir) {
+            files.extend(names.into_iter().map(|n| paths::join_in(&dir, &n)));
+        }
+    }
+    let mut c: Vec<(PathBuf, Option<f64>)> = files
+        .into_iter()
+        .map(|p| {
+            let m = fs::metadata(&p)
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .map(mtime_ms);
+            (p, m)
+        })
+        .collect();
+    c.sort_by(|a, b| {
+        let ma = a.1.unwrap_or(f64::NEG_INFINITY);
+        let mb = b.1.unwrap_or(f64::NEG_INFINITY);
+        mb.total_cmp(&ma).then_with(|| {
+            let mut v = [base(&a.0), base(&b.0)];
+            let (na, nb) = (v[0].clone(), v[1].clone());
+            sort_names_desc(&mut v);
+            if na == nb {
+                std::cmp::Ordering::Equal
+            } else if v[0] == na {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        })
+    });
+    c
+}
+
+fn base(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64() * 1000.0,
+        Err(e) => -(e.duration().as_secs_f64() * 1000.0),
+    }
+}

@@ -1,0 +1,356 @@
+//! The per-file summary of a listing (`FileSummary`, the ingredients of one `SessionInfo`),
+//! computed in one streaming pass over the file without building the entries.
+
+use std::fs::{self, File};
+use std::path::Path;
+
+use super::discover::{may_lead, mtime_ms};
+use super::js::{js_join_item, js_trim_escaped};
+use super::lines::for_each_line;
+use crate::json::{self, Value};
+
+/// One file's `SessionInfo` ingredients. `meta` is a JSON object the binding finishes (Dates need
+/// JS): `{path, id?, cwd, name?, parentSessionPath?, created?, act?, actPending, mtimeMs,
+/// messageCount}`; the two texts are kept apart, as escaped JSON string contents, because they are
+/// most of the bytes and cross to JS without a JSON round trip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSummary {
+    pub meta: String,
+    pub first_message: String,
+    pub all_text: String,
+}
+
+/// One file's summary, computed in one streaming pass; `None` when the reference would skip it.
+pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSummary> {
+    let mtime = match mtime {
+        Some(m) => m,
+        None => mtime_ms(fs::metadata(path).ok()?.modified().ok()?),
+    };
+    let mut file = File::open(path).ok()?;
+    let mut s = Summary::default();
+    let mut failed = false;
+    let res = for_each_line(&mut file, |line| match s.feed(line) {
+        Feed::Continue => true,
+        Feed::Stop => false,
+        Feed::Fail => {
+            failed = true;
+            false
+        }
+    });
+    if res.is_err() || failed {
+        return None;
+    }
+    let header = s.header.as_ref()?;
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"path\":");
+    json::write_js_string(&json::JsStr::from_str(&path.to_string_lossy()), &mut out);
+    if let Some(id) = header.get("id") {
+        out.push_str(",\"id\":");
+        json::write_json(id, &mut out);
+    }
+    out.push_str(",\"cwd\":");
+    match header.get("cwd") {
+        Some(Value::String(c)) => json::write_js_string(c, &mut out),
+        _ => out.push_str("\"\""),
+    }
+    if let Some(n) = &s.name {
+        out.push_str(",\"name\":\"");
+        out.push_str(n);
+        out.push('"');
+    }
+    if let Some(p) = header.get("parentSession") {
+        out.push_str(",\"parentSessionPath\":");
+        json::write_json(p, &mut out);
+    }
+    if let Some(t) = header.get("timestamp") {
+        out.push_str(",\"created\":");
+        json::write_json(t, &mut out);
+    }
+    if let Some(a) = s.activity {
+        out.push_str(",\"act\":");
+        json::write_number(a, &mut out);
+    }
+    out.push_str(",\"actPending\":[");
+    for (i, p) in s.pending.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(p);
+    }
+    out.push_str("],\"mtimeMs\":");
+    json::write_number(mtime, &mut out);
+    out.push_str(",\"messageCount\":");
+    out.push_str(&s.message_count.to_string());
+    out.push('}');
+    Some(FileSummary {
+        meta: out,
+        first_message: s.first_message.unwrap_or_default(),
+        all_text: s.all_text,
+    })
+}
+
+#[derive(Default)]
+struct Summary {
+    header: Option<Value>,
+    name: Option<String>,
+    message_count: u64,
+    activity: Option<f64>,
+    pending: Vec<String>,
+    first_message: Option<String>,
+    all_text: String,
+    any_text: bool,
+}
+
+enum Feed {
+    Continue,
+    Stop,
+    Fail,
+}
+
+/// Does a raw key (the bytes between the quotes) name `name`? Escaped spellings are decoded.
+fn key_is(raw: &[u8], name: &str) -> bool {
+    if !raw.contains(&b'\\') {
+        return raw == name.as_bytes();
+    }
+    let mut quoted = Vec::with_capacity(raw.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(raw);
+    quoted.push(b'"');
+    matches!(json::parse(&quoted), Ok(Value::String(ref s)) if s.eq_str(name))
+}
+
+/// Whether a raw value is the JSON string `want`.
+fn raw_is_string(raw: &[u8], want: &str) -> bool {
+    // The common spelling first; anything else (escapes, whitespace) goes through the parser.
+    if raw.len() == want.len() + 2 && raw[0] == b'"' && &raw[1..raw.len() - 1] == want.as_bytes() {
+        return true;
+    }
+    raw.first() == Some(&b'"')
+        && matches!(json::parse(raw), Ok(Value::String(ref s)) if s.eq_str(want))
+}
+
+/// The members `feed` looks at: value ranges of the last occurrence of each name (what
+/// JSON.parse keeps), found without allocating.
+struct Picked<const N: usize> {
+    ranges: [Option<std::ops::Range<usize>>; N],
+}
+
+impl<const N: usize> Default for Picked<N> {
+    fn default() -> Self {
+        Picked {
+            ranges: std::array::from_fn(|_| None),
+        }
+    }
+}
+
+impl<const N: usize> Picked<N> {
+    fn record(&mut self, names: &[&str; N], key: &[u8], r: std::ops::Range<usize>) {
+        for (slot, name) in self.ranges.iter_mut().zip(names) {
+            if key_is(key, name) {
+                *slot = Some(r);
+                return;
+            }
+        }
+    }
+
+    fn get<'a>(&self, src: &'a [u8], k: usize) -> Option<&'a [u8]> {
+        self.ranges[k].clone().and_then(|r| src.get(r))
+    }
+}
+
+const LINE_KEYS: [&str; 4] = ["type", "name", "message", "timestamp"];
+const L_TYPE: usize = 0;
+const L_NAME: usize = 1;
+const L_MESSAGE: usize = 2;
+const L_TIMESTAMP: usize = 3;
+const MESSAGE_KEYS: [&str; 3] = ["role", "content", "timestamp"];
+const M_ROLE: usize = 0;
+const M_CONTENT: usize = 1;
+const M_TIMESTAMP: usize = 2;
+const BLOCK_KEYS: [&str; 2] = ["type", "text"];
+
+impl Summary {
+    fn feed(&mut self, line: &[u8]) -> Feed {
+        // One validating pass over the line that also picks the message's members; nested
+        // values are then walked without validating again.
+        let mut top = Picked::<4>::default();
+        let mut msg = Picked::<3>::default();
+        let mut pending = Picked::<3>::default();
+        let is_object = json::visit_two_levels(
+            line,
+            |key| key == "message",
+            |depth, key, r| {
+                if depth == 1 {
+                    pending.record(&MESSAGE_KEYS, key.as_bytes(), r);
+                } else {
+                    if key_is(key.as_bytes(), "message") {
+                        // The last `message` member is the one JSON.parse keeps.
+                        msg = std::mem::take(&mut pending);
+                    }
+                    top.record(&LINE_KEYS, key.as_bytes(), r);
+                }
+            },
+        );
+        match is_object {
+            Ok(true) => {}
+            Ok(false) | Err(_) => {
+                // Unparseable, or a scalar/array: a header must be an object.
+                if self.header.is_none() && matches!(is_object, Ok(false)) {
+                    if let Ok(v) = json::parse(line) {
+                        if v.is_truthy() {
+                            return Feed::Stop;
+                        }
+                    }
+                }
+                return Feed::Continue;
+            }
+        }
+        let ty = top.get(line, L_TYPE);
+        let is = |t: &str| ty.is_some_and(|raw| raw_is_string(raw, t));
+        if self.header.is_none() {
+            if !is("session") {
+                // Records leading the header are skipped (if no header follows, the file was
+                // no session: `header` stays unset).
+                return match json::parse(line) {
+                    Ok(v) if may_lead(&v) => Feed::Continue,
+                    _ => Feed::Stop,
+                };
+            }
+            match json::parse(line) {
+                Ok(v) => self.header = Some(v),
+                Err(_) => return Feed::Fail,
+            }
+            return Feed::Continue;
+        }
+        if is("session_info") {
+            match top.get(line, L_NAME).map(json::parse).as_ref() {
+                None | Some(Ok(Value::Null)) => self.name = None,
+                Some(Ok(Value::String(n))) => {
+                    let t = js_trim_escaped(n.as_escaped());
+                    self.name = if t.is_empty() {
+                        None
+                    } else {
+                        Some(t.to_owned())
+                    };
+                }
+                _ => return Feed::Fail,
+            }
+        }
+        if !is("message") {
+            return Feed::Continue;
+        }
+        self.message_count += 1;
+        let Some(msg_raw) = top.get(line, L_MESSAGE) else {
+            return Feed::Fail;
+        };
+        if msg_raw.first() != Some(&b'{') {
+            // `message.role` on a scalar or array is undefined (no throw); on null it throws.
+            return if msg_raw.starts_with(b"null") {
+                Feed::Fail
+            } else {
+                Feed::Continue
+            };
+        }
+        let is_user = match msg.get(line, M_ROLE) {
+            Some(r) if raw_is_string(r, "user") => true,
+            Some(r) if raw_is_string(r, "assistant") => false,
+            _ => return Feed::Continue,
+        };
+        let Some(content_raw) = msg.get(line, M_CONTENT) else {
+            return Feed::Continue;
+        };
+        // Activity time: a numeric message timestamp, else the entry's own timestamp.
+        match msg.get(line, M_TIMESTAMP).and_then(|r| json::parse(r).ok()) {
+            Some(Value::Number(n)) => self.bump(n),
+            _ => match top.get(line, L_TIMESTAMP).map(json::parse) {
+                None => {}
+                Some(Ok(v)) => self.entry_time(&v),
+                Some(Err(_)) => {}
+            },
+        }
+        let mut text = String::new();
+        match content_raw.first() {
+            Some(b'"') => match json::parse(content_raw) {
+                Ok(Value::String(ref s)) => text.push_str(s.as_escaped()),
+                _ => return Feed::Fail,
+            },
+            Some(b'[') => {
+                let mut first = true;
+                let mut failed = false;
+                json::visit_items_valid(content_raw, |r| {
+                    if failed {
+                        return;
+                    }
+                    let item = &content_raw[r];
+                    match item.first() {
+                        Some(b'n') => failed = true, // null: `block.type` throws
+                        Some(b'{') => {
+                            let mut block = Picked::<2>::default();
+                            json::visit_members_valid(item, |key, r| {
+                                block.record(&BLOCK_KEYS, key, r)
+                            });
+                            if !block.get(item, 0).is_some_and(|t| raw_is_string(t, "text")) {
+                                return;
+                            }
+                            if !first {
+                                text.push(' ');
+                            }
+                            first = false;
+                            if let Some(t) = block.get(item, 1) {
+                                if let Ok(v) = json::parse(t) {
+                                    js_join_item(&v, &mut text, 0);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                });
+                if failed {
+                    return Feed::Fail;
+                }
+            }
+            _ => return Feed::Fail,
+        }
+        if text.is_empty() {
+            return Feed::Continue;
+        }
+        if self.any_text {
+            self.all_text.push(' ');
+        }
+        self.any_text = true;
+        self.all_text.push_str(&text);
+        if is_user && self.first_message.is_none() {
+            self.first_message = Some(text);
+        }
+        Feed::Continue
+    }
+
+    fn bump(&mut self, t: f64) {
+        if t.is_nan() {
+            return;
+        }
+        self.activity = Some(self.activity.unwrap_or(0.0).max(t));
+    }
+
+    /// `new Date(entry.timestamp).getTime()`: strict ISO strings and plain values here, anything
+    /// else is left to JavaScript's `Date`.
+    fn entry_time(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => match crate::timefmt::parse_iso_strict(s.as_escaped()) {
+                Some(ms) => self.bump(ms),
+                None => self.pending.push(json::to_json(v)),
+            },
+            Value::Null => self.bump(0.0),
+            Value::Bool(b) => self.bump(f64::from(u8::from(*b))),
+            Value::Number(n) => {
+                if n.abs() <= 8.64e15 {
+                    self.bump(n.trunc() + 0.0);
+                }
+            }
+            _ => self.pending.push(json::to_json(v)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
