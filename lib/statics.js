@@ -11,11 +11,10 @@ const paths = require("./paths.js");
 const SESSION_ID_MESSAGE =
   "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
 
-const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-
-/** @param {any} id */
+/** Throws INVALID_SESSION_ID unless `id` (as a string, like the reference's pattern test) is a
+ * valid session id; the rule is the core's (ids.rs `is_valid_session_id`). @param {unknown} id */
 function assertValidSessionId(id) {
-  if (!SESSION_ID_PATTERN.test(id)) throw sessionError("INVALID_SESSION_ID", SESSION_ID_MESSAGE);
+  if (!native.isValidSessionId(`${id}`)) throw sessionError("INVALID_SESSION_ID", SESSION_ID_MESSAGE);
 }
 
 /** The newest session file in `sessionDir` (of `cwd` when given), or null.
