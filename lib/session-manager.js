@@ -13,7 +13,7 @@
 //   wire.js             ids as keys, lines as objects, UTF-8, skeletons
 //   appends.js          appending an entry (ids, timestamps, retries), appendMessage's options,
 //                       appendContextEdit's checks
-//   preload.js          inMemory(cwd, options, entries)
+//   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
 //   projection.js       contexts and transcript pages from the core's projection plan
 //   tree.js             getTree from the core's tree plan
@@ -27,11 +27,12 @@ const ctx = require("./context.js");
 const listing = require("./listing.js");
 const { releaseLocksAtExit } = require("./locks.js");
 const { guardErrors, coded } = require("./guard.js");
+const { disposedPrototype } = require("./disposed.js");
 const transcript = require("./transcript.js");
 const { NONE, keyOf } = require("./wire.js");
 const { SessionState, CURRENT_SESSION_VERSION, NOT_ASKED } = require("./session-state.js");
 const { nowIso, randomEntryId: newId, appendEntry, appendOptions, contextEditReplacement, describeValue } = require("./appends.js");
-const { loadEntries } = require("./preload.js");
+const load = require("./load.js");
 const branching = require("./branching.js");
 const projection = require("./projection.js");
 const { decodeTree } = require("./tree.js");
@@ -55,10 +56,8 @@ class SessionManager {
   /** @type {boolean} */
   #persist;
 
-  /**
-   * @param {string} cwd @param {string} sessionDir @param {string | undefined | typeof PRIVATE} sessionFile
-   * @param {boolean} persist @param {any} [newSessionOptions] @param {any} [preloadedFileEntries]
-   */
+  /** @param {string} cwd @param {string} sessionDir @param {string | undefined | typeof PRIVATE} sessionFile @param {boolean} persist
+   * @param {any} [newSessionOptions] @param {any} [preloadedFileEntries] */
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
     this.#cwd = paths.resolvePath(cwd);
     this.#sessionDir = paths.normalizePath(sessionDir);
@@ -77,7 +76,7 @@ class SessionManager {
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
     } else if (preloadedFileEntries?.length) {
-      loadEntries(this.#s, persist, preloadedFileEntries, () => this.newSession(newSessionOptions));
+      load.loadEntries(this.#s, persist, preloadedFileEntries, () => this.newSession(newSessionOptions));
     } else {
       this.newSession(newSessionOptions);
     }
@@ -85,57 +84,16 @@ class SessionManager {
 
   // ----- loading ------------------------------------------------------------------------------
 
-  /** @param {string} sessionFile */
   setSessionFile(sessionFile) {
     this.#setSessionFile(sessionFile);
   }
 
-  /** @param {string} sessionFile */
   #setSessionFile(sessionFile) {
-    const s = this.#s;
-    const resolved = paths.resolvePath(sessionFile);
-    const before = this.#n.sessionId();
-    let loaded;
-    try {
-      loaded = this.#n.setSessionFile(resolved);
-    } catch (err) {
-      // A refused file leaves the session as it was (objects included), unless the core had
-      // already started a fresh one (an empty file whose header could not be written).
-      if (this.#n.sessionId() !== before) {
-        s.replaced();
-        s.syncLeaf();
-        s.seedFreshHeader();
-      }
-      // The path is taken before the file is read (as in the reference), refused or not.
-      s.answers.file = null;
-      throw err;
-    }
-    s.replaced();
-    s.syncLeaf();
-    if (!loaded) s.seedFreshHeader();
-    else idle.warmWhenIdle(s, resolved);
+    load.loadFile(this.#s, sessionFile);
   }
 
-  /** @param {any} [options] */
   newSession(options) {
-    if (options?.id !== undefined) statics.assertValidSessionId(options.id);
-    const parent = options?.parentSession;
-    const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
-    const info = this.#n.newSession(options?.id === undefined ? null : String(options.id), parentJson);
-    const s = this.#s;
-    s.replaced(1); // the header alone, and no leaf
-    const header = (s.objs[0] = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      // The id as written: a non-string id that passes the pattern (5, ["a"]) is written as its
-      // string (the reference writes the value itself and then refuses to open its own file).
-      id: options?.id === undefined ? info.id : String(options.id),
-      timestamp: info.timestamp,
-      cwd: this.#cwd,
-      parentSession: parent,
-    });
-    s.mark(header, 0);
-    return info.file ?? undefined;
+    return load.startSession(this.#s, this.#cwd, options);
   }
 
   // ----- accessors ----------------------------------------------------------------------------
@@ -186,15 +144,7 @@ class SessionManager {
     if (!Number.isInteger(count) || count < 0 || count > NONE) {
       throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeValue(count)}`, RangeError);
     }
-    const s = this.#s;
-    const all = s.answers.all;
-    if (all !== null) {
-      if (count > all.length) throw entriesPastEnd(count, all.length);
-      return all.slice(count);
-    }
-    const positions = this.#n.entryPositionsSince(count);
-    if (positions === null) throw entriesPastEnd(count, this.#n.entryPositions().length);
-    return s.entries(positions);
+    return this.#s.entriesSince(count);
   }
   getLeafId() {
     return this.#s.leafId;
@@ -203,7 +153,6 @@ class SessionManager {
     const s = this.#s;
     return s.leafPos >= 0 ? s.entry(s.leafPos) : undefined;
   }
-  /** @param {unknown} id */
   getEntry(id) {
     const s = this.#s;
     const hit = s.entryById.get(id);
@@ -214,34 +163,17 @@ class SessionManager {
     s.entryById.set(id, entry);
     return entry;
   }
-  /** @param {unknown} parentId */
   getChildren(parentId) {
     const key = keyOf(parentId);
     return key === null ? [] : this.#s.entries(this.#n.children(key));
   }
-  /** @param {unknown} id */
   getLabel(id) {
     // Not wrapped by the guard (a wrapper would cost more than the lookup): errors of the native
     // part are coded here.
     const labels = this.#s.answers.labels;
-    return labels !== null && typeof id === "string" ? labels.get(id) : this.#findLabel(id);
-  }
-
-  /** @param {unknown} id */
-  #findLabel(id) {
-    const s = this.#s;
+    if (labels !== null && typeof id === "string") return labels.get(id);
     try {
-      if (typeof id === "string") {
-        const labels = new Map();
-        for (const e of s.entries(this.#n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
-        s.answers.labels = labels;
-        return labels.get(id);
-      }
-      // Ids of other types (read from a file) are looked up by their key.
-      const key = keyOf(id);
-      if (key === null) return undefined;
-      const pos = this.#n.labelPos(key);
-      return pos >= 0 ? s.entry(pos).label : undefined;
+      return this.#s.findLabel(id);
     } catch (err) {
       throw coded(err);
     }
@@ -254,23 +186,8 @@ class SessionManager {
     if (pos === NOT_ASKED) pos = a.namePos = this.#n.sessionNamePos();
     return pos >= 0 ? s.entry(pos).name?.trim() || undefined : undefined;
   }
-  /** @param {unknown} [fromId] */
   getBranch(fromId) {
-    const s = this.#s;
-    const start = fromId ?? s.leafId;
-    if (!start) return [];
-    const ofLeaf = fromId === undefined || fromId === null;
-    const a = s.answers;
-    if (ofLeaf && a.branch !== null && a.branchPos === s.leafPos) return a.branch.slice();
-    const key = keyOf(start);
-    if (key === null) return [];
-    const path = s.entries(this.#n.branchPath(key));
-    if (ofLeaf) {
-      // A copy: the caller owns the array returned.
-      a.branch = path.slice();
-      a.branchPos = s.leafPos;
-    }
-    return path;
+    return this.#s.branch(fromId);
   }
 
   // ----- context ------------------------------------------------------------------------------
@@ -314,7 +231,6 @@ class SessionManager {
 
   // ----- modes and lifetime -------------------------------------------------------------------
 
-  /** @param {unknown} entry */
   _persist(entry) {
     let line;
     try {
@@ -347,8 +263,7 @@ class SessionManager {
   }
 
   /** Exclusive mode: hold the session file's lease (`<file>.lock`) so that no other process writes
-   * to it; throws `SESSION_LOCKED` (naming the holder's pid) while another process holds it.
-   * @param {boolean} on */
+   * to it; throws `SESSION_LOCKED` (naming the holder's pid) while another process holds it. */
   setExclusive(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setExclusive(on) expects a boolean", TypeError);
     if (on) {
@@ -359,14 +274,13 @@ class SessionManager {
   }
 
   /** Restore mode (an addition): a session directory or file that vanished is made again at the
-   * next write instead of failing with ENOENT, and a vanished file is written back whole.
-   * @param {boolean} on */
+   * next write instead of failing with ENOENT, and a vanished file is written back whole. */
   setRestoreMissing(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setRestoreMissing(on) expects a boolean", TypeError);
     this.#n.setRestoreMissing(on);
   }
 
-  /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). @param {boolean} on */
+  /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). */
   setFsync(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setFsync(on) expects a boolean", TypeError);
     this.#n.setFsync(on);
@@ -374,13 +288,18 @@ class SessionManager {
 
   // ----- appends ------------------------------------------------------------------------------
 
-  /** @param {any} message @param {any} [options] */
+  // Each entry is written with the reference's members in its order (JSON.stringify keeps it).
+
+  /** Append `entry` (see appends.js). @template {{ type: string, id: string }} E
+   * @param {E} entry @param {(id: string) => void} [retarget] @param {import("./appends.js").AppendHow} [how] */
+  #add(entry, retarget, how) {
+    return appendEntry(this.#s, this.#persist, entry, retarget, how);
+  }
+
   appendMessage(message, options) {
-    const s = this.#s;
-    if (options === undefined) return appendEntry(s, this.#persist, { type: "message", id: newId(), parentId: s.leafId, timestamp: nowIso(), message }).id;
+    if (options === undefined) return this.#add({ type: "message", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), message }).id;
     const how = appendOptions(options);
-    const entry = { type: "message", id: how.id ?? newId(), parentId: s.leafId, timestamp: nowIso(), message };
-    return appendEntry(s, this.#persist, entry, undefined, how).id;
+    return this.#add({ type: "message", id: how.id ?? newId(), parentId: this.#s.leafId, timestamp: nowIso(), message }, undefined, how).id;
   }
 
   /** A new entry id that no entry has and that is not reserved, reserved for
@@ -395,36 +314,20 @@ class SessionManager {
     return this.#n.releaseEntryId(/** @type {string} */ (keyOf(id)));
   }
 
-  /** @param {any} thinkingLevel */
   appendThinkingLevelChange(thinkingLevel) {
-    const s = this.#s;
-    return appendEntry(s, this.#persist, { type: "thinking_level_change", id: newId(), parentId: s.leafId, timestamp: nowIso(), thinkingLevel }).id;
+    return this.#add({ type: "thinking_level_change", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), thinkingLevel }).id;
   }
 
-  /** @param {any} provider @param {any} modelId */
   appendModelChange(provider, modelId) {
-    const s = this.#s;
-    return appendEntry(s, this.#persist, { type: "model_change", id: newId(), parentId: s.leafId, timestamp: nowIso(), provider, modelId }).id;
+    return this.#add({ type: "model_change", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), provider, modelId }).id;
   }
 
-  /** @param {any} kind @param {any} provider @param {any} model @param {any} usage @param {any} [note] */
+  /** (Returns the entry, not its id, as the reference does.) */
   appendUsage(kind, provider, model, usage, note) {
-    const s = this.#s;
-    return appendEntry(s, this.#persist, {
-      type: "usage",
-      id: newId(),
-      parentId: s.leafId,
-      timestamp: nowIso(),
-      kind,
-      provider,
-      model,
-      usage,
-      ...(note ? { note } : {}),
-    });
+    const head = { type: "usage", id: newId(), parentId: this.#s.leafId, timestamp: nowIso() };
+    return this.#add({ ...head, kind, provider, model, usage, ...(note ? { note } : {}) });
   }
 
-  /** @param {any} summary @param {any} firstKeptEntryId @param {any} tokensBefore @param {any} [details]
-   * @param {any} [fromHook] @param {any} [usage] @param {any} [retainedTail] */
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage, retainedTail) {
     const s = this.#s;
     const timestamp = nowIso();
@@ -446,18 +349,15 @@ class SessionManager {
     };
     if (Array.isArray(retainedTail)) entry.retainedTail = retainedTail;
     const selfKept = firstKeptEntryId == null;
-    return appendEntry(s, this.#persist, entry, (newId) => {
+    return this.#add(entry, (newId) => {
       if (selfKept) entry.firstKeptEntryId = newId;
     }).id;
   }
 
-  /** @param {any} customType @param {any} [data] */
   appendCustomEntry(customType, data) {
-    const s = this.#s;
-    return appendEntry(s, this.#persist, { type: "custom", customType, data, id: newId(), parentId: s.leafId, timestamp: nowIso() }).id;
+    return this.#add({ type: "custom", customType, data, id: newId(), parentId: this.#s.leafId, timestamp: nowIso() }).id;
   }
 
-  /** @param {any} name */
   appendSessionInfo(name) {
     let sanitized;
     try {
@@ -465,49 +365,26 @@ class SessionManager {
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
-    const s = this.#s;
-    return appendEntry(s, this.#persist, { type: "session_info", id: newId(), parentId: s.leafId, timestamp: nowIso(), name: sanitized }).id;
+    return this.#add({ type: "session_info", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), name: sanitized }).id;
   }
 
-  /** @param {any} customType @param {any} content @param {any} display @param {any} [details] */
   appendCustomMessageEntry(customType, content, display, details) {
-    const s = this.#s;
-    return appendEntry(s, this.#persist, {
-      type: "custom_message",
-      customType,
-      content,
-      display,
-      details,
-      id: newId(),
-      parentId: s.leafId,
-      timestamp: nowIso(),
-    }).id;
+    const head = { type: "custom_message", customType, content, display, details };
+    return this.#add({ ...head, id: newId(), parentId: this.#s.leafId, timestamp: nowIso() }).id;
   }
 
-  /** @param {any} targetId @param {any} replacement */
   appendContextEdit(targetId, replacement) {
-    const s = this.#s;
-    const normalized = contextEditReplacement(s, targetId, replacement, () => this.getBranch());
-    return appendEntry(s, this.#persist, {
-      type: "context_edit",
-      id: newId(),
-      parentId: s.leafId,
-      timestamp: nowIso(),
-      targetId,
-      replacement: normalized,
-    }).id;
+    const normalized = contextEditReplacement(this.#s, targetId, replacement, () => this.getBranch());
+    return this.#add({ type: "context_edit", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), targetId, replacement: normalized }).id;
   }
 
-  /** @param {any} targetId @param {any} label */
   appendLabelChange(targetId, label) {
-    const s = this.#s;
-    if (s.lookup(targetId) < 0) throw notFound(targetId);
-    return appendEntry(s, this.#persist, { type: "label", id: newId(), parentId: s.leafId, timestamp: nowIso(), targetId, label }).id;
+    if (this.#s.lookup(targetId) < 0) throw notFound(targetId);
+    return this.#add({ type: "label", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), targetId, label }).id;
   }
 
   // ----- branching ----------------------------------------------------------------------------
 
-  /** @param {unknown} branchFromId */
   branch(branchFromId) {
     const s = this.#s;
     const pos = s.lookup(branchFromId);
@@ -522,7 +399,6 @@ class SessionManager {
     s.leafMoved(null, -1);
   }
 
-  /** @param {any} branchFromId @param {any} summary @param {any} [details] @param {any} [fromHook] @param {any} [usage] */
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
     const s = this.#s;
     if (branchFromId !== null && s.lookup(branchFromId) < 0) throw notFound(branchFromId);
@@ -531,17 +407,8 @@ class SessionManager {
     this.#n.setLeafKey(branchFromId === null ? null : keyOf(branchFromId));
     // Readers start over at the new leaf, then hear of the summary as an append.
     s.leafMoved(branchFromId, this.#n.leafPos());
-    return appendEntry(s, this.#persist, {
-      type: "branch_summary",
-      id: newId(),
-      parentId: branchFromId,
-      timestamp: nowIso(),
-      fromId,
-      summary,
-      details,
-      usage,
-      fromHook,
-    }).id;
+    const head = { type: "branch_summary", id: newId(), parentId: branchFromId, timestamp: nowIso() };
+    return this.#add({ ...head, fromId, summary, details, usage, fromHook }).id;
   }
 
   /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it.
@@ -561,7 +428,6 @@ class SessionManager {
     return branching.pruneBranch(this.#s, entryId);
   }
 
-  /** @param {unknown} [leafId] */
   createBranchedSession(leafId) {
     const file = branching.createBranchedSession(this.#s, this.#persist, leafId, leafId ?? this.#s.leafId);
     const header = this.getHeader();
@@ -572,78 +438,51 @@ class SessionManager {
 
   // ----- factories (see statics.js) -----------------------------------------------------------
 
-  /** @param {string} cwd @param {string} [sessionDir] @param {any} [options] */
   static create(cwd, sessionDir, options) {
     return new SessionManager(cwd, statics.sessionDirOf(cwd, sessionDir), undefined, true, options);
   }
 
-  /** @param {string} filePath @param {string} [sessionDir] @param {string} [cwdOverride] */
   static open(filePath, sessionDir, cwdOverride) {
     const { cwd, dir, file } = statics.openPlace(filePath, sessionDir, cwdOverride);
     return new SessionManager(cwd, dir, file, true);
   }
 
-  /** @param {string} cwd @param {string} [sessionDir] */
   static continueRecent(cwd, sessionDir) {
     const { dir, file } = statics.recentPlace(cwd, sessionDir);
     return new SessionManager(cwd, dir, file, true);
   }
 
-  /** @param {string} [cwd] @param {any} [options] @param {any} [entries] */
   static inMemory(cwd = process.cwd(), options, entries) {
     return new SessionManager(cwd, "", undefined, false, options, entries);
   }
 
-  /** @param {string} sourcePath @param {string} targetCwd @param {string} [sessionDir] @param {any} [options] */
   static forkFrom(sourcePath, targetCwd, sessionDir, options) {
     const { target, dir, source, id } = statics.forkPlace(sourcePath, targetCwd, sessionDir, options);
     return new SessionManager(target, dir, PRIVATE, true, { source, id });
   }
 
-  /** @param {string} cwd @param {unknown} id @param {string} [sessionDir] */
   static findById(cwd, id, sessionDir) {
     return statics.findById(cwd, id, sessionDir);
   }
 
-  /** @param {string} cwd @param {string} [sessionDir] @param {any} [onProgress] @param {AbortSignal} [signal] */
   static list(cwd, sessionDir, onProgress, signal) {
     return listing.list(cwd, sessionDir, onProgress, signal, paths);
   }
 
-  /** @param {any} [sessionDirOrOnProgress] @param {any} [onProgressOrSignal] @param {AbortSignal} [signal] */
   static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     return listing.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
   }
 }
 
-/** @param {unknown} id */
 function notFound(id) {
   return sessionError("ENTRY_NOT_FOUND", `Entry ${id} not found`);
-}
-
-/** @param {number} count @param {number} total */
-function entriesPastEnd(count, total) {
-  return sessionError("ENTRY_COUNT_OUT_OF_RANGE", `getEntriesSince(${count}): the session has only ${total} entries`, RangeError);
 }
 
 // Errors raised by JavaScript itself on bad input get a `code` too (see guard.js).
 guardErrors(SessionManager);
 
-/** The prototype of a disposed manager: still a SessionManager (instanceof holds), every method
- * throws SESSION_DISPOSED, dispose() does nothing. */
-const DISPOSED = Object.create(SessionManager.prototype);
-for (const name of Object.getOwnPropertyNames(SessionManager.prototype)) {
-  if (name === "constructor" || typeof Object.getOwnPropertyDescriptor(SessionManager.prototype, name)?.value !== "function") continue;
-  const method =
-    name === "dispose"
-      ? { dispose() {} }.dispose
-      : {
-          [name]() {
-            throw sessionError("SESSION_DISPOSED", `SessionManager.${name}() called after dispose()`);
-          },
-        }[name];
-  Object.defineProperty(DISPOSED, name, { value: method, writable: true, configurable: true, enumerable: false });
-}
+/** The prototype of a disposed manager (see dispose()). */
+const DISPOSED = disposedPrototype(SessionManager);
 
 module.exports = {
   CURRENT_SESSION_VERSION,

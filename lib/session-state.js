@@ -13,10 +13,11 @@
 //                       depend on it are keyed on it (branchPos) and follow;
 //   appended(e, pos)    one record was appended: the answers are extended, which is what keeps
 //                       an agent's append-then-getBranch loop from re-reading the branch.
-// Code elsewhere reads these fields and fills an answer not asked for yet, nothing
-// more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
+// Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
+// count), nothing more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
 const { NONE, BATCH_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
+const { sessionError } = require("./errors.js");
 
 const CURRENT_SESSION_VERSION = 3;
 /** A position not asked for since the last change (the core's "none" is -1). */
@@ -162,6 +163,54 @@ class SessionState {
     this.feed.appended(entry);
   }
 
+  // ----- answers kept between changes -------------------------------------------------------
+
+  /** getBranch(fromId): the path to `fromId` (the leaf when null or undefined), root first; the
+   * leaf's is kept until the leaf moves. @param {unknown} fromId */
+  branch(fromId) {
+    const start = fromId ?? this.leafId;
+    if (!start) return [];
+    const ofLeaf = fromId === undefined || fromId === null;
+    const a = this.answers;
+    if (ofLeaf && a.branch !== null && a.branchPos === this.leafPos) return a.branch.slice();
+    const key = keyOf(start);
+    if (key === null) return [];
+    const path = this.entries(this.n.branchPath(key));
+    if (ofLeaf) {
+      // A copy: the caller owns the array returned.
+      a.branch = path.slice();
+      a.branchPos = this.leafPos;
+    }
+    return path;
+  }
+
+  /** getEntriesSince(count), count checked already. @param {number} count */
+  entriesSince(count) {
+    const all = this.answers.all;
+    if (all !== null) {
+      if (count > all.length) throw entriesPastEnd(count, all.length);
+      return all.slice(count);
+    }
+    const positions = this.n.entryPositionsSince(count);
+    if (positions === null) throw entriesPastEnd(count, this.n.entryPositions().length);
+    return this.entries(positions);
+  }
+
+  /** getLabel(id) when the labels of string ids are not kept yet (it keeps them) or `id` is
+   * not a string (ids read from a file are looked up by their key). @param {unknown} id */
+  findLabel(id) {
+    if (typeof id === "string") {
+      const labels = new Map();
+      for (const e of this.entries(this.n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
+      this.answers.labels = labels;
+      return labels.get(id);
+    }
+    const key = keyOf(id);
+    if (key === null) return undefined;
+    const pos = this.n.labelPos(key);
+    return pos >= 0 ? this.entry(pos).label : undefined;
+  }
+
   // ----- entry objects ----------------------------------------------------------------------
 
   /** `obj` stands for the record at `pos` (its JSON is that line, up to formatting, or the line is
@@ -269,6 +318,11 @@ class SessionState {
     this.objs[pos] = h;
     this.mark(h, pos);
   }
+}
+
+/** @param {number} count @param {number} total */
+function entriesPastEnd(count, total) {
+  return sessionError("ENTRY_COUNT_OUT_OF_RANGE", `getEntriesSince(${count}): the session has only ${total} entries`, RangeError);
 }
 
 module.exports = { SessionState, recordsOf, CURRENT_SESSION_VERSION, NOT_ASKED };

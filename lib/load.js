@@ -1,16 +1,68 @@
 "use strict";
-// `inMemory(cwd, options, entries)`: a session made from entry objects the caller holds. Where the
-// entries map 1:1 to records, the caller's objects are the session's entries (as in the
-// reference), and with a header the caller's array is the session's list (appends land in it).
+// How a manager's session gets its records: a file (setSessionFile), a new session (newSession),
+// or entry objects the caller holds (`inMemory(cwd, options, entries)`). Each that succeeds goes
+// through the state's replaced(): no object or answer of the session before survives.
 const { withCode } = require("./errors.js");
+const paths = require("./paths.js");
+const idle = require("./idle-parse.js");
 const { skeletonOf, goesWhole } = require("./wire.js");
 const { recordsOf, CURRENT_SESSION_VERSION } = require("./session-state.js");
 const { migrateSessionEntries } = require("./migrate.js");
+const { assertValidSessionId } = require("./statics.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
+/** setSessionFile(sessionFile). @param {SessionState} s @param {string} sessionFile */
+function loadFile(s, sessionFile) {
+  const resolved = paths.resolvePath(sessionFile);
+  const before = s.n.sessionId();
+  let loaded;
+  try {
+    loaded = s.n.setSessionFile(resolved);
+  } catch (err) {
+    // A refused file leaves the session as it was (objects included), unless the core had
+    // already started a fresh one (an empty file whose header could not be written).
+    if (s.n.sessionId() !== before) {
+      s.replaced();
+      s.syncLeaf();
+      s.seedFreshHeader();
+    }
+    // The path is taken before the file is read (as in the reference), refused or not.
+    s.answers.file = null;
+    throw err;
+  }
+  s.replaced();
+  s.syncLeaf();
+  if (!loaded) s.seedFreshHeader();
+  else idle.warmWhenIdle(s, resolved);
+}
+
+/** newSession(options): returns the new file (undefined in memory, or until it is written).
+ * @param {SessionState} s @param {string} cwd @param {any} options */
+function startSession(s, cwd, options) {
+  if (options?.id !== undefined) assertValidSessionId(options.id);
+  const parent = options?.parentSession;
+  const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
+  const info = s.n.newSession(options?.id === undefined ? null : String(options.id), parentJson);
+  s.replaced(1); // the header alone, and no leaf
+  const header = (s.objs[0] = {
+    type: "session",
+    version: CURRENT_SESSION_VERSION,
+    // The id as written: a non-string id that passes the pattern (5, ["a"]) is written as its
+    // string (the reference writes the value itself and then refuses to open its own file).
+    id: options?.id === undefined ? info.id : String(options.id),
+    timestamp: info.timestamp,
+    cwd,
+    parentSession: parent,
+  });
+  s.mark(header, 0);
+  return info.file ?? undefined;
+}
+
 /**
- * Load `entries` into `s`. `startNew()` starts a fresh session (header only) for entries without
+ * inMemory(cwd, options, entries): load `entries` into `s`. Where the entries map 1:1 to
+ * records, the caller's objects are the session's entries (as in the reference), and with a
+ * header the caller's array is the session's list (appends land in it). `startNew()` starts a fresh session (header only) for entries without
  * a header.
  * @param {SessionState} s @param {boolean} persist @param {any[]} entries @param {() => void} startNew
  */
@@ -86,4 +138,4 @@ function preload(s, entries, hasHeader, skeletons, startNew) {
   }
 }
 
-module.exports = { loadEntries };
+module.exports = { loadFile, startSession, loadEntries };
