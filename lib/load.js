@@ -28,7 +28,7 @@ function loadFile(s, sessionFile) {
       s.seedFreshHeader();
     }
     // The path is taken before the file is read (as in the reference), refused or not.
-    s.answers.file = null;
+    s.file = null;
     throw err;
   }
   s.replaced();

@@ -116,27 +116,25 @@ class SessionManager {
     return h !== null && typeof h.id === "string" ? h.id : this.#n.sessionId();
   }
   getSessionFile() {
-    const a = this.#s.answers;
-    if (a.file === null) a.file = this.#n.sessionFile() ?? undefined;
-    return a.file;
+    const s = this.#s;
+    if (s.file === null) s.file = this.#n.sessionFile() ?? undefined;
+    return s.file;
   }
   getHeader() {
     const s = this.#s;
-    const a = s.answers;
-    if (a.headerPos === NOT_ASKED) a.headerPos = this.#n.headerPos();
-    const pos = a.headerPos;
+    if (s.headerPos === NOT_ASKED) s.headerPos = this.#n.headerPos();
+    const pos = s.headerPos;
     return pos < 0 ? null : s.entry(pos);
   }
   getEntryCount() {
-    const a = this.#s.answers;
-    if (a.entryCount < 0) a.entryCount = this.#n.entryCount();
-    return a.entryCount;
+    const s = this.#s;
+    if (s.entryCount < 0) s.entryCount = this.#n.entryCount();
+    return s.entryCount;
   }
   getEntries() {
     const s = this.#s;
-    const a = s.answers;
-    if (a.all === null) a.all = s.entries(this.#n.entryPositions());
-    return a.all.slice();
+    if (s.all === null) s.all = s.entries(this.#n.entryPositions());
+    return s.all.slice();
   }
   /** The entries after the first `count` of getEntries(), the same objects (an addition).
    * @param {number} count */
@@ -170,8 +168,11 @@ class SessionManager {
   getLabel(id) {
     // Not wrapped by the guard (a wrapper would cost more than the lookup): errors of the native
     // part are coded here.
-    const labels = this.#s.answers.labels;
-    if (labels !== null && typeof id === "string") return labels.get(id);
+    const labels = this.#s.labels;
+    return labels !== null && typeof id === "string" ? labels.get(id) : this.#findLabel(id);
+  }
+
+  #findLabel(id) {
     try {
       return this.#s.findLabel(id);
     } catch (err) {
@@ -181,9 +182,8 @@ class SessionManager {
   getSessionName() {
     // pi's footer asks on every frame: the position is kept, the name read from the entry.
     const s = this.#s;
-    const a = s.answers;
-    let pos = a.namePos;
-    if (pos === NOT_ASKED) pos = a.namePos = this.#n.sessionNamePos();
+    let pos = s.namePos;
+    if (pos === NOT_ASKED) pos = s.namePos = this.#n.sessionNamePos();
     return pos >= 0 ? s.entry(pos).name?.trim() || undefined : undefined;
   }
   getBranch(fromId) {
@@ -220,13 +220,13 @@ class SessionManager {
 
   getTree() {
     // The plan is read, never written, so it is kept until the core's generation changes.
-    const a = this.#s.answers;
+    const s = this.#s;
     const generation = this.#n.generation();
-    if (a.treeGeneration !== generation || a.treePlan === null) {
-      a.treePlan = this.#n.treePlan();
-      a.treeGeneration = generation;
+    if (s.treeGeneration !== generation || s.treePlan === null) {
+      s.treePlan = this.#n.treePlan();
+      s.treeGeneration = generation;
     }
-    return decodeTree(a.treePlan, this.#s);
+    return decodeTree(s.treePlan, s);
   }
 
   // ----- modes and lifetime -------------------------------------------------------------------
@@ -257,8 +257,8 @@ class SessionManager {
     this.#n.dispose();
     s.replaced(0);
     s.trackId = 0;
-    // The methods of a disposed manager are the ones below, which throw: no check on the hot
-    // paths of live managers.
+    // The methods of a disposed manager are DISPOSED's (disposed.js), which throw: no check on
+    // the hot paths of live managers.
     Object.setPrototypeOf(this, DISPOSED);
   }
 

@@ -10,7 +10,7 @@
 //                       dispose): every object and answer goes at once (then syncLeaf() reads
 //                       the new leaf from the core);
 //   leafMoved(id, pos)  the leaf moved (branch, resetLeaf, branchWithSummary); the answers that
-//                       depend on it are keyed on it (branchPos) and follow;
+//                       depend on it are keyed on it (leafBranchPos) and follow;
 //   appended(e, pos)    one record was appended: the answers are extended, which is what keeps
 //                       an agent's append-then-getBranch loop from re-reading the branch.
 // Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
@@ -22,27 +22,6 @@ const { sessionError } = require("./errors.js");
 const CURRENT_SESSION_VERSION = 3;
 /** A position not asked for since the last change (the core's "none" is -1). */
 const NOT_ASKED = -2;
-
-/** The answers derived from the records; replaced as a whole when the records are. */
-class Answers {
-  /** All non-header entries in order, once someone asked for them (extended on append). */
-  all = /** @type {any[] | null} */ (null);
-  /** The header's position, the file (null: not asked yet), the entry count (-1: not asked yet). */
-  headerPos = NOT_ASKED;
-  file = /** @type {string | undefined | null} */ (null);
-  entryCount = -1;
-  /** The labels of string ids (null: not asked yet): a Map of the labelled ids only, like the
-   * reference's, since a lookup in a Map of every id asked for measured several times slower. */
-  labels = /** @type {Map<string, unknown> | null} */ (null);
-  /** The latest session_info record's position (-1: none). */
-  namePos = NOT_ASKED;
-  /** getBranch()'s answer for the leaf record at branchPos (valid while the leaf is there). */
-  branch = /** @type {any[] | null} */ (null);
-  branchPos = -1;
-  /** getTree's plan from the core, and the core's generation it belongs to. */
-  treePlan = /** @type {Uint32Array | null} */ (null);
-  treeGeneration = -1;
-}
 
 /**
  * Where entry objects come from: the record of a manager's session each was made from or written
@@ -81,6 +60,30 @@ function recordsOf(entries) {
 }
 
 class SessionState {
+  // The answers derived from the records, set by forgetAnswers().
+  /** All non-header entries in order, once someone asked for them (extended on append). @type {any[] | null} */
+  all;
+  /** The header's position (NOT_ASKED, or -1: none). @type {number} */
+  headerPos;
+  /** The session file (null: not asked yet). @type {string | undefined | null} */
+  file;
+  /** The entry count (-1: not asked yet). @type {number} */
+  entryCount;
+  /** The labels of string ids (null: not asked yet): a Map of the labelled ids only, like the
+   * reference's, since a lookup in a Map of every id asked for measured several times slower.
+   * @type {Map<string, unknown> | null} */
+  labels;
+  /** The latest session_info record's position (NOT_ASKED, or -1: none). @type {number} */
+  namePos;
+  /** getBranch()'s answer for the leaf record at leafBranchPos (valid while the leaf is there). @type {any[] | null} */
+  leafBranch;
+  /** @type {number} */
+  leafBranchPos;
+  /** getTree's plan from the core, and the core's generation it belongs to. @type {Uint32Array | null} */
+  treePlan;
+  /** @type {number} */
+  treeGeneration;
+
   /** @param {import("../native.js").NativeSession} n */
   constructor(n) {
     this.n = n;
@@ -101,7 +104,7 @@ class SessionState {
     /** @type {unknown} */
     this.leafId = null;
     this.leafPos = -1;
-    this.answers = new Answers();
+    this.forgetAnswers();
     /** Idle parsing's progress while pending (see idle-parse.js). @type {import("./idle-parse.js").Warm | null} */
     this.warm = null;
     this.feed = new TranscriptFeed(() => n.projectionPage(NONE, 0, true)[2]);
@@ -117,13 +120,28 @@ class SessionState {
     this.objs = new Array(recordCount);
     this.posById = new Map();
     this.entryById = new Map();
-    this.answers = new Answers();
+    this.forgetAnswers();
     this.leafId = null;
     this.leafPos = -1;
     this.warm = null;
     if (this.origin !== null) this.origin.live = false;
     this.origin = null;
     this.feed.reset("session");
+  }
+
+  /** The answers derived from the records, all not asked for yet (the constructor and replaced()
+   * call this: they are forgotten together, so a new one cannot be left out). */
+  forgetAnswers() {
+    this.all = null;
+    this.headerPos = NOT_ASKED;
+    this.file = null;
+    this.entryCount = -1;
+    this.labels = null;
+    this.namePos = NOT_ASKED;
+    this.leafBranch = null;
+    this.leafBranchPos = -1;
+    this.treePlan = null;
+    this.treeGeneration = -1;
   }
 
   /** The leaf moved to `id`, the record at `pos` (-1: none): transcript readers start over.
@@ -147,18 +165,17 @@ class SessionState {
     // maps as big as the session) cost more than the rest of an append's bookkeeping.
     this.objs[pos] = entry;
     this.mark(entry, pos);
-    const a = this.answers;
     // The new entry's parent is the record the leaf was on: a branch kept for it grows by one.
-    if (a.branch !== null && a.branchPos === this.leafPos && this.leafPos >= 0) {
-      a.branch.push(entry);
-      a.branchPos = pos;
+    if (this.leafBranch !== null && this.leafBranchPos === this.leafPos && this.leafPos >= 0) {
+      this.leafBranch.push(entry);
+      this.leafBranchPos = pos;
     }
     this.leafId = entry.id;
     this.leafPos = pos;
-    if (a.entryCount >= 0) a.entryCount++; // a new id, always
-    if (entry.type === "label") a.labels = null;
-    else if (entry.type === "session_info") a.namePos = pos;
-    a.all?.push(entry);
+    if (this.entryCount >= 0) this.entryCount++; // a new id, always
+    if (entry.type === "label") this.labels = null;
+    else if (entry.type === "session_info") this.namePos = pos;
+    this.all?.push(entry);
     this.callerList?.push(entry);
     this.feed.appended(entry);
   }
@@ -171,22 +188,21 @@ class SessionState {
     const start = fromId ?? this.leafId;
     if (!start) return [];
     const ofLeaf = fromId === undefined || fromId === null;
-    const a = this.answers;
-    if (ofLeaf && a.branch !== null && a.branchPos === this.leafPos) return a.branch.slice();
+    if (ofLeaf && this.leafBranch !== null && this.leafBranchPos === this.leafPos) return this.leafBranch.slice();
     const key = keyOf(start);
     if (key === null) return [];
     const path = this.entries(this.n.branchPath(key));
     if (ofLeaf) {
       // A copy: the caller owns the array returned.
-      a.branch = path.slice();
-      a.branchPos = this.leafPos;
+      this.leafBranch = path.slice();
+      this.leafBranchPos = this.leafPos;
     }
     return path;
   }
 
   /** getEntriesSince(count), count checked already. @param {number} count */
   entriesSince(count) {
-    const all = this.answers.all;
+    const all = this.all;
     if (all !== null) {
       if (count > all.length) throw entriesPastEnd(count, all.length);
       return all.slice(count);
@@ -202,7 +218,7 @@ class SessionState {
     if (typeof id === "string") {
       const labels = new Map();
       for (const e of this.entries(this.n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
-      this.answers.labels = labels;
+      this.labels = labels;
       return labels.get(id);
     }
     const key = keyOf(id);
