@@ -60,6 +60,7 @@ function projectContextEntry(entry, edit) {
 /** Model and thinking level from a root-first path (last writer wins). */
 function contextSettings(path) {
   let thinkingLevel = "off";
+  /** @type {{ provider: unknown, modelId: unknown } | null} */
   let model = null;
   for (const entry of path) {
     if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
@@ -73,6 +74,7 @@ function contextSettings(path) {
 
 function settingsFrom(thinkingEntry, modelEntry) {
   const thinkingLevel = thinkingEntry === undefined ? "off" : thinkingEntry.thinkingLevel;
+  /** @type {{ provider: unknown, modelId: unknown } | null} */
   let model = null;
   if (modelEntry !== undefined) {
     model =
@@ -103,6 +105,7 @@ function sessionPath(entries, leafId, byId) {
 }
 
 function selectContextEntries(path) {
+  /** @type {{ id: unknown, retainedTail?: unknown, firstKeptEntryId?: unknown } | null} */
   let compaction = null;
   for (const entry of path) if (entry.type === "compaction") compaction = entry;
   if (!compaction) return path;

@@ -4,7 +4,7 @@
 
 /** @returns {Error & {code: string}} */
 function sessionError(code, message, Ctor = Error) {
-  const err = new Ctor(message);
+  const err = /** @type {Error & { code: string }} */ (new Ctor(message));
   err.code = code;
   return err;
 }

@@ -46,7 +46,7 @@ function coded(err) {
     return withCode(err);
   } catch {
     // The thrown value throws when looked at (a Proxy): wrap it without touching it further.
-    const wrapped = new TypeError("Invalid argument", { cause: err });
+    const wrapped = /** @type {TypeError & { code?: string }} */ (new TypeError("Invalid argument", { cause: err }));
     wrapped.code = CODE;
     return wrapped;
   }
@@ -66,11 +66,11 @@ function withCode(err) {
     } catch {
       // Frozen or exotic: wrapped below.
     }
-    const wrapped = new TypeError(String(err.message), { cause: err });
+    const wrapped = /** @type {TypeError & { code?: string }} */ (new TypeError(String(err.message), { cause: err }));
     wrapped.code = code;
     return wrapped;
   }
-  const wrapped = new TypeError(`Invalid argument: ${describe(err)}`, { cause: err });
+  const wrapped = /** @type {TypeError & { code?: string }} */ (new TypeError(`Invalid argument: ${describe(err)}`, { cause: err }));
   wrapped.code = CODE;
   return wrapped;
 }
@@ -138,7 +138,7 @@ function guardErrors(Class) {
   for (const target of [Class.prototype, Class]) {
     for (const name of Object.getOwnPropertyNames(target)) {
       if (name === "constructor" || name === "prototype" || name === "length" || name === "name") continue;
-      const desc = Object.getOwnPropertyDescriptor(target, name);
+      const desc = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(target, name));
       if (typeof desc.value !== "function" || (target !== Class && UNWRAPPED.has(name))) continue;
       const isAsync = target === Class && (name === "list" || name === "listAll");
       Object.defineProperty(target, name, { ...desc, value: wrap(desc.value, name, isAsync) });

@@ -188,7 +188,7 @@ async function listSessionsFromDir(dir, onProgress, signal) {
       files,
       (info, _index, batchEnd) => {
         loaded++;
-        if (!onProgress) return;
+        if (!onProgress || partial === null) return;
         if (info) partial.add(info);
         const publish = loaded === 1 || loaded === total || pacer.due(loaded, LIST_PUBLISH_INTERVAL, batchEnd);
         if (!publish) onProgress(loaded, total, undefined);
@@ -257,7 +257,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       candidates,
       (info, index, batchEnd) => {
         loaded++;
-        if (!progress) return;
+        if (!progress || partial === null) return;
         if (index === 0) firstDone = true;
         if (info) partial.add(info);
         const publish =

@@ -242,7 +242,7 @@ function check(AgentClass, info) {
     OurClass = ours().SessionManager;
   } catch (error) {
     // No binary for this platform, or one that does not load: the agent keeps its own store.
-    return { ok: false, reason: `pi-session-native's addon did not load (${String(error.message).split("\n")[0]})` };
+    return { ok: false, reason: `pi-session-native's addon did not load (${String(/** @type {{ message?: unknown }} */ (error).message).split("\n")[0]})` };
   }
   const missing = shapeDrift(AgentClass, OurClass, privateNames(info.dir));
   if (missing.length) {

@@ -1,0 +1,114 @@
+"use strict";
+// Idle parsing: the one session loaded last (a resume) is parsed into entry objects in slices of
+// a few milliseconds, each run from the event loop when it has nothing else to do (an unref'd
+// setImmediate: it never keeps a process alive). Held by a WeakRef, so a session nobody keeps
+// is still collected. The objects are the ones any accessor would have made later (the same
+// cache); a slice that fails just stops, and the accessor that needs the entry reports it.
+const fs = require("node:fs");
+
+/**
+ * A session loaded from a file of at most this many bytes is parsed into its entry objects while
+ * the program waits on something else: pi asks for every entry right after a resume (the branch,
+ * the context, the footer's usage over getEntries()), and between the open and those calls it
+ * loads its extensions, models and settings, with the event loop idle in between. Bigger
+ * sessions stay lazy: their point is not to hold everything.
+ */
+const WARM_MAX_BYTES = 32 << 20;
+/** One idle slice parses entries for about this long before it yields to the event loop. */
+const WARM_SLICE_MS = 4;
+/** Entries parsed per JSON.parse within a slice (bounded, so a slice of big lines stays short). */
+const WARM_BATCH = 32;
+
+/** While idle parsing is pending: the entry positions to parse, the next one to look at, and how
+ * many to parse per call (halved whenever one call overran a slice: big entries).
+ * @typedef {{ positions: Uint32Array, next: number, batch: number }} Warm */
+/** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
+
+// Until the running job ends the session loaded last is held strongly (one session, so a
+// synchronous loop of opens still frees the others), then by a WeakRef: creating a WeakRef
+// keeps its target alive until the job ends, which would hold every session of such a loop.
+// Neither the microtask nor the immediate captures a session. An exclusive session is never
+// held: its lease must go with it.
+/** @type {SessionState | null} */
+let strong = null;
+/** @type {WeakRef<SessionState> | null} */
+let weak = null;
+let handOffQueued = false;
+/** @type {NodeJS.Immediate | null} */
+let pending = null;
+
+/** Parse `s`'s entries when idle, if its file (just loaded) is small enough.
+ * @param {SessionState} s @param {string} file */
+function warmWhenIdle(s, file) {
+  let size;
+  try {
+    size = fs.statSync(file).size;
+  } catch {
+    return;
+  }
+  if (size > WARM_MAX_BYTES || s.n.isExclusive()) return;
+  s.warm = { positions: s.n.entryPositions(), next: 0, batch: WARM_BATCH };
+  strong = s;
+  weak = null;
+  if (!handOffQueued) {
+    handOffQueued = true;
+    queueMicrotask(handOff);
+  }
+}
+
+/** No idle parsing for `s` (it became exclusive). @param {SessionState} s */
+function forget(s) {
+  s.warm = null;
+  if (strong === s) strong = null;
+}
+
+function handOff() {
+  handOffQueued = false;
+  const s = strong;
+  strong = null;
+  if (s === null || s.warm === null) return;
+  weak = new WeakRef(s);
+  if (pending === null) pending = setImmediate(tick).unref();
+}
+
+function tick() {
+  pending = null;
+  const s = weak?.deref();
+  if (s === undefined || !slice(s)) {
+    weak = null;
+    return;
+  }
+  pending = setImmediate(tick).unref();
+}
+
+/** Parses the next entries for about WARM_SLICE_MS; false when nothing is left to do.
+ * @param {SessionState} s */
+function slice(s) {
+  const w = s.warm;
+  if (w === null) return false;
+  const { positions } = w;
+  const objs = s.objs;
+  const deadline = performance.now() + WARM_SLICE_MS;
+  try {
+    do {
+      const batch = [];
+      while (w.next < positions.length && batch.length < w.batch) {
+        const p = positions[w.next++];
+        if (objs[p] === undefined) batch.push(p);
+      }
+      if (batch.length > 0) {
+        const started = performance.now();
+        s.entries(batch);
+        if (performance.now() - started > WARM_SLICE_MS && w.batch > 1) w.batch >>= 1;
+      }
+    } while (w.next < positions.length && performance.now() < deadline);
+  } catch {
+    s.warm = null;
+    return false;
+  }
+  if (w.next < positions.length) return true;
+  s.warm = null;
+  return false;
+}
+
+module.exports = { warmWhenIdle, forget };

@@ -1,0 +1,104 @@
+"use strict";
+// The module's functions and the SessionManager factories' work before a manager exists: where a
+// session lives (directories, the file to continue or open, its cwd), and the checks of what the
+// caller asked for. Each factory returns the constructor's arguments; the class makes the manager.
+const fs = require("node:fs");
+const path = require("node:path");
+const native = require("../native.js");
+const { sessionError } = require("./errors.js");
+const paths = require("./paths.js");
+
+const SESSION_ID_MESSAGE =
+  "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
+
+/** Throws INVALID_SESSION_ID unless `id` (as a string, like the reference's pattern test) is a
+ * valid session id; the rule is the core's (ids.rs `is_valid_session_id`). @param {unknown} id */
+function assertValidSessionId(id) {
+  if (!native.isValidSessionId(`${id}`)) throw sessionError("INVALID_SESSION_ID", SESSION_ID_MESSAGE);
+}
+
+/** The newest session file in `sessionDir` (of `cwd` when given), or null.
+ * @param {string} sessionDir @param {string} [cwd] */
+function findMostRecentSession(sessionDir, cwd) {
+  const dir = paths.normalizePath(sessionDir);
+  const resolvedCwd = cwd ? paths.resolvePath(cwd) : null;
+  const found = native.findMostRecent(dir, resolvedCwd);
+  return found === null ? null : path.join(dir, path.basename(found));
+}
+
+/** @param {string} filePath @returns {any[]} */
+function loadEntriesFromFile(filePath) {
+  return JSON.parse(native.loadEntriesJson(paths.normalizePath(filePath)));
+}
+
+/** The session directory a factory uses: the one given, or the default one of `cwd`.
+ * @param {string} cwd @param {string | undefined} sessionDir */
+function sessionDirOf(cwd, sessionDir) {
+  return sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+}
+
+/** Whether a factory given `sessionDir` keeps to `cwd`'s sessions (a shared, non-default dir).
+ * @param {string} cwd @param {string | undefined} sessionDir @param {string} dir */
+function filtersCwd(cwd, sessionDir, dir) {
+  return sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+}
+
+/** open(filePath, sessionDir, cwdOverride): the cwd and directory of the manager that opens it.
+ * @param {string} filePath @param {string | undefined} sessionDir @param {string | undefined} cwdOverride */
+function openPlace(filePath, sessionDir, cwdOverride) {
+  const resolved = paths.resolvePath(filePath);
+  let headerCwd;
+  if (cwdOverride === undefined && fs.existsSync(resolved)) {
+    const scan = native.scanHeader(resolved);
+    if (scan.kind === "header") headerCwd = scan.cwd ?? undefined;
+    else if (scan.kind === "limit") {
+      // The bounded scan is only a shortcut; a full read stays authoritative.
+      // The header is the first `session` record (records may lead it, see README).
+      const first = JSON.parse(native.loadEntriesJson(resolved)).find((/** @type {any} */ e) => e?.type === "session");
+      if (first?.type === "session" && typeof first.cwd === "string") headerCwd = first.cwd;
+    }
+  }
+  const cwd = cwdOverride ?? headerCwd ?? process.cwd();
+  const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(resolved, "..");
+  return { cwd, dir, file: resolved };
+}
+
+/** continueRecent(cwd, sessionDir): the directory and the file to continue (undefined: none).
+ * @param {string} cwd @param {string | undefined} sessionDir */
+function recentPlace(cwd, sessionDir) {
+  const dir = sessionDirOf(cwd, sessionDir);
+  const mostRecent = findMostRecentSession(dir, filtersCwd(cwd, sessionDir, dir) ? cwd : undefined);
+  return { dir, file: mostRecent ?? undefined };
+}
+
+/** forkFrom(sourcePath, targetCwd, sessionDir, options): what the core's fork needs.
+ * @param {string} sourcePath @param {string} targetCwd @param {string | undefined} sessionDir @param {any} options */
+function forkPlace(sourcePath, targetCwd, sessionDir, options) {
+  const source = paths.resolvePath(sourcePath);
+  const target = paths.resolvePath(targetCwd);
+  const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDirPath(target);
+  // The id is checked by the core after the source is read and the directory exists, like the
+  // reference.
+  const id = options?.id === undefined ? null : String(options.id);
+  return { target, dir, source, id };
+}
+
+/** findById(cwd, id, sessionDir). @param {string} cwd @param {unknown} id @param {string | undefined} sessionDir */
+function findById(cwd, id, sessionDir) {
+  const dir = sessionDirOf(cwd, sessionDir);
+  const filterCwd = filtersCwd(cwd, sessionDir, dir);
+  if (typeof id !== "string") return undefined;
+  const found = native.findById(dir, id, filterCwd ? paths.resolvePath(cwd) : null);
+  return found === null ? undefined : path.join(dir, path.basename(found));
+}
+
+module.exports = {
+  assertValidSessionId,
+  findMostRecentSession,
+  loadEntriesFromFile,
+  sessionDirOf,
+  openPlace,
+  recentPlace,
+  forkPlace,
+  findById,
+};
