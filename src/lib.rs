@@ -14,7 +14,7 @@ use napi_derive::napi;
 use pi_session_core::json::JsText;
 use pi_session_core::session;
 use pi_session_core::summary_job::{self, Ready, SummaryJob};
-use pi_session_core::{context, fsio, listing, materialize, tree, Session};
+use pi_session_core::{context, file, fsio, listing, materialize, tree, Session};
 
 mod reclaim;
 
@@ -634,7 +634,7 @@ pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Opti
 /// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
 #[napi(catch_unwind)]
 pub fn load_entries_json(path: String) -> Result<String, Code> {
-    let loaded = session::load_file(Path::new(&path)).map_err(to_napi)?;
+    let loaded = file::load_file(Path::new(&path)).map_err(to_napi)?;
     let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else {
         return Ok("[]".into());
     };
