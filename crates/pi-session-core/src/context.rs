@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use crate::record::{Kind, Role};
-use crate::session::Session;
+use crate::store::View;
 use crate::tree::NONE;
 
 /// Flag: a compaction that is not the leading one (contributes no messages).
@@ -35,7 +35,8 @@ pub struct Plan {
 }
 
 /// Select context entries from a root-first path (`buildContextEntries`).
-pub fn select(s: &Session, path: &[u32]) -> Vec<u32> {
+pub fn select<'a>(s: impl Into<View<'a>>, path: &[u32]) -> Vec<u32> {
+    let s: View<'a> = s.into();
     let Some(c) = path
         .iter()
         .rposition(|&p| s.meta(p).kind == Kind::Compaction)
@@ -65,7 +66,8 @@ pub fn select(s: &Session, path: &[u32]) -> Vec<u32> {
 }
 
 /// The projection plan for a path (`buildSessionProjection`).
-pub fn plan(s: &Session, path: &[u32]) -> Plan {
+pub fn plan<'a>(s: impl Into<View<'a>>, path: &[u32]) -> Plan {
+    let s: View<'a> = s.into();
     let mut plan = Plan::default();
     for &p in path {
         let m = s.meta(p);

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod record;
 pub mod reserve;
 pub mod session;
+pub mod store;
 pub mod summary_job;
 pub mod text;
 pub mod timefmt;
