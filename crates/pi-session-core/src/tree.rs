@@ -147,3 +147,83 @@ fn walk_cutting_cycles(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixture::Fixture;
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn entry(id: &str, parent: Option<&str>, second: u32) -> String {
+        let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"custom","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{second:02}.000Z","customType":"t"}}"#
+        )
+    }
+
+    fn fixture(lines: &[String]) -> Fixture {
+        Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_tree_with_a_branch_lists_children_by_timestamp_with_their_labels() {
+        // a ─┬─ b (t=3) ── d
+        //    └─ c (t=2, labelled)
+        let f = fixture(&[
+            H.to_owned(),
+            entry("a", None, 1),
+            entry("b", Some("a"), 3),
+            entry("c", Some("a"), 2),
+            entry("d", Some("b"), 4),
+            r#"{"type":"label","id":"l","parentId":"d","timestamp":"2025-01-01T00:00:05.000Z","targetId":"c","label":"x"}"#.to_owned(),
+        ]);
+        let (a, b, c, d, l) = (f.pos("a"), f.pos("b"), f.pos("c"), f.pos("d"), f.pos("l"));
+        #[rustfmt::skip]
+        let expected = vec![
+            1, a,
+            5,
+            a, NONE, 0, 2, c, b, // c is older than b: it comes first
+            b, NONE, 0, 1, d,
+            c, l, 0, 0,
+            d, NONE, 0, 1, l,
+            l, NONE, 0, 0,
+        ];
+        assert_eq!(tree_plan(f.view()), expected);
+    }
+
+    #[test]
+    fn children_without_a_strict_timestamp_keep_their_order_for_js_to_sort() {
+        let f = fixture(&[
+            H.to_owned(),
+            entry("a", None, 1),
+            entry("b", Some("a"), 3),
+            r#"{"type":"custom","id":"c","parentId":"a","timestamp":"yesterday","customType":"t"}"#
+                .to_owned(),
+        ]);
+        let plan = tree_plan(f.view());
+        let (a, b, c) = (f.pos("a"), f.pos("b"), f.pos("c"));
+        assert_eq!(&plan[3..9], &[a, NONE, 1, 2, b, c]);
+    }
+
+    #[test]
+    fn entries_caught_in_a_parent_id_cycle_still_appear_once() {
+        let f = fixture(&[
+            H.to_owned(),
+            entry("r", None, 1),
+            entry("x", Some("y"), 2),
+            entry("y", Some("x"), 3),
+        ]);
+        let plan = tree_plan(f.view());
+        let (r, x, y) = (f.pos("r"), f.pos("x"), f.pos("y"));
+        // Roots: r, then x (the first entry of the cycle); the edge back to x is cut.
+        assert_eq!(&plan[..4], &[2, r, x, 3]);
+        #[rustfmt::skip]
+        let nodes = [
+            r, NONE, 0, 0,
+            x, NONE, 0, 1, y,
+            y, NONE, 0, 0,
+        ];
+        assert_eq!(&plan[4..], &nodes);
+    }
+}

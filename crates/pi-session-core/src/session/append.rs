@@ -172,3 +172,63 @@ impl Session {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-append-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn user(id: &str, parent: &str) -> Vec<u8> {
+        format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"user","content":"hi"}}}}"#).into_bytes()
+    }
+
+    #[test]
+    fn a_failed_write_leaves_memory_exactly_as_it_was() {
+        let dir = temp_dir("rollback");
+        let sessions = dir.join("sessions");
+        let mut s =
+            Session::blank("/w".into(), sessions.to_string_lossy().into_owned(), true).unwrap();
+        s.set_restore_missing(false);
+        s.new_session(None, None).unwrap();
+        s.append(&user("a", "null")).unwrap();
+        assert!(s.is_flushed(), "the first user message writes the file");
+        let (count, leaf, entries) = (s.record_count(), s.leaf(), s.entry_count());
+        std::fs::remove_dir_all(&sessions).unwrap();
+        assert!(s.append(&user("b", "\"a\"")).is_err());
+        assert_eq!(
+            (s.record_count(), s.leaf(), s.entry_count()),
+            (count, leaf, entries)
+        );
+        assert_eq!(s.lookup("\"b\""), None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_id_in_use_or_reserved_is_refused() {
+        let mut s = Session::blank("/w".into(), String::new(), false).unwrap();
+        s.new_session(None, None).unwrap();
+        s.append(&user("a", "null")).unwrap();
+        let err = s.append(&user("a", "null")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::IdTaken);
+        let reserved = s.reserve_entry_id();
+        let line = user(&reserved, "\"a\"");
+        assert_eq!(s.append(&line).unwrap_err().code, ErrorCode::IdTaken);
+        let how = AppendHow {
+            reserved: true,
+            durable: false,
+        };
+        let pos = s.append_with(&line, false, how).unwrap();
+        assert_eq!(s.leaf_pos(), Some(pos));
+        assert!(
+            !s.release_entry_id(&record::string_key(&reserved)),
+            "consumed"
+        );
+    }
+}

@@ -254,3 +254,53 @@ fn fork_migrated(
         bytes: out.len() as u64,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-fork-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_fork_holds_every_entry_under_a_header_that_names_its_source() {
+        let dir = temp_dir("copy");
+        let src = dir.join("src.jsonl");
+        let entry = r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#;
+        std::fs::write(
+            &src,
+            format!("{{\"type\":\"session\",\"version\":3,\"id\":\"old\",\"timestamp\":\"t\",\"cwd\":\"/w\"}}\n{entry}"),
+        )
+        .unwrap();
+        let out = fork_file(&src, "/target", &dir.join("forks"), Some("new-id")).unwrap();
+        let name = out.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.ends_with("_new-id.jsonl"), "{name}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains(r#""id":"new-id""#) && lines[0].contains(r#""cwd":"/target""#));
+        assert!(lines[0].contains(&format!(r#""parentSession":"{}""#, src.display())));
+        assert_eq!(lines[1], entry);
+        assert!(
+            std::fs::read_to_string(&src).unwrap().ends_with('\n'),
+            "the source's torn tail ended"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_source_without_a_valid_header_cannot_be_forked() {
+        let dir = temp_dir("invalid");
+        let src = dir.join("src.jsonl");
+        std::fs::write(&src, "{\"type\":\"custom\",\"id\":\"a\"}\n").unwrap();
+        let err = fork_file(&src, "/t", &dir.join("forks"), None).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ForkSourceInvalid);
+        let missing = fork_file(&dir.join("none.jsonl"), "/t", &dir, None).unwrap_err();
+        assert_eq!(missing.code, ErrorCode::ForkSourceInvalid);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

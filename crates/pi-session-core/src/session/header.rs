@@ -117,3 +117,46 @@ pub(super) fn header_id_string(line: &[u8]) -> String {
         Err(_) => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_session_file_is_named_by_its_timestamp_and_id() {
+        let path = session_file_path(
+            Path::new("./sessions//x"),
+            "2025-03-01T10:20:30.456Z",
+            "abc",
+        );
+        assert_eq!(
+            path,
+            PathBuf::from("sessions/x/2025-03-01T10-20-30-456Z_abc.jsonl")
+        );
+    }
+
+    #[test]
+    fn a_new_identity_takes_a_valid_custom_id_and_refuses_an_invalid_one() {
+        assert_eq!(new_identity(Some("my-id.1")).unwrap().id, "my-id.1");
+        let err = new_identity(Some("-bad")).err().expect("refused");
+        assert_eq!(err.code, ErrorCode::InvalidSessionId);
+        let fresh = new_identity(None).unwrap();
+        assert!(ids::is_valid_session_id(&fresh.id));
+        assert_eq!(fresh.id.len(), 36, "a UUID");
+        assert!(timefmt::parse_iso_strict(&fresh.timestamp).is_some());
+    }
+
+    #[test]
+    fn the_header_line_has_the_members_in_the_reference_order() {
+        assert_eq!(
+            header_line("i", "t", "/w \"q\"", None),
+            r#"{"type":"session","version":3,"id":"i","timestamp":"t","cwd":"/w \"q\""}"#
+        );
+        assert_eq!(
+            header_line("i", "t", "/w", Some("\"/old.jsonl\"")),
+            r#"{"type":"session","version":3,"id":"i","timestamp":"t","cwd":"/w","parentSession":"/old.jsonl"}"#
+        );
+        assert_eq!(header_id_string(br#"{"type":"session","id":7}"#), "");
+        assert_eq!(header_id_string(br#"{"type":"session","id":"x"}"#), "x");
+    }
+}

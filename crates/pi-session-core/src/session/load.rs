@@ -253,3 +253,70 @@ impl Session {
         self.adopt_recs(recs, session_id);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-load-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_empty_file_receives_a_fresh_header() {
+        let dir = temp_dir("empty");
+        let file = dir.join("s.jsonl");
+        std::fs::write(&file, "").unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        let report = s.set_session_file(file.clone()).unwrap();
+        assert!(report.initialized && !report.loaded);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with(r#"{"type":"session","version":3,"id":""#),
+            "{text}"
+        );
+        assert_eq!(s.session_file(), Some(&*file));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_is_no_session_is_refused_and_left_alone() {
+        let dir = temp_dir("foreign");
+        let file = dir.join("notes.jsonl");
+        std::fs::write(&file, "{\"hello\":1}\n").unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        let err = s.set_session_file(file.clone()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidSessionFile);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{\"hello\":1}\n");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_records_of_a_file_become_the_state_with_the_last_entry_as_leaf() {
+        let dir = temp_dir("records");
+        let file = dir.join("s.jsonl");
+        std::fs::write(
+            &file,
+            concat!(
+                r#"{"type":"session","version":3,"id":"sid","timestamp":"t","cwd":"/w"}"#,
+                "\n",
+                r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#,
+                "\n",
+                r#"{"type":"custom","id":"b","parentId":"a","customType":"t"}"#,
+            ),
+        )
+        .unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        assert!(s.set_session_file(file.clone()).unwrap().loaded);
+        assert_eq!(s.session_id(), "sid");
+        assert_eq!(s.leaf_key(), Some("\"b\""));
+        assert!(
+            std::fs::read_to_string(&file).unwrap().ends_with("}\n"),
+            "the torn tail ended"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -159,3 +159,53 @@ impl Session {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-persist-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    const CUSTOM: &[u8] = br#"{"type":"custom","id":"c","parentId":null,"customType":"t"}"#;
+    const USER: &[u8] =
+        br#"{"type":"message","id":"u","parentId":"c","message":{"role":"user","content":"x"}}"#;
+
+    #[test]
+    fn nothing_is_written_before_the_first_user_or_assistant_message() {
+        let dir = temp_dir("lazy");
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        s.new_session(None, None).unwrap();
+        let file = s.session_file().unwrap().to_path_buf();
+        s.append(CUSTOM).unwrap();
+        assert!(!file.exists());
+        s.append(USER).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text.lines().count(), 3, "header, custom, user at once");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn flush_writes_a_session_not_yet_on_disk_as_its_first_write_would() {
+        let dir = temp_dir("flush");
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        s.new_session(None, None).unwrap();
+        s.append(CUSTOM).unwrap();
+        assert!(s.flush().unwrap());
+        let file = s.session_file().unwrap().to_path_buf();
+        assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
+        s.append(USER).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 3);
+        let mut memory = Session::blank("/w".into(), String::new(), false).unwrap();
+        assert!(
+            !memory.flush().unwrap(),
+            "an in-memory session has nothing to flush"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -120,3 +120,41 @@ fn join_lines(lines: &[String]) -> Vec<u8> {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"sid","timestamp":"t","cwd":"/w"}"#;
+    const ENTRY: &str = r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#;
+
+    #[test]
+    fn skeletons_are_refused_in_a_session_that_writes() {
+        let dir = std::env::temp_dir().join(format!("pi-preload-{}", std::process::id()));
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        let err = s
+            .load_preloaded(vec![HEADER.into(), ENTRY.into()], true)
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgument);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn records_of_another_session_are_taken_with_their_lines_shared() {
+        let mut source = Session::blank("/w".into(), String::new(), false).unwrap();
+        source
+            .load_preloaded(vec![HEADER.into(), ENTRY.into()], false)
+            .unwrap();
+        let mut copy = Session::blank("/w".into(), String::new(), false).unwrap();
+        copy.load_records_of(&mut source, &[0, 1]).unwrap();
+        assert_eq!(copy.session_id(), "sid");
+        assert_eq!(&*copy.line(1).unwrap(), ENTRY.as_bytes());
+        assert_eq!(copy.leaf_key(), Some("\"a\""));
+        let err = copy.load_records_of(&mut source, &[1]).unwrap_err();
+        assert_eq!(
+            err.code,
+            ErrorCode::InvalidArgument,
+            "the first record is no header"
+        );
+    }
+}

@@ -189,3 +189,39 @@ impl Ids {
         self.index.slot_of.contains_key(key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undoing_a_set_restores_the_index_as_it_was() {
+        let mut index = Index::default();
+        let a: Key = "\"a\"".into();
+        let b: Key = "\"b\"".into();
+        index.set(&a, 1);
+        let (slot, prev) = index.set(&a, 5);
+        assert_eq!((slot, prev), (0, Some(1)));
+        index.undo(&a, prev);
+        assert_eq!(index.get(&a), Some(1));
+        let (_, prev) = index.set(&b, 2);
+        assert_eq!(prev, None);
+        index.undo(&b, prev);
+        assert_eq!((index.get(&b), index.len()), (None, 1));
+    }
+
+    #[test]
+    fn a_label_cleared_then_set_again_moves_to_the_end() {
+        let mut labels = Labels::default();
+        let (x, y): (Key, Key) = ("\"x\"".into(), "\"y\"".into());
+        labels.set(&x, 1);
+        labels.set(&y, 2);
+        labels.set(&x, 3);
+        let order: Vec<_> = labels.iter().map(|(k, p)| (k.to_string(), p)).collect();
+        assert_eq!(order, [("\"x\"".to_owned(), 3), ("\"y\"".to_owned(), 2)]);
+        labels.delete(&x);
+        labels.set(&x, 4);
+        let order: Vec<_> = labels.iter().map(|(k, p)| (k.to_string(), p)).collect();
+        assert_eq!(order, [("\"y\"".to_owned(), 2), ("\"x\"".to_owned(), 4)]);
+    }
+}

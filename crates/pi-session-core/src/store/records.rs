@@ -182,3 +182,42 @@ pub(crate) fn file_changed(path: &Path) -> Error {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::read_meta;
+
+    #[test]
+    fn a_line_left_in_a_file_that_changed_is_refused_not_misread() {
+        let dir = std::env::temp_dir().join(format!("pi-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let line = br#"{"type":"custom","id":"a","parentId":null}"#;
+        std::fs::write(&path, [&line[..], b"\n"].concat()).unwrap();
+        let mut records = Records {
+            reader: Some((path.clone(), Arc::new(std::fs::File::open(&path).unwrap()))),
+            ..Records::default()
+        };
+        let meta = read_meta(line).unwrap();
+        records.push(Rec::in_file(0, line.len(), meta, fingerprint(line)));
+        assert_eq!(&*records.line(0).unwrap(), &line[..]);
+        // The same length, other bytes where the fingerprint looks (the ends).
+        std::fs::write(&path, br#"{"type":"label_","id":"a","parentId":null}"#).unwrap();
+        let err = records.line(0).unwrap_err();
+        assert_eq!(err.code, ErrorCode::FileChanged);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn popping_a_message_undoes_its_conversation_count() {
+        let mut records = Records::default();
+        let user = br#"{"type":"message","id":"u","parentId":null,"message":{"role":"user"}}"#;
+        let pos = records.push(Rec::in_text(0, 0, read_meta(user).unwrap()));
+        records.keep_in_text(pos, user);
+        assert_eq!(records.conversation, 1);
+        assert_eq!(records.all_lines().unwrap(), [&user[..], b"\n"].concat());
+        records.pop();
+        assert_eq!((records.conversation, records.len()), (0, 0));
+    }
+}

@@ -220,3 +220,64 @@ impl<'a> View<'a> {
         start.map(|p| self.path_to(p)).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::fixture::Fixture;
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn entry(id: &str, parent: Option<&str>) -> String {
+        let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+        format!(r#"{{"type":"custom","id":"{id}","parentId":{parent},"customType":"t"}}"#)
+    }
+
+    #[test]
+    fn a_path_runs_from_the_root_to_the_entry() {
+        let lines = [
+            H.to_owned(),
+            entry("a", None),
+            entry("b", Some("a")),
+            entry("c", Some("b")),
+        ];
+        let f = Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let v = f.view();
+        assert_eq!(v.path_to(f.pos("c")), [f.pos("a"), f.pos("b"), f.pos("c")]);
+        assert_eq!(
+            v.context_path(),
+            v.path_to(f.pos("c")),
+            "the leaf is the last entry"
+        );
+        assert_eq!(v.children("\"a\""), [f.pos("b")]);
+    }
+
+    #[test]
+    fn a_parent_id_cycle_ends_the_path_at_the_first_repeated_record() {
+        let lines = [H.to_owned(), entry("a", Some("b")), entry("b", Some("a"))];
+        let f = Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(f.view().path_to(f.pos("b")), [f.pos("a"), f.pos("b")]);
+    }
+
+    #[test]
+    fn a_missing_or_falsy_start_gives_no_branch() {
+        let lines = [H.to_owned(), entry("a", None)];
+        let f = Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let v = f.view();
+        assert!(v.branch_from(Some("\"nope\"")).is_empty());
+        assert!(v.branch_from(Some("null")).is_empty());
+        assert!(v.branch_from(None).is_empty());
+        assert_eq!(v.branch_from(Some("\"a\"")), [f.pos("a")]);
+    }
+
+    #[test]
+    fn entries_since_a_count_are_the_tail_after_the_header() {
+        let lines = [H.to_owned(), entry("a", None), entry("b", Some("a"))];
+        let f = Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let v = f.view();
+        assert_eq!(v.entry_positions(), [1, 2]);
+        assert_eq!(v.entry_positions_since(1), Some(vec![2]));
+        assert_eq!(v.entry_positions_since(2), Some(vec![]));
+        assert_eq!(v.entry_positions_since(3), None);
+        assert_eq!(v.header_pos(), Some(0));
+    }
+}

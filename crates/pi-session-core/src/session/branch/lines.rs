@@ -196,3 +196,76 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<Vec<Piece>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixture::Fixture;
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn shapes(f: &Fixture, pieces: &[Piece]) -> Vec<String> {
+        pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Same(pos) => format!("same {pos}"),
+                Piece::New { line, .. } => String::from_utf8(line.clone()).unwrap(),
+            })
+            .chain(std::iter::once(format!("{}", f.view().record_count())))
+            .collect()
+    }
+
+    #[test]
+    fn a_linear_canonical_path_is_copied_as_it_is() {
+        let f = Fixture::new(&[
+            H,
+            r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#,
+            r#"{"type":"custom","id":"b","parentId":"a","customType":"t"}"#,
+        ]);
+        let v = f.view();
+        let pieces = branched_lines(v, &v.path_to(f.pos("b"))).unwrap();
+        assert_eq!(shapes(&f, &pieces), ["same 1", "same 2", "3"]);
+    }
+
+    #[test]
+    fn labels_on_the_path_are_dropped_relinked_and_written_again_at_the_end() {
+        let f = Fixture::new(&[
+            H,
+            r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#,
+            r#"{"type":"label","id":"l","parentId":"a","timestamp":"T","targetId":"a","label":"x"}"#,
+            r#"{"type":"compaction","id":"c","parentId":"l","summary":"s","firstKeptEntryId":"l"}"#,
+        ]);
+        let v = f.view();
+        let pieces = branched_lines(v, &v.path_to(f.pos("c"))).unwrap();
+        let got = shapes(&f, &pieces);
+        assert_eq!(got[0], "same 1");
+        // The compaction now hangs off `a`, and keeps from the entry that took the dropped
+        // label's place on the path: itself.
+        assert_eq!(
+            got[1],
+            r#"{"type":"compaction","id":"c","parentId":"a","summary":"s","firstKeptEntryId":"c"}"#
+        );
+        let label = json::parse(got[2].as_bytes()).unwrap();
+        assert!(matches!(label.get("parentId"), Some(Value::String(p)) if p.eq_str("c")));
+        assert!(matches!(label.get("targetId"), Some(Value::String(t)) if t.eq_str("a")));
+        assert!(matches!(label.get("timestamp"), Some(Value::String(t)) if t.eq_str("T")));
+        assert_eq!(got.len(), 4, "two pieces and the record count");
+    }
+
+    #[test]
+    fn splicing_replaces_members_in_place_and_appends_missing_ones() {
+        let line = br#"{"type":"custom","id":"a","parentId":"x","n":1}"#;
+        let out = splice_members(line, &[("parentId", "null"), ("firstKeptEntryId", "\"a\"")]);
+        assert_eq!(
+            out.as_deref(),
+            Some(
+                &br#"{"type":"custom","id":"a","parentId":null,"n":1,"firstKeptEntryId":"a"}"#[..]
+            )
+        );
+        assert_eq!(
+            splice_members(br#"{"a": 1}"#, &[("parentId", "null")]),
+            None,
+            "not canonical"
+        );
+    }
+}
