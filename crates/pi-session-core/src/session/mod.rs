@@ -1,9 +1,9 @@
 //! The in-memory session behind one `SessionManager`: the facade over the record store
 //! ([`crate::store`]) and the file layer ([`crate::file`]), with the persistence rules of the
-//! reference. Its operations live one per module: [`header`] (a new session), [`load`] (opening a
-//! file), [`preload`] (entries handed over in memory), [`append`] (with rollback), [`persist`]
-//! (the lazy first write, flush, restore mode), [`branch`] (`createBranchedSession`), [`fork`]
-//! (`forkFrom`) and [`prune`] (`pruneBranch`).
+//! reference. Its operations live one per module: `header` (a new session), `load` (opening a
+//! file), `preload` (entries handed over in memory), `append` (with rollback), `persist`
+//! (the lazy first write, flush, restore mode), `branch` (`createBranchedSession`), `fork`
+//! (`forkFrom`) and `prune` (`pruneBranch`).
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,5 @@
-//! The record store under a session: the records and where their lines are ([`records`]), the
-//! id index with labels and leaf ([`index`]), and the read-only [`View`] of both that queries and
+//! The record store under a session: the records and where their lines are (`records`), the
+//! id index with labels and leaf (`index`), and the read-only [`View`] of both that queries and
 //! walks take. It knows nothing of files beyond reading a line back; the session above it owns
 //! the persistence rules.
 

@@ -10,7 +10,7 @@ use crate::file::{fingerprint, scan};
 use crate::record::Meta;
 use crate::text::Text;
 
-/// One parsed record: its line (bytes in [`Records::text`], or in the file) and what we read
+/// One parsed record: its line (bytes in `Records::text`, or in the file) and what we read
 /// from it.
 #[derive(Debug, Clone)]
 pub struct Rec {

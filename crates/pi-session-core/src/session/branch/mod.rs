@@ -29,7 +29,7 @@ impl Session {
     /// its text for the error. The new file is written (when it must be) before memory changes, so a
     /// failed write leaves the manager as it was.
     ///
-    /// Lines that stay as they were ([`Piece::Same`]) are copied without being parsed. A new file
+    /// Lines that stay as they were (`Piece::Same`) are copied without being parsed. A new file
     /// big enough to be read lazily is written by streaming (runs of lines that follow each other
     /// in the old file in one read and one write), and the new session's records are left in it,
     /// as opening it would; a smaller one is built in memory and written at once.
