@@ -6,7 +6,7 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{listing, session};
+use pi_session_core::{file, listing};
 
 use crate::error::ForJs;
 
@@ -54,7 +54,7 @@ pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Opti
 /// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
 #[napi(catch_unwind)]
 pub fn load_entries_json(env: Env, path: String) -> Result<String> {
-    let loaded = session::load_file(Path::new(&path)).for_js(&env)?;
+    let loaded = file::load_file(Path::new(&path)).for_js(&env)?;
     let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else {
         return Ok("[]".into());
     };

@@ -14,7 +14,7 @@
 //! - `json_validate`: `json::validate` on every line (the full JSON grammar, no values built);
 //! - `read_meta`: `record::read_meta` on every line (validation + the members the index needs);
 //! - `read_meta_trusted`: `record::read_meta_trusted` on every line (the path for our own lines);
-//! - `loaded_file_parse`: `session::LoadedFile::parse` of the bytes (split + read_meta);
+//! - `loaded_file_parse`: `file::LoadedFile::parse` of the bytes (split + read_meta);
 //! - `set_session_file`: `Session::set_session_file` end to end (read, scan, index).
 //!
 //! `PI_SCAN_BENCH_MB` changes the file size (default 64).
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use pi_session_core::session::LoadedFile;
+use pi_session_core::file::LoadedFile;
 use pi_session_core::{json, record, Session};
 
 // ------------------------------------------------------------------------------ data generator

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use crate::record::{Kind, Role};
-use crate::session::Session;
+use crate::store::View;
 use crate::tree::NONE;
 
 /// Flag: a compaction that is not the leading one (contributes no messages).
@@ -35,7 +35,8 @@ pub struct Plan {
 }
 
 /// Select context entries from a root-first path (`buildContextEntries`).
-pub fn select(s: &Session, path: &[u32]) -> Vec<u32> {
+pub fn select<'a>(s: impl Into<View<'a>>, path: &[u32]) -> Vec<u32> {
+    let s: View<'a> = s.into();
     let Some(c) = path
         .iter()
         .rposition(|&p| s.meta(p).kind == Kind::Compaction)
@@ -65,7 +66,8 @@ pub fn select(s: &Session, path: &[u32]) -> Vec<u32> {
 }
 
 /// The projection plan for a path (`buildSessionProjection`).
-pub fn plan(s: &Session, path: &[u32]) -> Plan {
+pub fn plan<'a>(s: impl Into<View<'a>>, path: &[u32]) -> Plan {
+    let s: View<'a> = s.into();
     let mut plan = Plan::default();
     for &p in path {
         let m = s.meta(p);
@@ -146,4 +148,114 @@ pub fn encode_page(plan: &Plan, anchor: usize, limit: usize, backward: bool) -> 
         out.push(e.flags);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixture::Fixture;
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn msg(id: &str, parent: &str, role: &str) -> String {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"{role}","content":"{id}"}}}}"#
+        )
+    }
+
+    fn q(id: &str) -> String {
+        format!("\"{id}\"")
+    }
+
+    fn fixture(lines: &[String]) -> Fixture {
+        Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// u1 a1 sys u2 a2 [compaction keeping from sys] u3
+    fn compacted(extra: &str) -> Fixture {
+        fixture(&[
+            H.to_owned(),
+            msg("u1", "null", "user"),
+            msg("a1", &q("u1"), "assistant"),
+            msg("sys", &q("a1"), "system"),
+            msg("u2", &q("sys"), "user"),
+            msg("a2", &q("u2"), "assistant"),
+            format!(
+                r#"{{"type":"compaction","id":"c","parentId":"a2","summary":"s","firstKeptEntryId":"sys"{extra}}}"#
+            ),
+            msg("u3", &q("c"), "user"),
+        ])
+    }
+
+    #[test]
+    fn a_compaction_keeps_its_summary_then_the_kept_entries_then_what_follows() {
+        let f = compacted("");
+        let path = f.view().context_path();
+        let kept: Vec<u32> = ["c", "u2", "a2", "u3"].iter().map(|id| f.pos(id)).collect();
+        // The system message at the cut is not carried over.
+        assert_eq!(select(f.view(), &path), kept);
+    }
+
+    #[test]
+    fn a_path_without_a_compaction_is_the_context_as_it_is() {
+        let f = fixture(&[
+            H.to_owned(),
+            msg("u1", "null", "user"),
+            msg("a1", &q("u1"), "assistant"),
+        ]);
+        let path = f.view().context_path();
+        assert_eq!(select(f.view(), &path), path);
+    }
+
+    #[test]
+    fn a_retained_tail_compaction_contributes_only_itself_and_what_follows() {
+        let f = compacted(r#","retainedTail":[]"#);
+        let path = f.view().context_path();
+        let p = plan(f.view(), &path);
+        let selected: Vec<u32> = p.entries.iter().map(|e| e.pos).collect();
+        assert_eq!(selected, [f.pos("c"), f.pos("u3")]);
+        assert_eq!(p.entries[0].flags, FLAG_RETAINED_TAIL);
+        assert_eq!(p.model, Some(f.pos("a2")), "the last assistant message");
+    }
+
+    #[test]
+    fn an_older_compaction_kept_after_the_cut_is_suppressed() {
+        let f = fixture(&[
+            H.to_owned(),
+            msg("u1", "null", "user"),
+            r#"{"type":"compaction","id":"c1","parentId":"u1","summary":"old","firstKeptEntryId":"u1"}"#.to_owned(),
+            msg("u2", &q("c1"), "user"),
+            r#"{"type":"compaction","id":"c2","parentId":"u2","summary":"new","firstKeptEntryId":"c1"}"#.to_owned(),
+        ]);
+        let path = f.view().context_path();
+        let p = plan(f.view(), &path);
+        let got: Vec<(u32, u32)> = p.entries.iter().map(|e| (e.pos, e.flags)).collect();
+        assert_eq!(
+            got,
+            [
+                (f.pos("c2"), 0),
+                (f.pos("c1"), FLAG_SUPPRESSED),
+                (f.pos("u2"), 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_context_edit_is_attached_to_the_entry_it_targets() {
+        let f = fixture(&[
+            H.to_owned(),
+            msg("u1", "null", "user"),
+            r#"{"type":"thinking_level_change","id":"t","parentId":"u1","thinkingLevel":"high"}"#
+                .to_owned(),
+            r#"{"type":"context_edit","id":"e","parentId":"t","targetId":"u1"}"#.to_owned(),
+        ]);
+        let path = f.view().context_path();
+        let p = plan(f.view(), &path);
+        assert_eq!(p.thinking, Some(f.pos("t")));
+        assert_eq!(p.entries[0].pos, f.pos("u1"));
+        assert_eq!(p.entries[0].edit, Some(f.pos("e")));
+        assert_eq!(encode(&p)[..3], [f.pos("t"), NONE, 3]);
+        let page = encode_page(&p, 3, 1, true);
+        assert_eq!(page[..7], [f.pos("t"), NONE, 3, 2, f.pos("e"), NONE, 0]);
+    }
 }

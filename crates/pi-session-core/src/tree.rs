@@ -1,11 +1,6 @@
-//! Tree shapes derived from the records: `getTree()` and the path copy of `createBranchedSession`.
+//! The tree shape derived from the records: `getTree()`.
 
-use std::collections::HashMap;
-
-use crate::ids;
-use crate::json::{self, JsStr, Value};
-use crate::record::{self, Key, Kind, UNDEFINED};
-use crate::session::Session;
+use crate::store::View;
 
 /// Marker in encoded plans for "none".
 pub const NONE: u32 = u32::MAX;
@@ -15,7 +10,8 @@ pub const NONE: u32 = u32::MAX;
 /// A node is identified by the position of the record that owns its id (the last one with that id,
 /// as the reference's Map keeps). Children are sorted by timestamp here when every child has a
 /// strict ISO timestamp; otherwise `sortInJs` is 1 and the binding sorts with `Date` parsing.
-pub fn tree_plan(s: &Session) -> Vec<u32> {
+pub fn tree_plan<'a>(s: impl Into<View<'a>>) -> Vec<u32> {
+    let s: View<'a> = s.into();
     let entries = s.entry_positions();
     // A node per index slot (the reference's nodeMap keyed by id): its entry is the slot's record.
     let n = s.slot_count();
@@ -152,190 +148,82 @@ fn walk_cutting_cycles(
     }
 }
 
-/// `{...entry, prop: value, …}` then `JSON.stringify`, done on the text when the line is already
-/// canonical JSON of an object: each property's value is replaced in place, or appended at the
-/// end when absent (none of these names is integer-like, so the end is where JS puts them).
-/// `None` when the fast path does not apply (non-canonical text, or a property to drop).
-fn splice_members(line: &[u8], sets: &[(&str, &str)]) -> Option<Vec<u8>> {
-    if sets.iter().any(|(_, v)| *v == UNDEFINED) || !json::is_canonical(line) {
-        return None;
-    }
-    let mut found: Vec<Option<std::ops::Range<usize>>> = vec![None; sets.len()];
-    let is_object = json::visit_top_level_members(line, |k, r| {
-        if let Some(i) = sets.iter().position(|(name, _)| *name == k) {
-            found[i] = Some(r);
-        }
-    })
-    .ok()?;
-    if !is_object {
-        return None;
-    }
-    let mut edits: Vec<(std::ops::Range<usize>, &str)> = found
-        .iter()
-        .zip(sets)
-        .filter_map(|(r, (_, v))| r.clone().map(|r| (r, *v)))
-        .collect();
-    edits.sort_by_key(|(r, _)| r.start);
-    let mut out = Vec::with_capacity(line.len() + 64);
-    let mut at = 0;
-    for (r, v) in &edits {
-        out.extend_from_slice(&line[at..r.start]);
-        out.extend_from_slice(v.as_bytes());
-        at = r.end;
-    }
-    // The closing brace of a canonical object is its last byte.
-    out.extend_from_slice(&line[at..line.len() - 1]);
-    let mut empty = line.len() == 2;
-    for ((name, v), r) in sets.iter().zip(&found) {
-        if r.is_none() {
-            if !empty {
-                out.push(b',');
-            }
-            empty = false;
-            out.push(b'"');
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b"\":");
-            out.extend_from_slice(v.as_bytes());
-        }
-    }
-    out.push(b'}');
-    Some(out)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixture::Fixture;
 
-fn key_value(key: &str) -> Option<Value> {
-    if key == UNDEFINED {
-        None
-    } else {
-        json::parse(key.as_bytes()).ok()
-    }
-}
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
 
-/// Set (or, for `undefined`, drop) a property the way `{...entry, prop: value}` then
-/// `JSON.stringify` would leave it.
-fn assign(obj: &mut json::Object, prop: &str, value: Option<Value>) {
-    match value {
-        Some(v) => obj.insert(JsStr::from_str(prop), v),
-        None => {
-            obj.remove(prop);
-        }
+    fn entry(id: &str, parent: Option<&str>, second: u32) -> String {
+        let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"custom","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{second:02}.000Z","customType":"t"}}"#
+        )
     }
-}
 
-/// One record of a branched session.
-pub enum Piece {
-    /// Byte for byte the line of this record (same meta too): copied, never looked at.
-    Same(u32),
-    /// A new or changed line, made from the record at `from`.
-    New { line: Vec<u8>, from: u32 },
-}
+    fn fixture(lines: &[String]) -> Fixture {
+        Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>())
+    }
 
-/// The records of `createBranchedSession` after the header: the path without label records,
-/// re-chained, then fresh label records for every current label whose target is on that path.
-/// A record whose re-chained line is its own line (canonical, same `parentId` and
-/// `firstKeptEntryId`: most of them on a linear path) is [`Piece::Same`], so it costs nothing
-/// when its meta says it is canonical.
-pub fn branched_lines(s: &Session, path: &[u32]) -> crate::Result<Vec<Piece>> {
-    let mut out: Vec<Piece> = Vec::with_capacity(path.len());
-    let mut replacement: HashMap<Key, Key> = HashMap::new();
-    let mut pending: Vec<Key> = Vec::new();
-    let mut parent_key: Key = "null".into();
-    let mut kept_ids: Vec<Key> = Vec::new();
-    for &p in path {
-        let m = s.meta(p);
-        if m.kind == Kind::Label {
-            pending.push(m.id.clone());
-            continue;
-        }
-        for l in pending.drain(..) {
-            replacement.insert(l, m.id.clone());
-        }
-        let fk: Option<Key> = (m.kind == Kind::Compaction).then(|| {
-            if m.first_kept == m.id {
-                m.id.clone()
-            } else {
-                replacement
-                    .get(&m.first_kept)
-                    .cloned()
-                    .unwrap_or_else(|| m.first_kept.clone())
-            }
-        });
-        // Setting a member to the value it has changes nothing in canonical text (a canonical
-        // line's raw values are their keys).
-        let unchanged = &*parent_key != UNDEFINED
-            && m.parent == parent_key
-            && match &fk {
-                None => true,
-                Some(fk) => &**fk != UNDEFINED && *fk == m.first_kept,
-            };
-        out.push(if unchanged && m.canonical {
-            Piece::Same(p)
-        } else {
-            let line = s.line(p)?;
-            if unchanged && json::is_canonical(&line) {
-                Piece::Same(p)
-            } else {
-                let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
-                if let Some(fk) = &fk {
-                    sets.push(("firstKeptEntryId", fk));
-                }
-                Piece::New {
-                    from: p,
-                    line: match splice_members(&line, &sets) {
-                        Some(fast) => fast,
-                        None => {
-                            // `{...scalar}` copies nothing.
-                            let mut obj = json::parse(&line)
-                                .ok()
-                                .and_then(Value::into_object)
-                                .unwrap_or_default();
-                            for (prop, key) in &sets {
-                                assign(&mut obj, prop, key_value(key));
-                            }
-                            json::to_json(&Value::Object(obj)).into_bytes()
-                        }
-                    },
-                }
-            }
-        });
-        parent_key = m.id.clone();
-        kept_ids.push(m.id.clone());
+    #[test]
+    fn a_tree_with_a_branch_lists_children_by_timestamp_with_their_labels() {
+        // a ─┬─ b (t=3) ── d
+        //    └─ c (t=2, labelled)
+        let f = fixture(&[
+            H.to_owned(),
+            entry("a", None, 1),
+            entry("b", Some("a"), 3),
+            entry("c", Some("a"), 2),
+            entry("d", Some("b"), 4),
+            r#"{"type":"label","id":"l","parentId":"d","timestamp":"2025-01-01T00:00:05.000Z","targetId":"c","label":"x"}"#.to_owned(),
+        ]);
+        let (a, b, c, d, l) = (f.pos("a"), f.pos("b"), f.pos("c"), f.pos("d"), f.pos("l"));
+        #[rustfmt::skip]
+        let expected = vec![
+            1, a,
+            5,
+            a, NONE, 0, 2, c, b, // c is older than b: it comes first
+            b, NONE, 0, 1, d,
+            c, l, 0, 0,
+            d, NONE, 0, 1, l,
+            l, NONE, 0, 0,
+        ];
+        assert_eq!(tree_plan(f.view()), expected);
     }
-    // Label records: parent chain starts at the last kept entry (`?.id || null`).
-    let mut parent: Key = match kept_ids.last() {
-        Some(k) if record::key_truthy(k) => k.clone(),
-        _ => "null".into(),
-    };
-    let mut taken: std::collections::HashSet<Key> = kept_ids.iter().cloned().collect();
-    for (target, label_pos) in s.labels() {
-        if !kept_ids.iter().any(|k| k == target) {
-            continue;
-        }
-        let label_rec = json::parse(&s.line(label_pos)?).unwrap_or(Value::Null);
-        let id = ids::entry_id(|c| taken.contains(&*record::string_key(c)));
-        let id_key = record::string_key(&id);
-        let mut line = String::from("{\"type\":\"label\",\"id\":");
-        line.push_str(&id_key);
-        line.push_str(",\"parentId\":");
-        line.push_str(&parent);
-        if let Some(ts) = label_rec.get("timestamp") {
-            line.push_str(",\"timestamp\":");
-            json::write_json(ts, &mut line);
-        }
-        if &**target != UNDEFINED {
-            line.push_str(",\"targetId\":");
-            line.push_str(target);
-        }
-        if let Some(l) = label_rec.get("label") {
-            line.push_str(",\"label\":");
-            json::write_json(l, &mut line);
-        }
-        line.push('}');
-        out.push(Piece::New {
-            line: line.into_bytes(),
-            from: label_pos,
-        });
-        taken.insert(id_key.clone());
-        parent = id_key;
+
+    #[test]
+    fn children_without_a_strict_timestamp_keep_their_order_for_js_to_sort() {
+        let f = fixture(&[
+            H.to_owned(),
+            entry("a", None, 1),
+            entry("b", Some("a"), 3),
+            r#"{"type":"custom","id":"c","parentId":"a","timestamp":"yesterday","customType":"t"}"#
+                .to_owned(),
+        ]);
+        let plan = tree_plan(f.view());
+        let (a, b, c) = (f.pos("a"), f.pos("b"), f.pos("c"));
+        assert_eq!(&plan[3..9], &[a, NONE, 1, 2, b, c]);
     }
-    Ok(out)
+
+    #[test]
+    fn entries_caught_in_a_parent_id_cycle_still_appear_once() {
+        let f = fixture(&[
+            H.to_owned(),
+            entry("r", None, 1),
+            entry("x", Some("y"), 2),
+            entry("y", Some("x"), 3),
+        ]);
+        let plan = tree_plan(f.view());
+        let (r, x, y) = (f.pos("r"), f.pos("x"), f.pos("y"));
+        // Roots: r, then x (the first entry of the cycle); the edge back to x is cut.
+        assert_eq!(&plan[..4], &[2, r, x, 3]);
+        #[rustfmt::skip]
+        let nodes = [
+            r, NONE, 0, 0,
+            x, NONE, 0, 1, y,
+            y, NONE, 0, 0,
+        ];
+        assert_eq!(&plan[4..], &nodes);
+    }
 }

@@ -6,9 +6,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use pi_session_core::file::scan;
 use pi_session_core::fsio::Durability;
 use pi_session_core::record::Kind;
-use pi_session_core::{listing, scan, session, ErrorCode, Session};
+use pi_session_core::{listing, session, ErrorCode, Session};
 
 mod common;
 use common::temp_dir;

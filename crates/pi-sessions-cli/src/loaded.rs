@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use pi_session_core::file::LoadedFile;
 use pi_session_core::json::{self, Value};
 use pi_session_core::record::{self, Kind};
-use pi_session_core::session::LoadedFile;
 use pi_session_core::{inspect, Session};
 
 use crate::error::CliError;

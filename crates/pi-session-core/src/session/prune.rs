@@ -8,7 +8,13 @@
 //! is the same before and after. A session already on disk is rewritten atomically (temp file,
 //! fsync, rename, fsync of the directory); one that is not yet written stays in memory only.
 
-use super::*;
+use super::{Leaf, Session};
+use crate::error::{Error, ErrorCode, Result};
+use crate::fsio;
+use crate::json;
+use crate::record::{self, Key, Kind, Meta};
+use crate::store::records::Rec;
+use crate::text::Text;
 
 /// What `pruneBranch` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,10 +48,11 @@ fn on_active_path() -> Error {
 impl Session {
     /// Per record: is it in the subtree of `root` (the entry and its descendants, cycle-safe)?
     fn subtree_mask(&self, root: u32) -> Vec<bool> {
-        let n = self.recs.len();
+        let n = self.records.recs.len();
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
         for p in 0..n as u32 {
-            if !self.recs[p as usize].meta.kind.is_entry() || self.record_slot(p).is_none() {
+            if !self.records.recs[p as usize].meta.kind.is_entry() || self.record_slot(p).is_none()
+            {
                 continue;
             }
             if let Some(q) = self.parent_of(p) {
@@ -88,10 +95,10 @@ impl Session {
         let removed = self.subtree_mask(root);
         let mut dropped = removed.clone();
         let mut labels_dropped = 0;
-        for (rec, gone) in self.recs.iter().zip(dropped.iter_mut()) {
+        for (rec, gone) in self.records.recs.iter().zip(dropped.iter_mut()) {
             let m = &rec.meta;
             if !*gone && m.kind == Kind::Label {
-                if let Some(t) = self.index.get(&m.target) {
+                if let Some(t) = self.ids.index.get(&m.target) {
                     if removed[t as usize] {
                         *gone = true;
                         labels_dropped += 1;
@@ -104,7 +111,7 @@ impl Session {
             let mut q = self.parent_of(p);
             let mut steps = 0;
             while let Some(x) = q {
-                if !dropped[x as usize] || steps > self.recs.len() {
+                if !dropped[x as usize] || steps > self.records.recs.len() {
                     break;
                 }
                 q = self.parent_of(x);
@@ -117,7 +124,7 @@ impl Session {
         let mut kept: Vec<u32> = Vec::new();
         let mut changes: Vec<(u32, &'static str, String)> = Vec::new();
         let (mut before, mut after, mut rewired) = (0u64, 0u64, 0usize);
-        for p in 0..self.recs.len() as u32 {
+        for p in 0..self.records.recs.len() as u32 {
             // A skeleton (an in-memory session's entry held by JavaScript) has every member
             // edited here; such a session never writes, so it is never written either.
             let line = self.line(p)?;
@@ -125,13 +132,13 @@ impl Session {
             if dropped[p as usize] {
                 continue;
             }
-            let m = &self.recs[p as usize].meta;
+            let m = &self.records.recs[p as usize].meta;
             let mut edits: Vec<(&'static str, json::Value)> = Vec::new();
             if m.kind.is_entry() {
                 let old_parent = self.parent_of(p);
                 if old_parent.is_some_and(|q| dropped[q as usize]) {
                     let value = match surviving_parent(p) {
-                        Some(q) => self.recs[q as usize].meta.id.clone(),
+                        Some(q) => self.records.recs[q as usize].meta.id.clone(),
                         None => Key::from("null"),
                     };
                     edits.push(("parentId", parse_key(&value)));
@@ -144,7 +151,7 @@ impl Session {
                             .skip_while(|&&x| x != t)
                             .find(|&&x| !dropped[x as usize]);
                         if let Some(&x) = next {
-                            let id = self.recs[x as usize].meta.id.clone();
+                            let id = self.records.recs[x as usize].meta.id.clone();
                             edits.push(("firstKeptEntryId", parse_key(&id)));
                         }
                     }
@@ -185,7 +192,7 @@ impl Session {
         });
         let leaf_key = leaf
             .flatten()
-            .map(|l| self.recs[l as usize].meta.id.clone());
+            .map(|l| self.records.recs[l as usize].meta.id.clone());
         let mut text = Vec::with_capacity(after as usize);
         let mut ranges = Vec::with_capacity(lines.len());
         for line in &lines {
@@ -205,25 +212,20 @@ impl Session {
             _ => false,
         };
         self.changed();
-        let null_leaf = matches!(self.leaf, Leaf::Null);
+        let null_leaf = matches!(self.ids.leaf, Leaf::Null);
         self.reset_state();
         self.appender = fsio::Appender::default();
         let session_id = std::mem::take(&mut self.session_id);
-        self.text = Text::loaded(text);
+        self.records.text = Text::loaded(text);
         let recs: Vec<Rec> = ranges
             .into_iter()
             .zip(metas)
-            .map(|((start, end), meta)| Rec {
-                start,
-                end,
-                in_file: false,
-                check: 0,
-                meta,
-            })
+            .map(|((start, end), meta)| Rec::in_text(start, end, meta))
             .collect();
         self.adopt_recs(recs.into_iter(), session_id);
-        self.leaf = match (null_leaf, leaf_key) {
+        self.ids.leaf = match (null_leaf, leaf_key) {
             (false, Some(k)) => self
+                .ids
                 .index
                 .slot_of
                 .get(&k)

@@ -5,10 +5,10 @@
 //! New keys go at the end of each object, as JS assignment puts them. Unlike the reference, lines
 //! that do not parse are not dropped from the rewritten file: they stay where they were.
 
+use super::LoadedFile;
 use crate::ids;
 use crate::json::{self, JsStr, Value};
 use crate::record::Kind;
-use crate::session::LoadedFile;
 
 /// The result of migrating a file.
 pub struct Migration {
@@ -181,4 +181,94 @@ pub fn migrate_file(loaded: &LoadedFile) -> Option<Migration> {
         records,
         file_bytes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::read_meta;
+
+    fn migrated(text: &str) -> (Vec<Value>, Vec<u8>) {
+        let loaded = LoadedFile::parse(text.as_bytes().to_vec());
+        let m = migrate_file(&loaded).expect("an old version migrates");
+        let values = m
+            .records
+            .iter()
+            .map(|&(s, e)| json::parse(&m.text[s..e]).unwrap())
+            .collect();
+        (values, m.file_bytes)
+    }
+
+    fn s(v: &Value, key: &str) -> Option<String> {
+        match v.get(key) {
+            Some(Value::String(x)) => Some(x.to_string_lossy()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_v1_file_gets_ids_chained_by_parent_id_and_becomes_v3() {
+        let text = concat!(
+            r#"{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"user","content":"hi"}}"#,
+            "\n",
+            r#"{"type":"message","message":{"role":"hookMessage","content":"x"}}"#,
+            "\n",
+            r#"{"type":"compaction","summary":"s","firstKeptEntryIndex":2}"#,
+            "\n",
+        );
+        let (v, _) = migrated(text);
+        assert!(matches!(v[0].get("version"), Some(Value::Number(n)) if *n == 3.0));
+        let ids: Vec<String> = v[1..].iter().map(|e| s(e, "id").unwrap()).collect();
+        assert!(ids.iter().all(|id| id.len() == 8), "{ids:?}");
+        assert!(matches!(v[1].get("parentId"), Some(Value::Null)));
+        assert_eq!(s(&v[2], "parentId").as_deref(), Some(&*ids[0]));
+        assert_eq!(s(&v[3], "parentId").as_deref(), Some(&*ids[1]));
+        // `firstKeptEntryIndex` 2 names the second message (the header is index 0).
+        assert_eq!(s(&v[3], "firstKeptEntryId").as_deref(), Some(&*ids[1]));
+        assert!(v[3].get("firstKeptEntryIndex").is_none());
+        let role = v[2].get("message").and_then(|m| m.get("role"));
+        assert!(matches!(role, Some(Value::String(r)) if r.eq_str("custom")));
+    }
+
+    #[test]
+    fn a_v2_file_only_renames_the_hook_message_role() {
+        let text = concat!(
+            r#"{"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"hookMessage"}}"#,
+            "\n",
+        );
+        let (v, file) = migrated(text);
+        assert_eq!(s(&v[1], "id").as_deref(), Some("a1"));
+        let expected = concat!(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"custom"}}"#,
+            "\n",
+        );
+        assert_eq!(String::from_utf8(file).unwrap(), expected);
+    }
+
+    #[test]
+    fn lines_that_do_not_parse_stay_where_they_were_in_the_rewritten_file() {
+        let text = "{\"type\":\"session\",\"version\":2,\"id\":\"s\"}\n{broken\n{\"type\":\"custom\",\"id\":\"c\",\"parentId\":null}\n";
+        let (_, file) = migrated(text);
+        let lines: Vec<&str> = std::str::from_utf8(&file).unwrap().lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[1], "{broken");
+        assert!(read_meta(lines[2].as_bytes()).is_some());
+    }
+
+    #[test]
+    fn a_current_file_needs_no_migration() {
+        let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"custom\",\"id\":\"c\",\"parentId\":null}\n";
+        assert!(migrate_file(&LoadedFile::parse(text.as_bytes().to_vec())).is_none());
+        assert_eq!(
+            header_version(b"{\"type\":\"session\",\"version\":\"2\"}"),
+            2.0
+        );
+        assert!(header_version(b"{not json").is_nan());
+    }
 }

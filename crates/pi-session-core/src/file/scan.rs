@@ -155,7 +155,7 @@ pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
                     };
                 }
             }
-            let check = crate::session::Session::line_fingerprint(body);
+            let check = super::fingerprint(body);
             let start = base as usize + at;
             scan.recs.push((start, start + body.len(), meta, check));
         }

@@ -1,0 +1,218 @@
+//! A session file's lines as `loadEntriesFromFile` sees them: the whole text, split on `\n`, each
+//! line read for what the store needs ([`record::read_meta`]); big texts are read in pieces on
+//! scoped threads.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::fsio;
+use crate::record::{self, Kind, Meta};
+
+/// A physical line: byte range in the text, and its meta when it is a record.
+pub type Line = (usize, usize, Option<Meta>);
+
+/// Below this many bytes per piece, one thread reads the whole text (a thread costs ~20 µs).
+const PARALLEL_PIECE_BYTES: usize = 1 << 20;
+/// At most this many threads read one text.
+const MAX_PARSE_THREADS: usize = 8;
+
+/// The lines of `text`, read in `pieces` pieces cut at line boundaries, each on a scoped thread
+/// of its own but the first (a piece whose thread cannot be made is read on this one).
+fn lines_in_pieces(text: &[u8], pieces: usize) -> Vec<Line> {
+    if pieces < 2 {
+        return split_lines(text, 0, text.len());
+    }
+    let mut bounds = vec![0];
+    for i in 1..pieces {
+        let at = (text.len() * i / pieces).max(*bounds.last().unwrap_or(&0));
+        let cut = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1);
+        bounds.push(cut);
+    }
+    bounds.push(text.len());
+    bounds.dedup();
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = bounds
+            .windows(2)
+            .skip(1)
+            .map(|w| {
+                let (from, to) = (w[0], w[1]);
+                let thread = std::thread::Builder::new()
+                    .spawn_scoped(scope, move || split_lines(text, from, to));
+                (from, to, thread.ok())
+            })
+            .collect();
+        let mut lines = split_lines(text, bounds[0], bounds[1]);
+        for (from, to, thread) in parts {
+            match thread.map(|t| t.join()) {
+                Some(Ok(more)) => lines.extend(more),
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => lines.extend(split_lines(text, from, to)),
+            }
+        }
+        lines
+    })
+}
+
+/// The lines of `text[from..to]` (`from` starts a line; a fragment after the last `\n` before
+/// `to` counts as a line), with their metas and offsets into the whole text.
+fn split_lines(text: &[u8], from: usize, to: usize) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut start = from;
+    for nl in memchr::memchr_iter(b'\n', &text[from..to]) {
+        let nl = from + nl;
+        lines.push((start, nl, record::read_meta(&text[start..nl])));
+        start = nl + 1;
+    }
+    if start < to {
+        lines.push((start, to, record::read_meta(&text[start..to])));
+    }
+    lines
+}
+
+/// A file's lines as `loadEntriesFromFile` sees them.
+pub struct LoadedFile {
+    pub text: Vec<u8>,
+    /// Every physical line (split on `\n`).
+    pub lines: Vec<Line>,
+}
+
+impl LoadedFile {
+    /// Split and read `text`. The final fragment after the last `\n` counts as a line.
+    ///
+    /// Reading each line's members is most of an open's time, and lines are independent, so a
+    /// text of several megabytes is cut at line boundaries into one piece per core, read on
+    /// scoped threads and joined in order: the same lines, sooner (a resume waits for it).
+    pub fn parse(text: Vec<u8>) -> LoadedFile {
+        let pieces = (text.len() / PARALLEL_PIECE_BYTES)
+            .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(MAX_PARSE_THREADS);
+        let lines = lines_in_pieces(&text, pieces);
+        LoadedFile { text, lines }
+    }
+
+    /// `loadEntriesFromFile` accepts the file: its first record is a header with a string id
+    /// (unlike the reference, records marked by [`LoadedFile::mark_leading`] may come first).
+    pub fn has_valid_header(&self) -> bool {
+        match self.records().find(|(_, m)| m.kind != Kind::Leading) {
+            Some((_, m)) => m.kind == Kind::Header && m.header_id_is_string,
+            None => false,
+        }
+    }
+
+    /// Mark the records that lead the header of a session file ([`record::leading_count`]) as
+    /// [`Kind::Leading`]. Only for files: entries handed over in memory keep the reference's rules.
+    pub fn mark_leading(&mut self) {
+        let n = record::leading_count(self.lines.iter().filter_map(|l| l.2.as_ref()));
+        for m in self.lines.iter_mut().filter_map(|l| l.2.as_mut()).take(n) {
+            m.kind = Kind::Leading;
+        }
+    }
+
+    /// How many records were marked by [`LoadedFile::mark_leading`].
+    pub fn leading(&self) -> usize {
+        self.records()
+            .take_while(|(_, m)| m.kind == Kind::Leading)
+            .count()
+    }
+
+    pub fn records(&self) -> impl Iterator<Item = (&[u8], &Meta)> {
+        self.lines
+            .iter()
+            .filter_map(|(s, e, m)| m.as_ref().map(|m| (&self.text[*s..*e], m)))
+    }
+
+    pub fn ends_with_newline(&self) -> bool {
+        self.text.is_empty() || self.text.last() == Some(&b'\n')
+    }
+}
+
+/// Read a session file like `loadEntriesFromFile`: `None` when missing; when the header is valid and
+/// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
+/// Read a session file like `loadEntriesFromFile`: `None` when missing; when the header is valid and
+/// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
+/// fresh line (nothing else is changed; see [`super::end_torn_tail`]).
+pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
+    let Some(text) = fsio::read_all(path)? else {
+        return Ok(None);
+    };
+    let mut loaded = LoadedFile::parse(text);
+    loaded.mark_leading();
+    if loaded.has_valid_header() && super::end_torn_tail(path, loaded.ends_with_newline())? {
+        loaded.text.push(b'\n');
+    }
+    Ok(Some(loaded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text of `n` lines of every shape the loader meets: records, a malformed line, a blank
+    /// line, a scalar, CRLF, and a fragment without a newline at the end.
+    fn mixed_text(n: usize) -> Vec<u8> {
+        let mut text = Vec::new();
+        text.extend_from_slice(br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#);
+        text.push(b'\n');
+        for i in 0..n {
+            let line = match i % 7 {
+                0 => format!(r#"{{"type":"message","id":"e{i}","parentId":"e{}","timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{}"}}}}"#, i.saturating_sub(1), "x".repeat(i % 300)),
+                1 => "{not json".to_string(),
+                2 => String::new(),
+                3 => "42".to_string(),
+                4 => format!("{{\"type\":\"label\",\"id\":\"l{i}\",\"parentId\":null,\"targetId\":\"e0\",\"label\":\"a\"}}\r"),
+                _ => format!(r#"{{"type":"custom","id":"c{i}","parentId":"e0","customType":"t","data":{{"n":{i}}}}}"#),
+            };
+            text.extend_from_slice(line.as_bytes());
+            text.push(b'\n');
+        }
+        text.extend_from_slice(br#"{"type":"message","id":"torn","par"#);
+        text
+    }
+
+    #[test]
+    fn a_big_text_read_in_pieces_gives_the_lines_of_one_sequential_pass() {
+        let text = mixed_text(120_000);
+        assert!(
+            text.len() > 3 * PARALLEL_PIECE_BYTES,
+            "big enough to be cut into pieces"
+        );
+        let sequential = split_lines(&text, 0, text.len());
+        let loaded = LoadedFile::parse(text.clone());
+        assert_eq!(loaded.lines.len(), sequential.len());
+        assert_eq!(format!("{:?}", loaded.lines), format!("{sequential:?}"));
+        assert_eq!(
+            loaded.lines.last().map(|l| l.1),
+            Some(text.len()),
+            "the torn fragment is the last line"
+        );
+    }
+
+    #[test]
+    fn any_number_of_pieces_gives_the_lines_of_one_sequential_pass() {
+        let text = mixed_text(20_000);
+        let sequential = format!("{:?}", split_lines(&text, 0, text.len()));
+        for pieces in [2, 3, 4, 7, 64] {
+            assert_eq!(
+                format!("{:?}", lines_in_pieces(&text, pieces)),
+                sequential,
+                "{pieces} pieces"
+            );
+        }
+        let short = b"{\"a\":1}\n{\"b\":2}";
+        assert_eq!(
+            format!("{:?}", lines_in_pieces(short, 8)),
+            format!("{:?}", split_lines(short, 0, short.len()))
+        );
+    }
+
+    #[test]
+    fn a_text_without_newlines_or_empty_is_one_line_or_none() {
+        assert!(LoadedFile::parse(Vec::new()).lines.is_empty());
+        let one = LoadedFile::parse(vec![b'x'; 3 * PARALLEL_PIECE_BYTES]);
+        assert_eq!(one.lines.len(), 1);
+        assert_eq!(
+            (one.lines[0].0, one.lines[0].1),
+            (0, 3 * PARALLEL_PIECE_BYTES)
+        );
+    }
+}

@@ -1,0 +1,306 @@
+//! `SessionManager.forkFrom`'s file work: a new session file holding every entry of another, under
+//! a new header, written complete or not at all.
+
+use std::path::{Path, PathBuf};
+
+use super::header::{header_line, new_identity, session_file_path, Identity};
+use crate::error::{Error, ErrorCode, Result};
+use crate::file::scan::{self, ScannedRec};
+use crate::file::{self, fingerprint, load_file, migrate};
+use crate::fsio::{self, Durability};
+use crate::json;
+use crate::paths;
+use crate::record::{self, Kind};
+
+/// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
+/// a scan of the new file would find them, so the session opened on it need not read it again.
+pub struct Forked {
+    /// The new file, resolved against the process cwd.
+    pub file: PathBuf,
+    /// Records `(start, end, meta, fingerprint)` in the new file, and the new session id.
+    pub(super) scan: Option<(Vec<ScannedRec>, String)>,
+    /// The new file, open for reading.
+    pub(super) reader: std::fs::File,
+    pub(super) bytes: u64,
+}
+
+fn fork_source_invalid(source: &Path) -> Error {
+    Error::new(
+        ErrorCode::ForkSourceInvalid,
+        format!(
+            "Cannot fork: source session file is empty or invalid: {}",
+            source.display()
+        ),
+    )
+}
+
+/// `SessionManager.forkFrom` file work: copy every non-header record of `source` (migrated to v3
+/// first, unlike the reference) under a new header into `dir`. The new file appears complete or
+/// not at all (temp file, then an exclusive link), and an existing name fails with `EEXIST`.
+/// Returns the new file's resolved path.
+pub fn fork_file(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+) -> Result<PathBuf> {
+    fork(source, target_cwd, dir, custom_id, Durability::from_env()).map(|f| f.file)
+}
+
+/// The new file's name and header line (after the checks the reference makes before writing).
+fn fork_target(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+) -> Result<(PathBuf, String, String)> {
+    fsio::ensure_dir(dir)?;
+    let Identity { id, timestamp } = new_identity(custom_id)?;
+    let file = session_file_path(dir, &timestamp, &id);
+    let parent = json::string_to_json(&source.to_string_lossy());
+    let header = header_line(&id, &timestamp, target_cwd, Some(&parent));
+    Ok((file, header, id))
+}
+
+/// [`fork_file`], keeping what the new session needs to open the new file without reading it.
+///
+/// The source is read once, in chunks: each line is validated, read and checked for canonical
+/// form in one pass, and runs of canonical records are written straight from the read buffer
+/// (the reference writes `JSON.stringify(JSON.parse(line))`, which for them is the line itself).
+/// A source that needs a migration (v1/v2) takes the in-memory path.
+pub fn fork(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+    durability: Durability,
+) -> Result<Forked> {
+    use scan::{chunk_lines, LineChunks, CHUNK_BYTES};
+    let src = match std::fs::File::open(source) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(fork_source_invalid(source))
+        }
+        Err(e) => return Err(Error::io(&e, "open", source)),
+    };
+    let read_err = |e: std::io::Error| Error::io(&e, "read", source);
+    let mut chunks = LineChunks::new(&src, CHUNK_BYTES);
+    // Set once the first record turned out to be a valid v3 header.
+    struct Out {
+        file: PathBuf,
+        tmp: fsio::TempFile,
+        id: String,
+        recs: Vec<ScannedRec>,
+        /// Bytes written to `tmp`.
+        written: usize,
+    }
+    let mut out: Option<Out> = None;
+    while let Some((_, chunk)) = chunks.next_chunk().map_err(read_err)? {
+        // Canonical records waiting to be written: a range of `chunk`.
+        let mut run = 0..0;
+        for (at, line, has_nl) in chunk_lines(chunk) {
+            let Some(meta) = record::read_meta_canonical(line) else {
+                continue;
+            };
+            let Some(o) = out.as_mut() else {
+                // Records leading the header stay with the source (a fork is a file of its own);
+                // a run of them not followed by a header fails on the record after it, or at
+                // the end as a file without records does.
+                if record::may_lead(&meta) {
+                    continue;
+                }
+                // The first record decides: a valid header, and which path.
+                if meta.kind != Kind::Header || !meta.header_id_is_string {
+                    return Err(fork_source_invalid(source));
+                }
+                let version = migrate::header_version(line);
+                let needs_migration = version.is_nan() || version < 3.0;
+                // As `loadEntriesFromFile`: a final line without newline gets one.
+                let len = src
+                    .metadata()
+                    .map_err(|e| Error::io(&e, "stat", source))?
+                    .len();
+                let mut last = [b'\n'; 1];
+                if len > 0 {
+                    scan::read_exact_at(&src, &mut last, len - 1).map_err(read_err)?;
+                }
+                file::end_torn_tail(source, last[0] == b'\n')?;
+                if needs_migration {
+                    return fork_migrated(source, target_cwd, dir, custom_id, durability);
+                }
+                let (file, header, id) = fork_target(source, target_cwd, dir, custom_id)?;
+                let mut tmp = fsio::TempFile::create(&file)?;
+                tmp.write_all(header.as_bytes())?;
+                tmp.write_all(b"\n")?;
+                let header_meta =
+                    record::read_meta_trusted(header.as_bytes()).expect("header line is JSON");
+                let recs = vec![(0, header.len(), header_meta, fingerprint(header.as_bytes()))];
+                out = Some(Out {
+                    file,
+                    tmp,
+                    id,
+                    recs,
+                    written: header.len() + 1,
+                });
+                continue;
+            };
+            if meta.kind == Kind::Header {
+                continue;
+            }
+            if meta.canonical && has_nl {
+                if run.end != at {
+                    o.tmp.write_all(&chunk[run.clone()])?;
+                    o.written += run.len();
+                    run = at..at;
+                }
+                let start = o.written + run.len();
+                run.end = at + line.len() + 1;
+                o.recs
+                    .push((start, start + line.len(), meta, fingerprint(line)));
+                continue;
+            }
+            o.tmp.write_all(&chunk[run.clone()])?;
+            o.written += run.len();
+            run = 0..0;
+            let (text, meta) = if meta.canonical {
+                (std::borrow::Cow::Borrowed(line), meta)
+            } else {
+                // Records are written as JSON.stringify(JSON.parse(line)) would (a record
+                // always parses: `read_meta` took it).
+                let Some(n) = json::normalize(line) else {
+                    continue;
+                };
+                let n = n.into_bytes();
+                let meta = record::read_meta_trusted(&n).unwrap_or(meta);
+                (std::borrow::Cow::Owned(n), meta)
+            };
+            o.tmp.write_all(&text)?;
+            o.tmp.write_all(b"\n")?;
+            o.recs
+                .push((o.written, o.written + text.len(), meta, fingerprint(&text)));
+            o.written += text.len() + 1;
+        }
+        if let Some(o) = out.as_mut() {
+            o.tmp.write_all(&chunk[run.clone()])?;
+            o.written += run.len();
+        }
+    }
+    let Some(o) = out else {
+        return Err(fork_source_invalid(source));
+    };
+    let reader = o.tmp.link_new(&o.file, durability)?;
+    Ok(Forked {
+        file: opened_as(&o.file),
+        scan: Some((o.recs, o.id)),
+        reader,
+        bytes: o.written as u64,
+    })
+}
+
+/// The fork is written to `join(dir, name)` (relative when the dir is), but the manager the
+/// reference opens on it holds the resolved path (its constructor resolves the file it is given).
+fn opened_as(written: &Path) -> PathBuf {
+    PathBuf::from(paths::resolve(&written.to_string_lossy()))
+}
+
+/// [`fork`] of a source that needs a migration first (v1/v2 files: small and rare), in memory.
+fn fork_migrated(
+    source: &Path,
+    target_cwd: &str,
+    dir: &Path,
+    custom_id: Option<&str>,
+    durability: Durability,
+) -> Result<Forked> {
+    let loaded = match load_file(source)? {
+        Some(l) if l.has_valid_header() => l,
+        _ => return Err(fork_source_invalid(source)),
+    };
+    let (file, header, _) = fork_target(source, target_cwd, dir, custom_id)?;
+    let mut out = header.into_bytes();
+    out.push(b'\n');
+    match migrate::migrate_file(&loaded) {
+        Some(m) => {
+            // Records leading the header stay with the source, as in the streaming fork.
+            for (s, e) in m.records.iter().skip(loaded.leading()) {
+                let line = &m.text[*s..*e];
+                if record::read_meta(line).is_some_and(|meta| meta.kind != Kind::Header) {
+                    out.extend_from_slice(line);
+                    out.push(b'\n');
+                }
+            }
+        }
+        None => {
+            for (line, meta) in loaded.records() {
+                if !meta.kind.is_entry() {
+                    continue;
+                }
+                // Records are written as JSON.stringify(JSON.parse(line)) would.
+                if json::is_canonical(line) {
+                    out.extend_from_slice(line);
+                } else if let Some(n) = json::normalize(line) {
+                    out.extend_from_slice(n.as_bytes());
+                }
+                out.push(b'\n');
+            }
+        }
+    }
+    let mut tmp = fsio::TempFile::create(&file)?;
+    tmp.write_all(&out)?;
+    let reader = tmp.link_new(&file, durability)?;
+    Ok(Forked {
+        file: opened_as(&file),
+        scan: None,
+        reader,
+        bytes: out.len() as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-fork-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_fork_holds_every_entry_under_a_header_that_names_its_source() {
+        let dir = temp_dir("copy");
+        let src = dir.join("src.jsonl");
+        let entry = r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#;
+        std::fs::write(
+            &src,
+            format!("{{\"type\":\"session\",\"version\":3,\"id\":\"old\",\"timestamp\":\"t\",\"cwd\":\"/w\"}}\n{entry}"),
+        )
+        .unwrap();
+        let out = fork_file(&src, "/target", &dir.join("forks"), Some("new-id")).unwrap();
+        let name = out.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.ends_with("_new-id.jsonl"), "{name}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains(r#""id":"new-id""#) && lines[0].contains(r#""cwd":"/target""#));
+        assert!(lines[0].contains(&format!(r#""parentSession":"{}""#, src.display())));
+        assert_eq!(lines[1], entry);
+        assert!(
+            std::fs::read_to_string(&src).unwrap().ends_with('\n'),
+            "the source's torn tail ended"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_source_without_a_valid_header_cannot_be_forked() {
+        let dir = temp_dir("invalid");
+        let src = dir.join("src.jsonl");
+        std::fs::write(&src, "{\"type\":\"custom\",\"id\":\"a\"}\n").unwrap();
+        let err = fork_file(&src, "/t", &dir.join("forks"), None).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ForkSourceInvalid);
+        let missing = fork_file(&dir.join("none.jsonl"), "/t", &dir, None).unwrap_err();
+        assert_eq!(missing.code, ErrorCode::ForkSourceInvalid);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,322 @@
+//! Opening a session file: `setSessionFile` (read whole, or a big file in one streaming pass
+//! with its lines left on disk), and taking a file's records as the state.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::header::header_id_string;
+use super::{Forked, Session};
+use crate::error::{Error, ErrorCode, Result};
+use crate::file::scan::{self, ScannedRec};
+use crate::file::{self, load_file, migrate, Line, LoadedFile};
+use crate::fsio;
+use crate::record::{self, Kind, Meta};
+use crate::store::Rec;
+use crate::text::Text;
+
+/// Files at least this big are read in a streaming pass and their lines left on disk until asked
+/// for (`PI_SESSION_LAZY_BYTES` overrides it, e.g. for tests).
+const LAZY_FILE_BYTES: u64 = 64 << 20;
+
+pub(super) fn lazy_threshold() -> u64 {
+    std::env::var("PI_SESSION_LAZY_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(LAZY_FILE_BYTES)
+}
+
+/// What happened when a file was loaded.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// The file had an old format version and was rewritten.
+    pub migrated: bool,
+    /// Where the original bytes were kept before that rewrite.
+    pub backup: Option<PathBuf>,
+    /// The file was empty and received a fresh header.
+    pub initialized: bool,
+    /// The file's records became the state (false: a fresh session was started for the path).
+    pub loaded: bool,
+}
+
+impl Session {
+    /// `setSessionFile(path)` with an already resolved path.
+    pub fn set_session_file(&mut self, path: PathBuf) -> Result<LoadReport> {
+        self.changed();
+        self.set_session_file_with(path, None)
+    }
+
+    /// As [`Session::set_session_file`], reusing a file already read by the caller.
+    pub fn set_session_file_with(
+        &mut self,
+        path: PathBuf,
+        preloaded: Option<LoadedFile>,
+    ) -> Result<LoadReport> {
+        self.changed();
+        if self.persist {
+            self.guard.before_open(&path)?;
+        }
+        // The reference records the path before reading, so it stays set even when loading throws.
+        self.file = Some(path.clone());
+        self.guard.follow(Some(&path));
+        let big =
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= lazy_threshold());
+        if preloaded.is_none() && big {
+            if let Some(report) = self.load_streaming(&path)? {
+                self.file = Some(path);
+                self.flushed = true;
+                return Ok(report);
+            }
+        }
+        let loaded = match preloaded {
+            Some(l) => Some(l),
+            None => load_file(&path)?,
+        };
+        match loaded {
+            None => {
+                self.new_session(None, None)?;
+                self.file = Some(path);
+                Ok(LoadReport::default())
+            }
+            Some(loaded) if !loaded.has_valid_header() => {
+                if !loaded.text.is_empty() {
+                    return Err(Error::new(
+                        ErrorCode::InvalidSessionFile,
+                        format!("Session file is not a valid pi session: {}", path.display()),
+                    ));
+                }
+                self.new_session(None, None)?;
+                self.file = Some(path);
+                self.rewrite_file()?;
+                self.flushed = true;
+                Ok(LoadReport {
+                    initialized: true,
+                    ..LoadReport::default()
+                })
+            }
+            Some(loaded) => {
+                self.file = Some(path);
+                let report = self.load_records(loaded)?;
+                self.flushed = true;
+                Ok(LoadReport {
+                    loaded: true,
+                    ..report
+                })
+            }
+        }
+    }
+
+    /// Take a file's records as the state (`_loadEntries` with a header present), migrating old
+    /// versions and rewriting the file when persisting.
+    pub(super) fn load_records(&mut self, loaded: LoadedFile) -> Result<LoadReport> {
+        let mut report = LoadReport::default();
+        let leading = loaded.leading();
+        let migration = migrate::migrate_file(&loaded);
+        if let (Some(m), true, Some(file)) = (&migration, self.persist, self.file.clone()) {
+            self.guard.before_write(&file)?;
+            report.backup = Some(fsio::backup(&file, &loaded.text)?);
+            fsio::replace_atomic(&file, &m.file_bytes)?;
+            report.migrated = true;
+        }
+        // Records keep pointing into the file's bytes (no copy); a migration brings its own text.
+        let (text, lines): (Vec<u8>, Vec<Line>) = match migration {
+            Some(m) => (
+                m.text,
+                m.records.into_iter().map(|(s, e)| (s, e, None)).collect(),
+            ),
+            None => (
+                loaded.text,
+                loaded
+                    .lines
+                    .into_iter()
+                    .filter(|(_, _, m)| m.is_some())
+                    .collect(),
+            ),
+        };
+        self.reset_state();
+        self.records.text = Text::loaded(text);
+        self.records.recs.reserve(lines.len());
+        for (s, e, meta) in lines {
+            let Some(meta) = meta.or_else(|| record::read_meta(&self.records.text[s..e])) else {
+                continue;
+            };
+            self.records.push(Rec::in_text(s, e, meta));
+            self.ids.grow();
+        }
+        // A migration's records were read again: they lead the header as they did in the file.
+        for r in &mut self.records.recs[..leading] {
+            r.meta.kind = Kind::Leading;
+        }
+        self.session_id = match self.header_pos() {
+            Some(p) => header_id_string(&self.line(p)?),
+            None => String::new(),
+        };
+        self.build_index();
+        Ok(report)
+    }
+
+    /// Load a big file in one streaming pass: only what we read from each line is kept; the
+    /// lines stay in the file and are read back when an entry is asked for. Returns `Ok(None)`
+    /// when the file needs the in-memory path (not a valid session, or an old version to migrate).
+    fn load_streaming(&mut self, path: &Path) -> Result<Option<LoadReport>> {
+        let Some(scan) = scan::scan_file(path)? else {
+            return Ok(None);
+        };
+        let header_ok = scan
+            .recs
+            .iter()
+            .find(|r| r.2.kind != Kind::Leading)
+            .is_some_and(|r| r.2.kind == Kind::Header && r.2.header_id_is_string);
+        if !header_ok || scan.header_version < 3.0 {
+            return Ok(None);
+        }
+        file::end_torn_tail(path, scan.ends_with_newline)?;
+        let reader = std::fs::File::open(path).map_err(|e| Error::io(&e, "open", path))?;
+        self.adopt_scan(path, scan.recs, scan.header_id, reader);
+        Ok(Some(LoadReport {
+            loaded: true,
+            ..LoadReport::default()
+        }))
+    }
+
+    /// Take the records of a scanned file as the state; their lines stay in the file (`reader`).
+    pub(super) fn adopt_scan(
+        &mut self,
+        path: &Path,
+        recs: Vec<ScannedRec>,
+        session_id: String,
+        reader: std::fs::File,
+    ) {
+        self.reset_state();
+        self.records.reader = Some((path.to_path_buf(), Arc::new(reader)));
+        let recs = recs
+            .into_iter()
+            .map(|(start, end, meta, check)| Rec::in_file(start, end, meta, check));
+        self.adopt_recs(recs, session_id);
+    }
+
+    /// The shared tail of [`Session::adopt_scan`] and [`Session::adopt_text`]: take `recs` (on a
+    /// reset state) and index them.
+    pub(super) fn adopt_recs(
+        &mut self,
+        recs: impl ExactSizeIterator<Item = Rec>,
+        session_id: String,
+    ) {
+        self.records.recs.reserve(recs.len());
+        for rec in recs {
+            self.records.push(rec);
+        }
+        self.ids.unresolved(self.records.len());
+        self.session_id = session_id;
+        self.build_index();
+    }
+
+    /// Open the file `forkFrom` just wrote, as [`Session::set_session_file`] would, reusing what
+    /// the fork learned about its lines instead of reading the file again when it is big enough
+    /// to be read lazily anyway (a smaller one is simply read).
+    pub fn set_session_file_forked(&mut self, forked: Forked) -> Result<LoadReport> {
+        self.changed();
+        let Forked {
+            file,
+            scan,
+            reader,
+            bytes,
+        } = forked;
+        let (Some((recs, header_id)), true) = (scan, bytes >= lazy_threshold()) else {
+            drop(reader);
+            return self.set_session_file(file);
+        };
+        if self.persist {
+            self.guard.before_open(&file)?;
+        }
+        self.guard.follow(Some(&file));
+        self.adopt_scan(&file, recs, header_id, reader);
+        self.file = Some(file);
+        self.flushed = true;
+        Ok(LoadReport {
+            loaded: true,
+            ..LoadReport::default()
+        })
+    }
+
+    /// Replace the whole state by records held in `text` (used by `createBranchedSession`).
+    pub(super) fn adopt_text(
+        &mut self,
+        text: Vec<u8>,
+        recs: Vec<(usize, usize, Meta)>,
+        session_id: String,
+    ) {
+        self.reset_state();
+        self.records.text = Text::loaded(text);
+        let recs = recs
+            .into_iter()
+            .map(|(start, end, meta)| Rec::in_text(start, end, meta));
+        self.adopt_recs(recs, session_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-load-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_empty_file_receives_a_fresh_header() {
+        let dir = temp_dir("empty");
+        let file = dir.join("s.jsonl");
+        std::fs::write(&file, "").unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        let report = s.set_session_file(file.clone()).unwrap();
+        assert!(report.initialized && !report.loaded);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with(r#"{"type":"session","version":3,"id":""#),
+            "{text}"
+        );
+        assert_eq!(s.session_file(), Some(&*file));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_is_no_session_is_refused_and_left_alone() {
+        let dir = temp_dir("foreign");
+        let file = dir.join("notes.jsonl");
+        std::fs::write(&file, "{\"hello\":1}\n").unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        let err = s.set_session_file(file.clone()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidSessionFile);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{\"hello\":1}\n");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_records_of_a_file_become_the_state_with_the_last_entry_as_leaf() {
+        let dir = temp_dir("records");
+        let file = dir.join("s.jsonl");
+        std::fs::write(
+            &file,
+            concat!(
+                r#"{"type":"session","version":3,"id":"sid","timestamp":"t","cwd":"/w"}"#,
+                "\n",
+                r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#,
+                "\n",
+                r#"{"type":"custom","id":"b","parentId":"a","customType":"t"}"#,
+            ),
+        )
+        .unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        assert!(s.set_session_file(file.clone()).unwrap().loaded);
+        assert_eq!(s.session_id(), "sid");
+        assert_eq!(s.leaf_key(), Some("\"b\""));
+        assert!(
+            std::fs::read_to_string(&file).unwrap().ends_with("}\n"),
+            "the torn tail ended"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,278 @@
+//! The in-memory session behind one `SessionManager`: the facade over the record store
+//! ([`crate::store`]) and the file layer ([`crate::file`]), with the persistence rules of the
+//! reference. Its operations live one per module: `header` (a new session), `load` (opening a
+//! file), `preload` (entries handed over in memory), `append` (with rollback), `persist`
+//! (the lazy first write, flush, restore mode), `branch` (`createBranchedSession`), `fork`
+//! (`forkFrom`) and `prune` (`pruneBranch`).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::fsio::{self, Durability};
+use crate::lock;
+use crate::record::{Key, Meta};
+use crate::reserve::Reservations;
+use crate::store::index::Ids;
+use crate::store::records::{Rec, Records};
+use crate::store::View;
+
+mod append;
+mod branch;
+mod fork;
+mod header;
+mod load;
+mod persist;
+mod preload;
+mod prune;
+
+pub use crate::store::Leaf;
+pub use append::AppendHow;
+pub use fork::{fork, fork_file, Forked};
+pub use header::{header_line, NewSession};
+pub use load::LoadReport;
+pub use prune::Pruned;
+
+/// The session store state behind one `SessionManager`.
+#[derive(Debug)]
+pub struct Session {
+    cwd: String,
+    session_dir: String,
+    file: Option<PathBuf>,
+    persist: bool,
+    flushed: bool,
+    session_id: String,
+    /// The records and where their lines are.
+    records: Records,
+    /// The id index, labels and leaf over `records`.
+    ids: Ids,
+    durability: Durability,
+    appender: fsio::Appender,
+    /// The appender's descriptor last checked (its `opened` number), and whether it writes the
+    /// file `records.reader` reads: lines appended through it can then be read back from there.
+    /// Cleared with the reader (`reset_state`).
+    backed: Option<(u64, bool)>,
+    /// Appended lines from this length on are read back from the file (see
+    /// [`append::BACKED_LINE_BYTES`]).
+    backed_min: usize,
+    /// Exclusive mode and the lease it holds (see [`crate::lock`]).
+    guard: lock::WriterGuard,
+    /// Entry ids handed out for appends to come (see [`crate::reserve`]).
+    reserved: Reservations,
+    /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
+    restore_missing: bool,
+    /// Changes with every call that may change the records, index, labels or leaf, so callers
+    /// can keep what they derived from them until it changes (see [`Session::generation`]).
+    generation: u64,
+}
+
+impl<'a> From<&'a Session> for View<'a> {
+    fn from(s: &'a Session) -> View<'a> {
+        s.view()
+    }
+}
+
+impl Session {
+    /// A manager with no state yet; callers follow with `new_session`, `set_session_file` or
+    /// `load_preloaded` as the reference's constructor does.
+    pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Session> {
+        if persist && !session_dir.is_empty() {
+            fsio::ensure_dir(Path::new(&session_dir))?;
+        }
+        Ok(Session {
+            cwd,
+            session_dir,
+            file: None,
+            persist,
+            flushed: false,
+            session_id: String::new(),
+            records: Records::default(),
+            ids: Ids::default(),
+            durability: Durability::from_env(),
+            appender: fsio::Appender::default(),
+            backed: None,
+            backed_min: append::backed_line_min(),
+            guard: lock::WriterGuard::from_env(),
+            reserved: Reservations::default(),
+            restore_missing: persist::restore_missing_from_env(),
+            generation: 0,
+        })
+    }
+
+    /// A number that differs after any change to records, index, labels or leaf.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    fn changed(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    /// The records and id index, read-only (what queries such as [`crate::tree`] and
+    /// [`crate::context`] take).
+    pub fn view(&self) -> View<'_> {
+        View::new(&self.records, &self.ids)
+    }
+
+    // ----- simple accessors -------------------------------------------------------------------
+
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+    pub fn session_dir(&self) -> &str {
+        &self.session_dir
+    }
+    pub fn session_file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+    pub fn is_persisted(&self) -> bool {
+        self.persist
+    }
+    pub fn is_flushed(&self) -> bool {
+        self.flushed
+    }
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+    pub fn set_durability(&mut self, d: Durability) {
+        self.durability = d;
+    }
+    /// Approximate heap bytes held (lines, records, index), for telling a garbage-collected host
+    /// how much memory a session keeps alive.
+    pub fn memory_bytes(&self) -> usize {
+        self.records.held_bytes() + self.ids.index.len() * 48
+    }
+
+    // ----- reads, through the view (see [`View`] for each) ----------------------------------------
+
+    pub fn leaf(&self) -> Leaf {
+        self.ids.leaf
+    }
+    pub fn leaf_key(&self) -> Option<&str> {
+        self.view().leaf_key()
+    }
+    pub fn record_count(&self) -> usize {
+        self.records.len()
+    }
+    pub fn meta(&self, pos: u32) -> &Meta {
+        self.records.meta(pos)
+    }
+    pub fn line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
+        self.records.line(pos)
+    }
+    pub fn full_line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
+        self.records.full_line(pos)
+    }
+    pub fn entry_count(&self) -> usize {
+        self.view().entry_count()
+    }
+    pub fn header_pos(&self) -> Option<u32> {
+        self.view().header_pos()
+    }
+    pub fn entry_positions(&self) -> Vec<u32> {
+        self.view().entry_positions()
+    }
+    pub fn entry_positions_since(&self, count: usize) -> Option<Vec<u32>> {
+        self.view().entry_positions_since(count)
+    }
+    pub fn lookup(&self, key: &str) -> Option<u32> {
+        self.view().lookup(key)
+    }
+    pub fn leaf_pos(&self) -> Option<u32> {
+        self.view().leaf_pos()
+    }
+    pub fn label_pos(&self, target: &str) -> Option<u32> {
+        self.view().label_pos(target)
+    }
+    pub fn labels(&self) -> impl Iterator<Item = (&Key, u32)> {
+        self.view().labels()
+    }
+    pub fn session_name_pos(&self) -> Option<u32> {
+        self.view().session_name_pos()
+    }
+    pub fn children(&self, parent: &str) -> Vec<u32> {
+        self.view().children(parent)
+    }
+    pub fn slot_count(&self) -> usize {
+        self.view().slot_count()
+    }
+    pub fn slot_pos(&self, slot: u32) -> u32 {
+        self.view().slot_pos(slot)
+    }
+    pub fn record_slot(&self, pos: u32) -> Option<u32> {
+        self.view().record_slot(pos)
+    }
+    pub fn slot_of_key(&self, key: &str) -> Option<u32> {
+        self.view().slot_of_key(key)
+    }
+    pub fn cached_parent_slot(&self, pos: u32) -> Option<u32> {
+        self.view().cached_parent_slot(pos)
+    }
+    pub fn parent_of(&self, pos: u32) -> Option<u32> {
+        self.view().parent_of(pos)
+    }
+    pub fn path_to(&self, pos: u32) -> Vec<u32> {
+        self.view().path_to(pos)
+    }
+    pub fn branch_from(&self, start: Option<&str>) -> Vec<u32> {
+        self.view().branch_from(start)
+    }
+    pub fn context_path(&self) -> Vec<u32> {
+        self.view().context_path()
+    }
+
+    // ----- leaf moves ---------------------------------------------------------------------------
+
+    /// `branch(id)`.
+    pub fn branch(&mut self, key: &str, display_id: &str) -> Result<()> {
+        self.changed();
+        if self.ids.index.get(key).is_none() {
+            return Err(Error::entry_not_found(display_id));
+        }
+        self.ids.leaf = Leaf::Slot(self.ids.index.slot_of[key]);
+        Ok(())
+    }
+
+    /// Set the leaf to an id key, or to null (used by `branchWithSummary` before its append).
+    /// An id that is not in the index leaves a null leaf (callers check existence first).
+    pub fn set_leaf_key(&mut self, key: Option<&str>) {
+        self.changed();
+        self.ids.leaf = match key.and_then(|k| self.ids.index.slot_of.get(k)) {
+            Some(&slot) => Leaf::Slot(slot),
+            None => Leaf::Null,
+        };
+    }
+
+    pub fn reset_leaf(&mut self) {
+        self.changed();
+        self.ids.leaf = Leaf::Null;
+    }
+
+    // ----- state changes shared by the operations -----------------------------------------------
+
+    fn reset_state(&mut self) {
+        self.reserved.clear();
+        self.records.clear();
+        self.backed = None;
+        self.ids.clear();
+    }
+
+    fn push_record(&mut self, line: &[u8], meta: Meta) -> u32 {
+        let pos = self.push_meta(meta);
+        self.records.keep_in_text(pos, line);
+        pos
+    }
+
+    /// A record whose line is not placed yet ([`Records::keep_in_text`] or in the file).
+    fn push_meta(&mut self, meta: Meta) -> u32 {
+        self.ids.grow();
+        self.records.push(Rec::in_text(0, 0, meta))
+    }
+
+    /// Rebuild index, leaf and labels from the records (the reference's `_buildIndex`).
+    fn build_index(&mut self) {
+        self.ids.build(&self.records.recs);
+    }
+}
