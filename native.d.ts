@@ -6,20 +6,15 @@
  * memory, so the garbage collector weighs them when deciding to collect dropped managers.
  */
 export declare class NativeSession {
-  /**
-   * Called once on each new manager, with the manager itself as `this`: from then on its state
-   * is dropped as soon as the GC has collected it (see [`reclaim`]). Returns its tracking id
-   * (0: not tracked), by which `loadRecordsOf` of another manager finds it.
-   */
-  track(this: this): number
-  /** An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`. */
-  static blank(cwd: string, sessionDir: string, persist: boolean): NativeSession
-  /**
-   * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
-   * a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
-   * new file again. Nothing is created when the source is refused.
-   */
-  static forkFrom(source: string, targetCwd: string, dir: string, customId?: string | undefined | null): NativeSession
+  branch(key: string, display: string): void
+  /** `countSubtree(id)`: entries in the subtree of `key` (the entry included). */
+  countSubtree(key: string, display: string): number
+  /** `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module). */
+  pruneBranch(key: string, display: string): PruneResult
+  /** Set the leaf without checks (`null` → null leaf). */
+  setLeafKey(key?: string | undefined | null): void
+  resetLeaf(): void
+  createBranchedSession(startKey: string | undefined | null, display: string): string | null
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
   /**
    * Returns true when the file was loaded, false when a fresh session was started for it (the
@@ -36,40 +31,6 @@ export declare class NativeSession {
    */
   loadRecordsOf(source: number, positions: Uint32Array): void
   pushPreloaded(lines: Array<string>, skeletons: boolean): void
-  /**
-   * Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
-   * with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
-   */
-  appendUtf8(bytes: Uint8Array, len: number): number
-  /** An `inMemory` session's entry, as the skeleton the core reads (the object stays in JS). */
-  appendSkeletonUtf8(bytes: Uint8Array, len: number): number
-  /**
-   * `appendMessage(message, { id, flush })`: an append naming a reserved id and/or durable at
-   * once (see `session::AppendHow`); `skeleton` as for `appendSkeletonUtf8`.
-   */
-  appendWithUtf8(bytes: Uint8Array, len: number, skeleton: boolean, reserved: boolean, durable: boolean): number
-  /** `reserveEntryId()`: the id itself (not its key). */
-  reserveEntryId(): string
-  /** `releaseEntryId(id)` by key: false when it was not reserved. */
-  releaseEntryId(key: string): boolean
-  persistExternal(line: string): void
-  /**
-   * `dispose()`: drop the state now (lines, index, descriptors, the lease), as a collected
-   * manager's is, and stop tracking it (another manager can no longer take its records).
-   */
-  dispose(): void
-  /** Writes a session not written yet and fsyncs it; false for an in-memory session. */
-  flush(): boolean
-  setFsync(on: boolean): void
-  /**
-   * Restore mode: make a vanished directory or file again at write time (see the core's
-   * `Session::set_restore_missing`).
-   */
-  setRestoreMissing(on: boolean): void
-  /** Exclusive mode: take (or release) the ownership lease of the session file. */
-  setExclusive(on: boolean): void
-  /** Whether this manager holds (or wants) the session file's lease. */
-  isExclusive(): boolean
   sessionId(): string
   sessionFile(): string | null
   entryCount(): number
@@ -117,15 +78,54 @@ export declare class NativeSession {
    * until then). A double: JS numbers hold integers exactly up to 2^53.
    */
   generation(): number
-  branch(key: string, display: string): void
-  /** `countSubtree(id)`: entries in the subtree of `key` (the entry included). */
-  countSubtree(key: string, display: string): number
-  /** `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module). */
-  pruneBranch(key: string, display: string): PruneResult
-  /** Set the leaf without checks (`null` → null leaf). */
-  setLeafKey(key?: string | undefined | null): void
-  resetLeaf(): void
-  createBranchedSession(startKey: string | undefined | null, display: string): string | null
+  /**
+   * Append an entry whose UTF-8 JSON text is the first `len` bytes of `bytes` (JS encodes it
+   * with `TextEncoder.encodeInto`, much cheaper than a string crossing the boundary).
+   */
+  appendUtf8(bytes: Uint8Array, len: number): number
+  /** An `inMemory` session's entry, as the skeleton the core reads (the object stays in JS). */
+  appendSkeletonUtf8(bytes: Uint8Array, len: number): number
+  /**
+   * `appendMessage(message, { id, flush })`: an append naming a reserved id and/or durable at
+   * once (see `session::AppendHow`); `skeleton` as for `appendSkeletonUtf8`.
+   */
+  appendWithUtf8(bytes: Uint8Array, len: number, skeleton: boolean, reserved: boolean, durable: boolean): number
+  /** `reserveEntryId()`: the id itself (not its key). */
+  reserveEntryId(): string
+  /** `releaseEntryId(id)` by key: false when it was not reserved. */
+  releaseEntryId(key: string): boolean
+  persistExternal(line: string): void
+  /** Writes a session not written yet and fsyncs it; false for an in-memory session. */
+  flush(): boolean
+  setFsync(on: boolean): void
+  /**
+   * Restore mode: make a vanished directory or file again at write time (see the core's
+   * `Session::set_restore_missing`).
+   */
+  setRestoreMissing(on: boolean): void
+  /** Exclusive mode: take (or release) the ownership lease of the session file. */
+  setExclusive(on: boolean): void
+  /** Whether this manager holds (or wants) the session file's lease. */
+  isExclusive(): boolean
+  /**
+   * Called once on each new manager, with the manager itself as `this`: from then on its state
+   * is dropped as soon as the GC has collected it (see [`reclaim`]). Returns its tracking id
+   * (0: not tracked), by which `loadRecordsOf` of another manager finds it.
+   */
+  track(this: this): number
+  /** An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`. */
+  static blank(cwd: string, sessionDir: string, persist: boolean): NativeSession
+  /**
+   * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
+   * a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
+   * new file again. Nothing is created when the source is refused.
+   */
+  static forkFrom(source: string, targetCwd: string, dir: string, customId?: string | undefined | null): NativeSession
+  /**
+   * `dispose()`: drop the state now (lines, index, descriptors, the lease), as a collected
+   * manager's is, and stop tracking it (another manager can no longer take its records).
+   */
+  dispose(): void
 }
 
 /**
@@ -204,7 +204,10 @@ export interface PruneResult {
   editJson: Array<string>
 }
 
-/** How many managers had their state dropped as soon as the GC took them (see `reclaim`). */
+/**
+ * How many managers had their state dropped as soon as the GC took them (for tests and
+ * diagnostics).
+ */
 export declare function reclaimedSessionCount(): number
 
 /** Remove the lease files this process holds (called when the process exits). */
