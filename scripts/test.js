@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: everything CI checks, in order, stopping at the first failure.
-//   1. cargo test -p pi-session-core      the Rust core on its own (no Node involved)
+//   1. cargo fmt --check, cargo clippy    format and the workspace lints (incl. incompatible_msrv)
+//      node scripts/check-msrv.js         no locked dependency needs a newer Rust than ours
+//      cargo test -p pi-session-core      the Rust core on its own (no Node involved)
 //      cargo test -p pi-sessions-cli      the pi-sessions CLI over the core
 //      (both skipped, with a note, where there is no cargo: e.g. a prebuilt-binary test job)
 //   2. node scripts/typecheck.js          the hand-written index.d.ts against the reference's types
@@ -33,6 +35,9 @@ const cargo = spawnSync("cargo", ["--version"], { stdio: "ignore" });
 if (cargo.error || cargo.status !== 0) {
   console.log("\n=== rust tests skipped: no cargo on PATH (the addon under test is prebuilt)");
 } else {
+  run("format", "cargo", ["fmt", "--all", "--check"]);
+  run("lints", "cargo", ["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+  run("msrv", process.execPath, ["scripts/check-msrv.js"]);
   run("rust core", "cargo", ["test", "-p", "pi-session-core", "--release"]);
   run("cli", "cargo", ["test", "-p", "pi-sessions-cli", "--release"]);
 }

@@ -15,9 +15,7 @@
 //!   functions over the session store;
 //! - [`cli`]: the `pi-sessions` command line.
 
-#![deny(clippy::all)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
+// Lints: `[workspace.lints]` in the top-level Cargo.toml.
 
 // The modules that export to JS are public: their items are reached from JS, not from Rust.
 pub mod cli;

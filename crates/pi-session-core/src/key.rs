@@ -152,6 +152,7 @@ impl fmt::Display for Key {
 // SAFETY: a key owns its bytes (inline or one heap block) and never mutates them after creation,
 // like `Box<str>`.
 unsafe impl Send for Key {}
+// SAFETY: as for `Send`: shared access only ever reads the immutable bytes.
 unsafe impl Sync for Key {}
 
 #[cfg(test)]
