@@ -4,19 +4,21 @@
 //! Everything that walks nesting (parse, serialize, clone, compare, drop) uses an explicit stack:
 //! session lines are untrusted and may nest arbitrarily deep.
 
+mod decode;
 mod object;
 mod parse;
 mod ser;
 mod string;
 mod trusted;
 
+pub use decode::{decode_escaped, decode_escaped_bytes, is_plain_ascii, JsText};
 pub use object::Object;
 pub use parse::{
     is_canonical, normalize, parse, top_level_members, validate, visit_canonical_object,
     visit_top_level_members, visit_two_levels, Members, ParseError,
 };
 pub use ser::{string_to_json, to_json, write_js_string, write_json, write_number};
-pub use string::{decode_escaped, decode_escaped_bytes, is_plain_ascii, JsStr, JsText};
+pub use string::JsStr;
 pub use trusted::{
     long_strings, visit_items_valid, visit_members_trusted, visit_members_valid, LongString, Step,
 };

@@ -1,0 +1,212 @@
+//! JS strings as code units: decoding canonical escaped text (the inside of a `JSON.stringify`ed
+//! string) into the Latin-1 or UTF-16 units that Node-API copies (or keeps, as external strings)
+//! without transcoding.
+
+use super::string::{parse_hex4, JsStr};
+
+/// A JS string's code units ready for `napi_create_string_latin1` (every unit below 0x100) or
+/// `napi_create_string_utf16`: both are plain copies on the JS side, unlike UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsText {
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
+}
+
+impl JsText {
+    /// As a Rust string (a lone surrogate becomes U+FFFD).
+    pub fn to_string_lossy(&self) -> String {
+        match self {
+            JsText::Latin1(b) => b.iter().map(|&c| char::from(c)).collect(),
+            JsText::Utf16(u) => String::from_utf16_lossy(u),
+        }
+    }
+}
+
+impl JsStr {
+    /// The code units this string has in JavaScript (escapes decoded, lone surrogates kept).
+    pub fn to_js_text(&self) -> JsText {
+        decode_escaped(self.as_escaped())
+    }
+}
+
+/// Decode canonical escaped text (the inside of a `JSON.stringify`ed string) into JS code units:
+/// Latin-1 while every unit fits a byte (the common case, copied run by run), UTF-16 otherwise.
+pub fn decode_escaped(escaped: &str) -> JsText {
+    decode_escaped_bytes(escaped.as_bytes())
+}
+
+/// [`decode_escaped`] on bytes that should be UTF-8 (a cache file's record): UTF-8 is checked
+/// only where a non-ASCII byte is met, and an invalid sequence reads as U+FFFD.
+pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
+    match decode_latin1(escaped) {
+        Some(bytes) => JsText::Latin1(bytes),
+        None => JsText::Utf16(decode_utf16(escaped)),
+    }
+}
+
+/// True when escaped string contents are their own code units: ASCII without a backslash (the
+/// usual image data), so they can be handed to JS as Latin-1 without decoding.
+pub fn is_plain_ascii(escaped: &[u8]) -> bool {
+    find_backslash_or_high(escaped, 0) == escaped.len()
+}
+
+/// The character starting at `s[i]` (a non-ASCII byte) and its length in bytes.
+fn char_at(s: &[u8], i: usize) -> (char, usize) {
+    let len = match s[i] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    };
+    match s.get(i..i + len).map(std::str::from_utf8) {
+        Some(Ok(t)) => (t.chars().next().unwrap_or('\u{fffd}'), len),
+        _ => ('\u{fffd}', 1),
+    }
+}
+
+/// Offset of the first backslash or non-ASCII byte at or after `i` (or `s.len()`).
+fn find_backslash_or_high(s: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of the x86_64 baseline; each load reads 16 bytes inside `s`.
+        unsafe {
+            let backslash = _mm_set1_epi8(b'\\' as i8);
+            while i + 16 <= s.len() {
+                let v = _mm_loadu_si128(s.as_ptr().add(i).cast::<__m128i>());
+                // The sign bit of each byte is set exactly for non-ASCII bytes.
+                let m = _mm_movemask_epi8(v) | _mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash));
+                if m != 0 {
+                    return i + m.trailing_zeros() as usize;
+                }
+                i += 16;
+            }
+        }
+    }
+    s[i..]
+        .iter()
+        .position(|&c| c == b'\\' || c >= 0x80)
+        .map_or(s.len(), |k| i + k)
+}
+
+/// One escape at `s[i]` (a backslash): the unit and the escape's length.
+fn escape_at(s: &[u8], i: usize) -> (u16, usize) {
+    let esc = s.get(i + 1).copied().unwrap_or(b'\\');
+    if esc == b'u' {
+        if let Some(unit) = s.get(i + 2..i + 6).and_then(parse_hex4) {
+            return (unit, 6);
+        }
+    }
+    let unit = u16::from(match esc {
+        b'b' => 8,
+        b'f' => 12,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'"' => b'"',
+        b'/' => b'/',
+        _ => b'\\',
+    });
+    // As in `to_string_lossy`: unknown escapes cannot occur in canonical text.
+    let len = if matches!(esc, b'b' | b'f' | b'n' | b'r' | b't' | b'"' | b'/' | b'\\') {
+        2
+    } else {
+        1
+    };
+    (unit, len)
+}
+
+fn decode_latin1(s: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let stop = find_backslash_or_high(s, i);
+        out.extend_from_slice(&s[i..stop]);
+        i = stop;
+        match s.get(i) {
+            None => break,
+            Some(b'\\') => {
+                let (unit, len) = escape_at(s, i);
+                out.push(u8::try_from(unit).ok()?);
+                i += len;
+            }
+            Some(_) => {
+                let (ch, len) = char_at(s, i);
+                out.push(u8::try_from(u32::from(ch)).ok()?);
+                i += len;
+            }
+        }
+    }
+    Some(out)
+}
+
+fn decode_utf16(s: &[u8]) -> Vec<u16> {
+    let mut out: Vec<u16> = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let stop = find_backslash_or_high(s, i);
+        out.extend(s[i..stop].iter().map(|&c| u16::from(c)));
+        i = stop;
+        match s.get(i) {
+            None => break,
+            Some(b'\\') => {
+                let (unit, len) = escape_at(s, i);
+                out.push(unit);
+                i += len;
+            }
+            Some(_) => {
+                let (ch, len) = char_at(s, i);
+                let mut buf = [0u16; 2];
+                out.extend_from_slice(ch.encode_utf16(&mut buf));
+                i += len;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod js_text_tests {
+    use super::*;
+
+    fn units(t: &JsText) -> Vec<u16> {
+        match t {
+            JsText::Latin1(b) => b.iter().map(|&c| u16::from(c)).collect(),
+            JsText::Utf16(u) => u.clone(),
+        }
+    }
+
+    #[test]
+    fn decodes_like_javascript() {
+        let cases: [(&str, &str, bool); 7] = [
+            ("plain ascii", "plain ascii", true),
+            (
+                "tab\\tquote\\\"slash\\\\nl\\n",
+                "tab\tquote\"slash\\nl\n",
+                true,
+            ),
+            ("caf\u{e9} \\u00ff", "caf\u{e9} \u{ff}", true),
+            ("emoji \u{1f600}!", "emoji \u{1f600}!", false),
+            ("\\u0100 wide", "\u{100} wide", false),
+            ("\\b\\f\\r\\/", "\u{8}\u{c}\r/", true),
+            ("", "", true),
+        ];
+        for (escaped, expect, latin1) in cases {
+            let t = decode_escaped(escaped);
+            assert_eq!(matches!(t, JsText::Latin1(_)), latin1, "{escaped}");
+            assert_eq!(
+                units(&t),
+                expect.encode_utf16().collect::<Vec<_>>(),
+                "{escaped}"
+            );
+        }
+        // Invalid UTF-8 from a damaged file reads as U+FFFD, one per bad byte.
+        let t = decode_escaped_bytes(b"a\xffb\xe2\x82");
+        assert_eq!(units(&t), vec![0x61, 0xfffd, 0x62, 0xfffd, 0xfffd]);
+        // Lone surrogates stay single units.
+        let t = decode_escaped("a\\ud800b\\udc00");
+        assert_eq!(units(&t), vec![0x61, 0xd800, 0x62, 0xdc00]);
+    }
+}
