@@ -74,8 +74,8 @@ impl NativeSession {
         self.track_id as f64
     }
 
-    /// An empty manager, configured as [`config::for_new_manager`] says now; follow with
-    /// `newSession`, `setSessionFile` or `loadPreloaded`.
+    /// An empty manager, configured from the environment as it is now and the current tuning
+    /// (see `src/config.rs`); follow with `newSession`, `setSessionFile` or `loadPreloaded`.
     #[napi(factory, catch_unwind)]
     pub fn blank(env: Env, cwd: String, session_dir: String, persist: bool) -> Result<Self> {
         let config = config::for_new_manager();
