@@ -113,7 +113,10 @@ export declare class NativeSession {
    * (0: not tracked), by which `loadRecordsOf` of another manager finds it.
    */
   track(this: this): number
-  /** An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`. */
+  /**
+   * An empty manager, configured from the environment as it is now and the current tuning
+   * (see `src/config.rs`); follow with `newSession`, `setSessionFile` or `loadPreloaded`.
+   */
   static blank(cwd: string, sessionDir: string, persist: boolean): NativeSession
   /**
    * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
@@ -157,6 +160,12 @@ export interface Candidate {
   file: string
   mtimeMs?: number
 }
+
+/**
+ * Whether `PI_SESSION_EXCLUSIVE`, as the environment has it now, puts new managers in exclusive
+ * mode (the binding's reading of it, so that JS does not parse it again).
+ */
+export declare function exclusiveFromEnv(): boolean
 
 export declare function findById(dir: string, id: string, resolvedCwd?: string | undefined | null): string | null
 
@@ -221,3 +230,24 @@ export declare function runCli(args: Array<string>): number
 
 /** The bounded header scan used by `open` to learn a file's cwd. */
 export declare function scanHeader(path: string): HeaderScan
+
+/**
+ * Internal, for tests and benchmarks, not part of the package's API: the size thresholds of
+ * every manager made from now on in this process (`setTuning({ lazyFileBytes: 0 })` makes every
+ * file opened count as big). Omitted fields, or no argument, restore the shipped defaults.
+ */
+export declare function setTuning(options?: TuningOptions | undefined | null): void
+
+/** Size thresholds of managers made from now on; an omitted one is the shipped default. */
+export interface TuningOptions {
+  /**
+   * Files of at least this many bytes are read in one streaming pass and their lines left on
+   * disk until asked for (default 64 MiB).
+   */
+  lazyFileBytes?: number
+  /**
+   * Appended lines of at least this many bytes are read back from the session file instead of
+   * being kept in memory (default 1024).
+   */
+  backedLineBytes?: number
+}

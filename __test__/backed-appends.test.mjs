@@ -1,7 +1,8 @@
 // Long lines appended to a written session are read back from its file rather than kept in
-// memory (crates/pi-session-core: BACKED_LINE_BYTES, 1 KiB). What a caller sees must not change:
-// a session grown with long messages, branched in the middle, then grown again, gives the same
-// files and answers as the reference, byte for byte after normalization of ids and clock times.
+// memory (crates/pi-session-core: `Tuning::backed_line_bytes`, 1 KiB). What a caller sees must
+// not change: a session grown with long messages, branched in the middle, then grown again, gives
+// the same files and answers as the reference, byte for byte after normalization of ids and clock
+// times.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";

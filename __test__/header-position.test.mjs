@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { tempDir } from "./helpers/fixtures.mjs";
-import { loadOurs, loadReference } from "./helpers/target.mjs";
+import { loadOurs, loadReference, tuneFor } from "./helpers/target.mjs";
 
 const ours = loadOurs();
 const ref = await loadReference();
@@ -220,12 +220,7 @@ test("a v1 file with a title is migrated around it: the title keeps its line and
 
 test("a big titled file, read lazily from disk, opens like a small one", (t) => {
   const { titled, plain } = pair(t);
-  const saved = process.env.PI_SESSION_LAZY_BYTES;
-  process.env.PI_SESSION_LAZY_BYTES = "1";
-  t.after(() => {
-    if (saved === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
-    else process.env.PI_SESSION_LAZY_BYTES = saved;
-  });
+  tuneFor(t, { lazyFileBytes: 1 });
   const sm = ours.SessionManager.open(titled);
   assert.deepEqual(view(sm), view(ref.SessionManager.open(plain)));
   sm.appendMessage({ role: "user", content: "lazy append", timestamp: 1 });

@@ -6,8 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { tempDir } from "./helpers/fixtures.mjs";
-import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
+import { loadOurs, loadReference, ROOT, withTuning } from "./helpers/target.mjs";
 
 const ours = loadOurs();
 
@@ -33,15 +34,9 @@ function writeSession(file, turns, pad) {
   fs.closeSync(fd);
 }
 
+/** `fn` with every file counting as big from `bytes` on. */
 function withLazy(bytes, fn) {
-  const prev = process.env.PI_SESSION_LAZY_BYTES;
-  process.env.PI_SESSION_LAZY_BYTES = String(bytes);
-  try {
-    return fn();
-  } finally {
-    if (prev === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
-    else process.env.PI_SESSION_LAZY_BYTES = prev;
-  }
+  return withTuning({ lazyFileBytes: bytes }, fn);
 }
 
 test("a session read lazily gives the same entries and context as the reference", async (t) => {
@@ -130,6 +125,23 @@ for (const [what, pad] of [
     });
   });
 }
+
+test("the lazy threshold is the one in force when a manager is made, and a negative one is refused", (t) => {
+  const file = path.join(tempDir(t), "s.jsonl");
+  writeSession(file, 20, 100);
+  const eager = ours.SessionManager.open(file);
+  const lazy = withLazy(0, () => ours.SessionManager.open(file));
+  const later = ours.SessionManager.open(file);
+  // Only the manager reading lines from the file notices the file rewritten in place.
+  fs.writeFileSync(file, fs.readFileSync(file, "utf8").replaceAll("question ", "q"));
+  assert.throws(() => lazy.getEntries(), (e) => e.code === "SESSION_FILE_CHANGED");
+  assert.equal(eager.getEntries().length, 40);
+  assert.equal(later.getEntries().length, 40);
+  const native = createRequire(import.meta.url)(path.join(ROOT, "native.js"));
+  for (const bad of [{ lazyFileBytes: -1 }, { backedLineBytes: -1 }]) {
+    assert.throws(() => native.setTuning(bad), (e) => e.code === "INVALID_ARGUMENT");
+  }
+});
 
 test("a big session changed in place after opening is reported, not misread", (t) => {
   const file = path.join(tempDir(t), "s.jsonl");

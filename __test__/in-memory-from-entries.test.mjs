@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { loadTarget } from "./helpers/target.mjs";
+import { loadTarget, tuneFor } from "./helpers/target.mjs";
 import { tempDir, user, assistant } from "./helpers/fixtures.mjs";
 
 const { SessionManager } = await loadTarget();
@@ -123,8 +123,7 @@ test("a preview of a big session read lazily from its file", (t) => {
   const dir = tempDir(t);
   const file = path.join(dir, "big.jsonl");
   fs.copyFileSync(sm.getSessionFile(), file);
-  process.env.PI_SESSION_LAZY_BYTES = "0"; // every file counts as big in this process
-  t.after(() => delete process.env.PI_SESSION_LAZY_BYTES);
+  tuneFor(t, { lazyFileBytes: 0 }); // every file counts as big
   const big = SessionManager.open(file);
   const entries = [big.getHeader(), ...big.getBranch()];
   const length = entries.length;

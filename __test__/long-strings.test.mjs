@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadOurs, loadReference } from "./helpers/target.mjs";
+import { loadOurs, loadReference, setTuning } from "./helpers/target.mjs";
 
 const ours = loadOurs();
 const ref = await loadReference();
@@ -73,8 +73,7 @@ for (const lazy of [false, true]) {
   for (const badUtf8 of [false, true]) {
     test(`long strings equal the reference's (${lazy ? "lines read from the file" : "lines in memory"}${badUtf8 ? ", invalid UTF-8" : ""})`, () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-long-"));
-      const before = process.env.PI_SESSION_LAZY_BYTES;
-      if (lazy) process.env.PI_SESSION_LAZY_BYTES = "0";
+      if (lazy) setTuning({ lazyFileBytes: 0 });
       try {
         const file = writeSession(dir, "0000", badUtf8);
         const a = views(ours.SessionManager.open(file, dir));
@@ -94,8 +93,7 @@ for (const lazy of [false, true]) {
         assert.equal(sm.getEntries().find((e) => e.id === "e0000011"), one);
         assert.equal(one.message.content.length, 80);
       } finally {
-        if (before === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
-        else process.env.PI_SESSION_LAZY_BYTES = before;
+        setTuning();
         fs.rmSync(dir, { recursive: true, force: true });
       }
     });
@@ -156,8 +154,7 @@ function fuzzLine(rng, id, parent) {
 for (const lazy of [false, true]) {
   test(`fuzzed lines around long strings read back as JSON.parse reads them (${lazy ? "from the file" : "in memory"})`, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-long-fuzz-"));
-    const before = process.env.PI_SESSION_LAZY_BYTES;
-    if (lazy) process.env.PI_SESSION_LAZY_BYTES = "0";
+    if (lazy) setTuning({ lazyFileBytes: 0 });
     try {
       const rng = new Rng(lazy ? 7 : 11);
       const lines = [];
@@ -178,8 +175,7 @@ for (const lazy of [false, true]) {
       }
       assert.ok(long >= 20, `most lines hold long strings (${long})`);
     } finally {
-      if (before === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
-      else process.env.PI_SESSION_LAZY_BYTES = before;
+      setTuning();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

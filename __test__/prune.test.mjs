@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { tempDir, user } from "./helpers/fixtures.mjs";
-import { loadOurs } from "./helpers/target.mjs";
+import { loadOurs, tuneFor } from "./helpers/target.mjs";
 
 const { SessionManager } = loadOurs();
 
@@ -114,12 +114,7 @@ test("a big session read lazily from its file is pruned and reads back the same"
   const sm = SessionManager.create(dir, dir);
   const ids = build(sm);
   const file = sm.getSessionFile();
-  const saved = process.env.PI_SESSION_LAZY_BYTES;
-  process.env.PI_SESSION_LAZY_BYTES = "1";
-  t.after(() => {
-    if (saved === undefined) delete process.env.PI_SESSION_LAZY_BYTES;
-    else process.env.PI_SESSION_LAZY_BYTES = saved;
-  });
+  tuneFor(t, { lazyFileBytes: 1 });
   const lazy = SessionManager.open(file);
   const context = JSON.stringify(lazy.buildSessionContext());
   lazy.pruneBranch(ids.b2);

@@ -19,6 +19,7 @@ function releaseLocksAtExit() {
   });
 }
 
-if (/^(1|true|always)$/.test(process.env.PI_SESSION_EXCLUSIVE ?? "")) releaseLocksAtExit();
+// PI_SESSION_EXCLUSIVE puts every manager in exclusive mode; the binding reads and parses it.
+if (native.exclusiveFromEnv()) releaseLocksAtExit();
 
 module.exports = { releaseLocksAtExit };

@@ -6,7 +6,8 @@
 //! objects stays on the JS side where `JSON.parse` does it fastest.
 //!
 //! Modules, one concept each:
-//! - [`error`]: the one mapping from a core error to a JS `Error`;
+//! - [`error`]: the one mapping from a core error to a JS `Error`; [`config`]: what a new
+//!   manager is configured with (the product variables, the internal thresholds);
 //! - [`session`]: the `NativeSession` class (split by method group), [`memory`]: what it reports
 //!   to V8, [`reclaim`]: dropping the state of collected managers early;
 //! - [`cut`]: record lines with long strings cut out, [`strings`]: JS strings made from code
@@ -19,6 +20,7 @@
 
 // The modules that export to JS are public: their items are reached from JS, not from Rust.
 pub mod cli;
+pub mod config;
 mod cut;
 mod error;
 pub mod listing;

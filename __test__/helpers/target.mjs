@@ -30,3 +30,26 @@ export const TARGET = process.env.PI_TEST_TARGET === "reference" ? "reference" :
 export async function loadTarget() {
   return TARGET === "reference" ? loadReference() : loadOurs();
 }
+
+/** The addon's internal size thresholds (`setTuning` in native.d.ts, not the package's API) for
+ * managers made from now on; no argument restores the shipped ones. `{ lazyFileBytes: 0 }` makes
+ * every file opened count as big, so small files take the paths of big sessions. */
+export function setTuning(tuning) {
+  require(path.join(ROOT, "native.js")).setTuning(tuning);
+}
+
+/** {@link setTuning} for managers made while `fn` runs, then the shipped thresholds again. */
+export function withTuning(tuning, fn) {
+  setTuning(tuning);
+  try {
+    return fn();
+  } finally {
+    setTuning();
+  }
+}
+
+/** {@link setTuning} for the rest of test `t`. */
+export function tuneFor(t, tuning) {
+  setTuning(tuning);
+  t.after(() => setTuning());
+}

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{fsio, session, Session};
+use pi_session_core::{session, Session};
 
 use crate::error::ForJs;
-use crate::reclaim;
+use crate::{config, reclaim};
 
 mod edit;
 mod load;
@@ -74,11 +74,13 @@ impl NativeSession {
         self.track_id as f64
     }
 
-    /// An empty manager; follow with `newSession`, `setSessionFile` or `loadPreloaded`.
+    /// An empty manager, configured from the environment as it is now and the current tuning
+    /// (see `src/config.rs`); follow with `newSession`, `setSessionFile` or `loadPreloaded`.
     #[napi(factory, catch_unwind)]
     pub fn blank(env: Env, cwd: String, session_dir: String, persist: bool) -> Result<Self> {
+        let config = config::for_new_manager();
         Ok(NativeSession::of(
-            Session::blank(cwd, session_dir, persist).for_js(&env)?,
+            Session::with_config(cwd, session_dir, persist, config).for_js(&env)?,
         ))
     }
 
@@ -93,15 +95,16 @@ impl NativeSession {
         dir: String,
         custom_id: Option<String>,
     ) -> Result<Self> {
+        let config = config::for_new_manager();
         let forked = session::fork(
             Path::new(&source),
             &target_cwd,
             Path::new(&dir),
             custom_id.as_deref(),
-            fsio::Durability::from_env(),
+            config.durability,
         )
         .for_js(&env)?;
-        let mut inner = Session::blank(target_cwd, dir, true).for_js(&env)?;
+        let mut inner = Session::with_config(target_cwd, dir, true, config).for_js(&env)?;
         inner.set_session_file_forked(forked).for_js(&env)?;
         let mut this = NativeSession::of(inner);
         this.account(&env);

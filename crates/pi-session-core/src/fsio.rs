@@ -35,16 +35,6 @@ pub enum Durability {
     Fsync,
 }
 
-impl Durability {
-    /// `PI_SESSION_FSYNC=1` (or `always`) opts every manager into [`Durability::Fsync`].
-    pub fn from_env() -> Durability {
-        match std::env::var("PI_SESSION_FSYNC").as_deref() {
-            Ok("1") | Ok("true") | Ok("always") => Durability::Fsync,
-            _ => Durability::Buffered,
-        }
-    }
-}
-
 /// Read a whole file; `Ok(None)` when it does not exist.
 pub fn read_all(path: &Path) -> Result<Option<Vec<u8>>> {
     match File::open(path) {

@@ -6,6 +6,7 @@
 //! questions (index, branches, tree, compaction-aware context selection, listing) without turning
 //! entries into objects. It has no Node.js dependency: the napi binding is a thin layer on top.
 
+pub mod config;
 pub mod context;
 pub mod error;
 pub mod fault;
@@ -28,6 +29,7 @@ pub mod text;
 pub mod timefmt;
 pub mod tree;
 
+pub use config::{Config, Tuning};
 pub use error::{Error, ErrorCode, Result};
 pub use session::Session;
 

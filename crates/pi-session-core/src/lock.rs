@@ -6,10 +6,10 @@
 //! written to a temp file and linked into place, which fails if the name is taken (the same
 //! exclusivity as `O_EXCL`, which is the fallback where hard links are not supported).
 //!
-//! - **Exclusive mode** (opt-in per manager, or `PI_SESSION_EXCLUSIVE=1`): the manager takes the
-//!   lease when it opens an existing file and before its first write to any file, and keeps it
-//!   until it moves to another file, leaves exclusive mode, or is dropped. A live holder makes
-//!   these fail with `SESSION_LOCKED`, naming its pid.
+//! - **Exclusive mode** (opt-in per manager, or for a new one by [`crate::Config::exclusive`]):
+//!   the manager takes the lease when it opens an existing file and before its first write to
+//!   any file, and keeps it until it moves to another file, leaves exclusive mode, or is dropped.
+//!   A live holder makes these fail with `SESSION_LOCKED`, naming its pid.
 //! - **Default mode** takes no lease (two default writers may share a file, as with the
 //!   reference; lines stay whole), but respects one: before its first write to a file, and again at
 //!   most once per [`RECHECK`], it looks for a live exclusive holder and refuses with
@@ -300,12 +300,8 @@ pub struct WriterGuard {
 }
 
 impl WriterGuard {
-    /// Exclusive when `PI_SESSION_EXCLUSIVE` is `1`, `true` or `always`.
-    pub fn from_env() -> WriterGuard {
-        let exclusive = matches!(
-            std::env::var("PI_SESSION_EXCLUSIVE").as_deref(),
-            Ok("1") | Ok("true") | Ok("always")
-        );
+    /// A guard in exclusive mode or not (see [`crate::Config::exclusive`]), holding no lease yet.
+    pub fn new(exclusive: bool) -> WriterGuard {
         WriterGuard {
             exclusive,
             ..WriterGuard::default()
@@ -414,6 +410,8 @@ pub fn hostname() -> String {
     }
     #[cfg(not(unix))]
     {
+        // Windows keeps the machine name in the environment (a fact about the host, not
+        // configuration).
         std::env::var("COMPUTERNAME").unwrap_or_default()
     }
 }

@@ -37,12 +37,12 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The user's home directory (`$HOME` first, as Node's `os.homedir()`).
+/// The user's home directory as the OS reports it now, as Node's `os.homedir()` does: `$HOME`
+/// when set and not empty, else the user database (`dirs::home_dir`); `/` when neither tells.
+/// Like [`process_cwd`], a fact about the process, not configuration.
 pub fn home() -> String {
-    std::env::var("HOME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| dirs::home_dir().map(|p| p.to_string_lossy().into_owned()))
+    dirs::home_dir()
+        .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|| "/".to_owned())
 }
 
@@ -121,18 +121,22 @@ pub fn resolve(input: &str) -> String {
     format!("/{}", collapse(&absolute, true))
 }
 
-/// The agent directory: `PI_CODING_AGENT_DIR` (tilde/file URL expanded, not made absolute) or
-/// `~/.pi/agent`. Read at call time.
-pub fn agent_dir() -> String {
-    match std::env::var("PI_CODING_AGENT_DIR") {
-        Ok(v) if !v.is_empty() => normalize(&v),
-        _ => join(&home(), ".pi/agent"),
+/// The variable that names the agent directory; callers read it at call time, as the reference
+/// does, and pass its value to [`agent_dir`].
+pub const AGENT_DIR_VAR: &str = "PI_CODING_AGENT_DIR";
+
+/// The agent directory: `agent_dir_var` (the value of `PI_CODING_AGENT_DIR`; tilde and file URL
+/// expanded, not made absolute) unless it is unset or empty, else `<home>/.pi/agent`.
+pub fn agent_dir(agent_dir_var: Option<&str>, home: &str) -> String {
+    match agent_dir_var {
+        Some(v) if !v.is_empty() => normalize(v),
+        _ => join(home, ".pi/agent"),
     }
 }
 
-/// `<agentDir>/sessions` (relative if the agent dir is).
-pub fn sessions_root() -> String {
-    join(&agent_dir(), "sessions")
+/// `<agentDir>/sessions` (relative if the agent dir is), as `SessionManager.listAll()` reads it.
+pub fn sessions_root(agent_dir: &str) -> String {
+    join(agent_dir, "sessions")
 }
 
 /// The directory name for a cwd: one leading separator removed, `/ \ :` turned into `-`, wrapped
@@ -154,9 +158,10 @@ pub fn encode_cwd(resolved_cwd: &str) -> String {
     format!("--{body}--")
 }
 
-/// The default session directory for a cwd (not created here).
-pub fn default_session_dir(cwd: &str) -> PathBuf {
-    let root = join(&resolve(&agent_dir()), "sessions");
+/// The default session directory for a cwd under an agent directory (not created here), as
+/// `SessionManager.list(cwd)` reads it.
+pub fn default_session_dir(agent_dir: &str, cwd: &str) -> PathBuf {
+    let root = join(&resolve(agent_dir), "sessions");
     PathBuf::from(join(&root, &encode_cwd(&resolve(cwd))))
 }
 
@@ -227,6 +232,20 @@ mod tests {
                 "join_in({dir:?}, {name:?})"
             );
         }
+    }
+
+    #[test]
+    fn the_agent_dir_is_the_variable_expanded_or_under_home() {
+        assert_eq!(agent_dir(Some("/x/agent"), "/h"), "/x/agent");
+        assert_eq!(agent_dir(Some("rel/agent/"), "/h"), "rel/agent/");
+        assert_eq!(agent_dir(Some("file:///x%20y"), "/h"), "/x y");
+        assert_eq!(agent_dir(Some(""), "/h"), "/h/.pi/agent");
+        assert_eq!(agent_dir(None, "/h/"), "/h/.pi/agent");
+        assert_eq!(sessions_root("rel"), "rel/sessions");
+        assert_eq!(
+            default_session_dir("/a/../agent", "/w/p"),
+            PathBuf::from("/agent/sessions/--w-p--")
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! byte, and that a file changed behind the session's back is reported or worked around, never
 //! misread.
 //!
-//! The threshold is read per session from `PI_SESSION_BACKED_LINE_BYTES` (default 1 KiB); these
-//! tests rely on the default.
+//! The threshold is the session's `Tuning::backed_line_bytes` (1 KiB by default); these tests rely
+//! on the default.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,9 @@
 //! for big sessions (records left in the file) write the same bytes and give the same state as the
 //! in-memory paths, and that a big session's file changed behind its back is reported.
 //!
-//! One test function: the lazy threshold is a process-wide environment variable.
+//! Each scenario runs over [`CASES`]: small lines read eagerly, small lines read lazily, long lines
+//! read lazily. The lazy threshold is the sessions' own [`Tuning`], so the scenarios run in
+//! parallel; the fault hooks are per thread.
 
 use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,12 +16,30 @@ use std::path::{Path, PathBuf};
 
 use pi_session_core::fault::{self, Point};
 use pi_session_core::record::string_key;
-use pi_session_core::{session, Error, ErrorCode, Session};
+use pi_session_core::{session, Config, Error, ErrorCode, Session, Tuning};
 
 mod common;
 use common::temp_dir;
 
 type R = Result<(), Error>;
+
+/// `(pad, lazy)`: the length of the two long messages of [`source_text`], and the sessions' lazy
+/// file threshold (`u64::MAX`: never lazy; 0: always).
+const CASES: [(usize, u64); 3] = [(10, u64::MAX), (10, 0), (300_000, 0)];
+
+/// The threshold of the product, under which these small files are read eagerly.
+const EAGER: u64 = Tuning::PRODUCT.lazy_file_bytes;
+
+/// The configuration of a session reading files of `lazy` bytes or more lazily.
+fn lazy_at(lazy: u64) -> Config {
+    Config {
+        tuning: Tuning {
+            lazy_file_bytes: lazy,
+            ..Tuning::PRODUCT
+        },
+        ..Config::default()
+    }
+}
 
 /// A session with what the copies must handle: a branch left behind, labels on and off the path
 /// (one between two entries, so the entry after it is re-chained), a compaction whose first kept
@@ -46,17 +66,21 @@ fn source_text(pad: usize) -> String {
     .join("\n")
 }
 
-fn open(dir: &Path, file: &Path) -> Result<Session, Error> {
-    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
-    s.set_session_file(file.to_path_buf())?;
-    Ok(s)
+/// A temp dir holding `src.jsonl` with [`source_text`]; the dir, the file and its text.
+fn with_source(name: &str, pad: usize) -> (PathBuf, PathBuf, String) {
+    let dir = temp_dir(name);
+    let src = dir.join("src.jsonl");
+    let original = source_text(pad);
+    fs::write(&src, &original).unwrap();
+    (dir, src, original)
 }
 
-fn with_lazy<T>(bytes: u64, f: impl FnOnce() -> T) -> T {
-    std::env::set_var("PI_SESSION_LAZY_BYTES", bytes.to_string());
-    let out = f();
-    std::env::remove_var("PI_SESSION_LAZY_BYTES");
-    out
+/// A persisted session in `dir` that opened `file`, reading it lazily from `lazy` bytes on.
+fn open(dir: &Path, file: &Path, lazy: u64) -> Result<Session, Error> {
+    let dir = dir.to_string_lossy().into_owned();
+    let mut s = Session::with_config("/w".into(), dir, true, lazy_at(lazy))?;
+    s.set_session_file(file.to_path_buf())?;
+    Ok(s)
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -134,75 +158,84 @@ fn failing_at<T>(point: Point, f: impl FnOnce() -> T) -> T {
 }
 
 #[test]
-fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
-    for (pad, lazy) in [(10, u64::MAX), (10, 0), (300_000, 0)] {
-        let dir = temp_dir("src");
-        let src = dir.join("src.jsonl");
-        let original = source_text(pad);
-        fs::write(&src, &original).unwrap();
-
-        // ---- forkFrom: same bytes and state either way.
+fn a_fork_writes_the_same_bytes_and_state_whether_read_lazily_or_not() -> R {
+    for (pad, lazy) in CASES {
+        let (dir, src, original) = with_source("fork", pad);
         let eager_dir = dir.join("eager");
         let eager = session::fork(&src, "/t", &eager_dir, None, Default::default())?;
         let eager_text = fs::read_to_string(&eager.file).unwrap();
         // As loadEntriesFromFile: the source gets its missing final newline, nothing else.
         assert_eq!(fs::read_to_string(&src).unwrap(), format!("{original}\n"));
-        let eager_session = open(&eager_dir, &eager.file)?;
+        let eager_session = open(&eager_dir, &eager.file, EAGER)?;
+
         let lazy_dir = dir.join("lazy");
-        let (lazy_text, lazy_lines) = with_lazy(lazy, || -> Result<_, Error> {
-            let forked = session::fork(&src, "/t", &lazy_dir, None, Default::default())?;
-            let file = forked.file.clone();
-            let mut s = Session::blank("/t".into(), lazy_dir.to_string_lossy().into(), true)?;
-            s.set_session_file_forked(forked)?;
-            assert_eq!(s.session_file(), Some(file.as_path()));
-            assert!(s.is_flushed());
-            // What the fork learned about the new file is what reading it finds.
-            let reread = open(&lazy_dir, &file)?;
-            assert_eq!(lines(&s), lines(&reread));
-            assert_eq!(s.leaf_key(), reread.leaf_key());
-            assert_eq!(s.session_id(), reread.session_id());
-            Ok((fs::read_to_string(&file).unwrap(), lines(&s)))
-        })?;
+        let forked = session::fork(&src, "/t", &lazy_dir, None, Default::default())?;
+        let file = forked.file.clone();
+        let dir_name = lazy_dir.to_string_lossy().into_owned();
+        let mut s = Session::with_config("/t".into(), dir_name, true, lazy_at(lazy))?;
+        s.set_session_file_forked(forked)?;
+        assert_eq!(s.session_file(), Some(file.as_path()));
+        assert!(s.is_flushed());
+        // What the fork learned about the new file is what reading it finds.
+        let reread = open(&lazy_dir, &file, lazy)?;
+        assert_eq!(lines(&s), lines(&reread));
+        assert_eq!(s.leaf_key(), reread.leaf_key());
+        assert_eq!(s.session_id(), reread.session_id());
+        let lazy_text = fs::read_to_string(&file).unwrap();
+
         assert_eq!(comparable(&lazy_text), comparable(&eager_text));
-        assert_eq!(lazy_lines.len(), eager_session.record_count());
+        assert_eq!(lines(&s).len(), eager_session.record_count());
         assert!(!eager_text.contains("not json") && !eager_text.contains("\"again\""));
         assert!(eager_text.contains(r#""id":"c","parentId":"l1","timestamp":"2024-01-01T00:00:05.000Z","message":{"role":"user","content":"c /"}}"#));
         assert!(eager_text.contains(r#"{"1":"one","2":"two","type":"custom","id":"f""#));
+        let _ = fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
 
-        // ---- forkFrom killed before the link: no target, a hidden temp file at most.
+#[test]
+fn a_fork_killed_before_the_link_leaves_no_target_and_a_failed_one_leaves_nothing() -> R {
+    for (pad, _) in CASES {
+        let (dir, src, _) = with_source("fork-fault", pad);
+        // Killed before the link: no target, a hidden temp file at most.
         let kill_dir = dir.join("killed");
-        assert!(killed_at(Point::BeforeLink, || with_lazy(lazy, || {
+        assert!(killed_at(Point::BeforeLink, || {
             session::fork(&src, "/t", &kill_dir, None, Default::default())
-        })));
+        }));
         assert!(jsonl(&kill_dir).is_empty(), "{:?}", names(&kill_dir));
         assert!(names(&kill_dir).iter().all(|n| n.ends_with(".tmp")));
         // ... and failing there: nothing at all.
         let fail_dir = dir.join("failed");
         let err = failing_at(Point::BeforeLink, || {
-            with_lazy(lazy, || {
-                session::fork(&src, "/t", &fail_dir, None, Default::default())
-            })
+            session::fork(&src, "/t", &fail_dir, None, Default::default())
         })
         .err()
         .expect("the fork failed");
         assert_eq!(err.message, "simulated ENOSPC");
         assert!(names(&fail_dir).is_empty(), "{:?}", names(&fail_dir));
+        let _ = fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
 
-        // ---- createBranchedSession: same bytes and state either way.
-        let mut eager_s = open(&dir, &src)?;
+#[test]
+fn a_branched_session_has_the_same_bytes_and_state_whether_read_lazily_or_not() -> R {
+    for (pad, lazy) in CASES {
+        let (dir, src, _) = with_source("branch", pad);
+        let mut eager_s = open(&dir, &src, EAGER)?;
         let eager_new = branch(&mut eager_s)?.expect("persisted");
         let eager_branch = fs::read_to_string(&eager_new).unwrap();
-        let (lazy_branch, lazy_s_lines) = with_lazy(lazy, || -> Result<_, Error> {
-            let mut s = open(&dir, &src)?;
-            let new_file = branch(&mut s)?.expect("persisted");
-            assert_eq!(s.session_file(), Some(new_file.as_path()));
-            let reread = open(&dir, &new_file)?;
-            assert_eq!(lines(&s), lines(&reread));
-            assert_eq!(s.leaf_key(), reread.leaf_key());
-            Ok((fs::read_to_string(&new_file).unwrap(), lines(&s)))
-        })?;
+
+        let mut s = open(&dir, &src, lazy)?;
+        let new_file = branch(&mut s)?.expect("persisted");
+        assert_eq!(s.session_file(), Some(new_file.as_path()));
+        let reread = open(&dir, &new_file, lazy)?;
+        assert_eq!(lines(&s), lines(&reread));
+        assert_eq!(s.leaf_key(), reread.leaf_key());
+        let lazy_branch = fs::read_to_string(&new_file).unwrap();
+
         assert_eq!(comparable(&lazy_branch), comparable(&eager_branch));
-        assert_eq!(lazy_s_lines.len(), eager_s.record_count());
+        assert_eq!(lines(&s).len(), eager_s.record_count());
         // Re-chained past the dropped labels, first kept entry moved off the label, labels last.
         assert!(!eager_branch.contains("other branch") && !eager_branch.contains("\"l1\""));
         assert!(eager_branch.contains(r#""id":"c","parentId":"b""#));
@@ -213,15 +246,24 @@ fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
             2,
             "{eager_branch}"
         );
+        let _ = fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
 
-        // ---- createBranchedSession killed before the rename: the old file is untouched and no
-        // new session file appears.
+#[test]
+fn a_branch_killed_before_the_rename_leaves_the_old_file_and_a_failed_one_the_manager() -> R {
+    for (pad, lazy) in CASES {
+        let (dir, src, _) = with_source("branch-fault", pad);
+        // Opened once first, so that the source's final newline is written before the snapshot.
+        drop(open(&dir, &src, lazy)?);
+        // Killed before the rename: the old file is untouched and no new session file appears.
         let before = jsonl(&dir);
         let src_bytes = fs::read(&src).unwrap();
-        assert!(killed_at(Point::BeforeRename, || with_lazy(lazy, || {
-            let mut s = open(&dir, &src).unwrap();
+        assert!(killed_at(Point::BeforeRename, || {
+            let mut s = open(&dir, &src, lazy).unwrap();
             branch(&mut s)
-        })));
+        }));
         assert_eq!(jsonl(&dir), before);
         assert_eq!(fs::read(&src).unwrap(), src_bytes);
         // ... and failing there: no file, no temp file, the manager as it was.
@@ -229,17 +271,14 @@ fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
             .into_iter()
             .filter(|n| n.ends_with(".tmp"))
             .count();
-        with_lazy(lazy, || -> R {
-            let mut s = open(&dir, &src)?;
-            let leaf = s.leaf_key().map(str::to_owned);
-            let before_lines = lines(&s);
-            let err = failing_at(Point::BeforeRename, || branch(&mut s)).unwrap_err();
-            assert_eq!(err.message, "simulated ENOSPC");
-            assert_eq!(s.session_file(), Some(src.as_path()));
-            assert_eq!(s.leaf_key(), leaf.as_deref());
-            assert_eq!(lines(&s), before_lines);
-            Ok(())
-        })?;
+        let mut s = open(&dir, &src, lazy)?;
+        let leaf = s.leaf_key().map(str::to_owned);
+        let before_lines = lines(&s);
+        let err = failing_at(Point::BeforeRename, || branch(&mut s)).unwrap_err();
+        assert_eq!(err.message, "simulated ENOSPC");
+        assert_eq!(s.session_file(), Some(src.as_path()));
+        assert_eq!(s.leaf_key(), leaf.as_deref());
+        assert_eq!(lines(&s), before_lines);
         assert_eq!(jsonl(&dir), before);
         assert_eq!(
             names(&dir)
@@ -248,70 +287,73 @@ fn fork_and_branch_are_atomic_and_the_same_for_big_and_small_sessions() -> R {
                 .count(),
             tmps
         );
+        let _ = fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
 
-        // ---- an in-memory session of the header and the leaf's path, taken from the opened
-        // session's records, is the one the same lines preloaded make.
-        with_lazy(lazy, || -> R {
-            let mut s = open(&dir, &src)?;
-            // An appended line too (held apart from the loaded ones).
-            s.append(br#"{"type":"message","id":"z9","parentId":"g","timestamp":"2024-01-02T00:00:00.000Z","message":{"role":"user","content":"late"}}"#)?;
-            let header = s.header_pos().expect("a header");
-            let positions: Vec<u32> = std::iter::once(header)
-                .chain(s.branch_from(s.leaf_key()))
-                .collect();
-            let mut taken = Session::blank("/w".into(), String::new(), false)?;
-            taken.load_records_of(&mut s, &positions)?;
-            let mut preloaded = Session::blank("/w".into(), String::new(), false)?;
-            let texts: Vec<String> = positions
-                .iter()
-                .map(|&p| String::from_utf8(s.line(p).unwrap().into_owned()).unwrap())
-                .collect();
-            preloaded.load_preloaded(texts.clone(), false)?;
-            assert_eq!(lines(&taken), texts);
-            assert_eq!(lines(&taken), lines(&preloaded));
-            assert_eq!(taken.session_id(), preloaded.session_id());
-            assert_eq!(taken.leaf_key(), preloaded.leaf_key());
-            assert_eq!(taken.entry_count(), preloaded.entry_count());
-            assert_eq!(taken.branch_from(None), preloaded.branch_from(None));
-            let labels = |x: &Session| {
-                x.labels()
-                    .map(|(k, p)| (k.to_string(), p))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(labels(&taken), labels(&preloaded));
-            // It outlives its source, and a position past the end is refused.
-            drop(s);
-            assert_eq!(lines(&taken), texts);
-            let mut refused = Session::blank("/w".into(), String::new(), false)?;
-            let err = refused
-                .load_records_of(&mut preloaded, &[0, 9_999])
-                .unwrap_err();
-            assert_eq!(err.code, ErrorCode::InvalidArgument);
-            Ok(())
-        })?;
+#[test]
+fn records_taken_from_an_opened_session_make_the_session_its_lines_preloaded_make() -> R {
+    for (pad, lazy) in CASES {
+        let (dir, src, _) = with_source("taken", pad);
+        let mut s = open(&dir, &src, lazy)?;
+        // An appended line too (held apart from the loaded ones).
+        s.append(br#"{"type":"message","id":"z9","parentId":"g","timestamp":"2024-01-02T00:00:00.000Z","message":{"role":"user","content":"late"}}"#)?;
+        let header = s.header_pos().expect("a header");
+        let positions: Vec<u32> = std::iter::once(header)
+            .chain(s.branch_from(s.leaf_key()))
+            .collect();
+        let mut taken = Session::blank("/w".into(), String::new(), false)?;
+        taken.load_records_of(&mut s, &positions)?;
+        let mut preloaded = Session::blank("/w".into(), String::new(), false)?;
+        let texts: Vec<String> = positions
+            .iter()
+            .map(|&p| String::from_utf8(s.line(p).unwrap().into_owned()).unwrap())
+            .collect();
+        preloaded.load_preloaded(texts.clone(), false)?;
+        assert_eq!(lines(&taken), texts);
+        assert_eq!(lines(&taken), lines(&preloaded));
+        assert_eq!(taken.session_id(), preloaded.session_id());
+        assert_eq!(taken.leaf_key(), preloaded.leaf_key());
+        assert_eq!(taken.entry_count(), preloaded.entry_count());
+        assert_eq!(taken.branch_from(None), preloaded.branch_from(None));
+        let labels = |x: &Session| {
+            x.labels()
+                .map(|(k, p)| (k.to_string(), p))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(labels(&taken), labels(&preloaded));
+        // It outlives its source, and a position past the end is refused.
+        drop(s);
+        assert_eq!(lines(&taken), texts);
+        let mut refused = Session::blank("/w".into(), String::new(), false)?;
+        let err = refused
+            .load_records_of(&mut preloaded, &[0, 9_999])
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgument);
+        let _ = fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
 
-        // ---- a big session's file changed in place after opening: reported, nothing written.        // ---- a big session's file changed in place after opening: reported, nothing written.
-        if lazy == 0 {
-            let file = dir.join("changed.jsonl");
-            fs::write(&file, source_text(pad)).unwrap();
-            with_lazy(lazy, || -> R {
-                let mut s = open(&dir, &file)?;
-                let text = fs::read_to_string(&file).unwrap();
-                fs::write(
-                    &file,
-                    text.replace("\"content\":\"b\"", "\"content\":\"B\""),
-                )
-                .unwrap();
-                let before = jsonl(&dir);
-                let err = s
-                    .create_branched_session(Some(&string_key("g")), "g")
-                    .unwrap_err();
-                assert_eq!(err.code, ErrorCode::FileChanged);
-                assert_eq!(jsonl(&dir), before);
-                assert_eq!(s.session_file(), Some(file.as_path()));
-                Ok(())
-            })?;
-        }
+#[test]
+fn a_big_session_whose_file_changed_in_place_refuses_to_branch_and_writes_nothing() -> R {
+    for (pad, _) in CASES.into_iter().filter(|&(_, lazy)| lazy == 0) {
+        let (dir, file, _) = with_source("changed", pad);
+        let mut s = open(&dir, &file, 0)?;
+        let text = fs::read_to_string(&file).unwrap();
+        fs::write(
+            &file,
+            text.replace("\"content\":\"b\"", "\"content\":\"B\""),
+        )
+        .unwrap();
+        let before = jsonl(&dir);
+        let err = s
+            .create_branched_session(Some(&string_key("g")), "g")
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::FileChanged);
+        assert_eq!(jsonl(&dir), before);
+        assert_eq!(s.session_file(), Some(file.as_path()));
         let _ = fs::remove_dir_all(&dir);
     }
     Ok(())

@@ -500,6 +500,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         path_var: ctx.env.path_var.clone(),
         stdin: std::sync::Mutex::new(Box::new(std::io::empty())),
         list_cache: ctx.env.list_cache,
+        session_config: ctx.env.session_config,
     };
     let ids: Vec<String> = verify_ids(&env);
     let main_id = crate::resolve::header_id(&main).unwrap_or_default();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use pi_session_core::listing::cache as list_cache;
-use pi_session_core::paths;
+use pi_session_core::{paths, Config};
 
 /// The environment of one run.
 pub struct CliEnv {
@@ -19,7 +19,8 @@ pub struct CliEnv {
     pub is_tty_in: bool,
     /// `NO_COLOR` is set to a non-empty value: never colour.
     pub no_color: bool,
-    /// The agent directory; `None` reads `PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+    /// The agent directory as given (`PI_CODING_AGENT_DIR`; tilde and file URL expanded when
+    /// used); `None` (or empty) is `~/.pi/agent`.
     pub agent_dir: Option<String>,
     /// The working directory that picks the project; `None` is the process's.
     pub cwd: Option<String>,
@@ -36,10 +37,15 @@ pub struct CliEnv {
     /// Use the listing cache the addon keeps in the agent directory (`PI_SESSION_LIST_CACHE=0`
     /// turns it off, as for the addon).
     pub list_cache: bool,
+    /// What the sessions a command writes through are configured with (`PI_SESSION_FSYNC`,
+    /// `PI_SESSION_EXCLUSIVE`, `PI_SESSION_RESTORE_MISSING`, as for the addon's managers).
+    pub session_config: Config,
 }
 
 impl CliEnv {
-    /// The real process: terminals, `NO_COLOR`, `PI_CODING_AGENT_DIR` (read when used), `COLUMNS`.
+    /// The real process: terminals, `NO_COLOR`, `PI_CODING_AGENT_DIR`, `COLUMNS`,
+    /// `PI_SESSION_LIST_CACHE` and the session variables (see [`Config::from_vars`]), read now,
+    /// once per run.
     pub fn from_process() -> CliEnv {
         let width = std::env::var("COLUMNS")
             .ok()
@@ -50,7 +56,7 @@ impl CliEnv {
             is_tty_err: std::io::stderr().is_terminal(),
             is_tty_in: std::io::stdin().is_terminal(),
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-            agent_dir: None,
+            agent_dir: std::env::var(paths::AGENT_DIR_VAR).ok(),
             cwd: None,
             width,
             now_ms: None,
@@ -58,6 +64,7 @@ impl CliEnv {
             path_var: None,
             stdin: Mutex::new(Box::new(std::io::BufReader::new(std::io::stdin()))),
             list_cache: std::env::var_os("PI_SESSION_LIST_CACHE").is_none_or(|v| v != "0"),
+            session_config: Config::from_vars(|name| std::env::var(name).ok()),
         }
     }
 
@@ -76,20 +83,18 @@ impl CliEnv {
             path_var: Some(OsString::new()),
             stdin: Mutex::new(Box::new(std::io::empty())),
             list_cache: true,
+            session_config: Config::default(),
         }
     }
 
     /// The agent directory (`PI_CODING_AGENT_DIR`, tilde-expanded, else `~/.pi/agent`).
     pub fn agent_dir(&self) -> String {
-        match &self.agent_dir {
-            Some(d) => paths::normalize(d),
-            None => paths::agent_dir(),
-        }
+        paths::agent_dir(self.agent_dir.as_deref(), &paths::home())
     }
 
     /// `<agent dir>/sessions`, as `SessionManager.listAll()` reads it (relative stays relative).
     pub fn sessions_root(&self) -> PathBuf {
-        PathBuf::from(paths::join(&self.agent_dir(), "sessions"))
+        PathBuf::from(paths::sessions_root(&self.agent_dir()))
     }
 
     /// The listing cache file shared with the addon (`lib/listing.js`), unless turned off:
@@ -109,8 +114,7 @@ impl CliEnv {
 
     /// The session directory of a project, as `SessionManager.list(cwd)` reads it.
     pub fn project_dir(&self, cwd: &str) -> PathBuf {
-        let root = paths::join(&paths::resolve(&self.agent_dir()), "sessions");
-        PathBuf::from(paths::join(&root, &paths::encode_cwd(&paths::resolve(cwd))))
+        paths::default_session_dir(&self.agent_dir(), cwd)
     }
 
     pub fn width(&self) -> usize {

@@ -46,7 +46,8 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
             .parent()
             .map(|d| d.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut s = Session::blank(String::new(), dir, true).map_err(failed)?;
+        let config = ctx.env.session_config;
+        let mut s = Session::with_config(String::new(), dir, true, config).map_err(failed)?;
         s.set_session_file(path.clone()).map_err(failed)?;
         report = s.prune_branch(&key, &shown).map_err(failed)?;
     }

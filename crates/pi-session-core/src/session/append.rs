@@ -8,20 +8,6 @@ use crate::ids;
 use crate::record::{self, Kind};
 use crate::store::Leaf;
 
-/// Appended lines at least this long are not kept in memory once written: their records point
-/// into the session file, as a big session's do, so a session that grows by megabytes of tool
-/// output and images holds them once (as the caller's objects), not twice
-/// (`PI_SESSION_BACKED_LINE_BYTES` overrides it, e.g. for tests). Shorter lines stay, so that
-/// copying a branch does not read the file line by line.
-pub(super) const BACKED_LINE_BYTES: usize = 1024;
-
-pub(super) fn backed_line_min() -> usize {
-    std::env::var("PI_SESSION_BACKED_LINE_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(BACKED_LINE_BYTES)
-}
-
 /// How [`Session::append_with`] appends: naming a reserved id (consumed once the append
 /// succeeded, kept if it fails), and durably (written at once, even before the first user or
 /// assistant message, and fsynced, as `flush()` would make it).
@@ -101,11 +87,12 @@ impl Session {
         let is_label = meta.kind == Kind::Label;
         let (target, label_truthy) = (meta.target.clone(), meta.label_truthy);
         let text_len = self.records.text.len();
-        // A long line appended to the file (flushed already) is read back from there when needed.
+        // A long line appended to the file (flushed already) is read back from there when needed
+        // (see `Tuning::backed_line_bytes`).
         let to_file = self.persist
             && self.flushed
             && self.file.is_some()
-            && line.len() >= self.backed_min
+            && line.len() >= self.tuning.backed_line_bytes
             && cfg!(unix);
         let pos = if to_file {
             self.push_meta(meta)
@@ -230,5 +217,35 @@ mod tests {
             !s.release_entry_id(&record::string_key(&reserved)),
             "consumed"
         );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn an_appended_line_as_long_as_the_backed_threshold_is_read_back_from_the_file() {
+        let dir = temp_dir("backed");
+        let long = "y".repeat(16 * 1024);
+        let line = format!(
+            r#"{{"type":"message","id":"m","parentId":"a","message":{{"role":"assistant","content":"{long}"}}}}"#
+        );
+        let held = |backed_line_bytes: usize| {
+            let config = crate::Config {
+                tuning: crate::Tuning {
+                    backed_line_bytes,
+                    ..crate::Tuning::PRODUCT
+                },
+                ..crate::Config::default()
+            };
+            let dir = dir.to_string_lossy().into_owned();
+            let mut s = Session::with_config("/w".into(), dir, true, config).unwrap();
+            s.new_session(None, None).unwrap();
+            s.append(&user("a", "null")).unwrap();
+            let before = s.memory_bytes();
+            let pos = s.append(line.as_bytes()).unwrap();
+            assert_eq!(*s.line(pos).unwrap(), *line.as_bytes());
+            s.memory_bytes() - before
+        };
+        assert!(held(line.len() + 1) > long.len());
+        assert!(held(line.len()) < long.len());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -37,14 +37,14 @@ fn fork_source_invalid(source: &Path) -> Error {
 /// `SessionManager.forkFrom` file work: copy every non-header record of `source` (migrated to v3
 /// first, unlike the reference) under a new header into `dir`. The new file appears complete or
 /// not at all (temp file, then an exclusive link), and an existing name fails with `EEXIST`.
-/// Returns the new file's resolved path.
+/// Returns the new file's resolved path. Not fsynced (see [`fork`] for a chosen durability).
 pub fn fork_file(
     source: &Path,
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
 ) -> Result<PathBuf> {
-    fork(source, target_cwd, dir, custom_id, Durability::from_env()).map(|f| f.file)
+    fork(source, target_cwd, dir, custom_id, Durability::Buffered).map(|f| f.file)
 }
 
 /// The new file's name and header line (after the checks the reference makes before writing).

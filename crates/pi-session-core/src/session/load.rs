@@ -14,17 +14,6 @@ use crate::record::{self, Kind, Meta};
 use crate::store::Rec;
 use crate::text::Text;
 
-/// Files at least this big are read in a streaming pass and their lines left on disk until asked
-/// for (`PI_SESSION_LAZY_BYTES` overrides it, e.g. for tests).
-const LAZY_FILE_BYTES: u64 = 64 << 20;
-
-pub(super) fn lazy_threshold() -> u64 {
-    std::env::var("PI_SESSION_LAZY_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(LAZY_FILE_BYTES)
-}
-
 /// What happened when a file was loaded.
 #[derive(Debug, Clone, Default)]
 pub struct LoadReport {
@@ -58,8 +47,8 @@ impl Session {
         // The reference records the path before reading, so it stays set even when loading throws.
         self.file = Some(path.clone());
         self.guard.follow(Some(&path));
-        let big =
-            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= lazy_threshold());
+        let big = std::fs::metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.len() >= self.tuning.lazy_file_bytes);
         if preloaded.is_none() && big {
             if let Some(report) = self.load_streaming(&path)? {
                 self.file = Some(path);
@@ -221,7 +210,7 @@ impl Session {
             reader,
             bytes,
         } = forked;
-        let (Some((recs, header_id)), true) = (scan, bytes >= lazy_threshold()) else {
+        let (Some((recs, header_id)), true) = (scan, bytes >= self.tuning.lazy_file_bytes) else {
             drop(reader);
             return self.set_session_file(file);
         };
@@ -317,6 +306,38 @@ mod tests {
             std::fs::read_to_string(&file).unwrap().ends_with("}\n"),
             "the torn tail ended"
         );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_as_big_as_the_lazy_threshold_leaves_its_lines_on_disk() {
+        let dir = temp_dir("lazy");
+        let file = dir.join("s.jsonl");
+        let long = "x".repeat(64 * 1024);
+        let line = format!(r#"{{"type":"custom","id":"a","parentId":null,"customType":"{long}"}}"#);
+        let header = r#"{"type":"session","version":3,"id":"sid","timestamp":"t","cwd":"/w"}"#;
+        let text = format!("{header}\n{line}\n");
+        std::fs::write(&file, &text).unwrap();
+        let held = |lazy_file_bytes: u64| {
+            let tuning = crate::Tuning {
+                lazy_file_bytes,
+                ..crate::Tuning::PRODUCT
+            };
+            let config = crate::Config {
+                tuning,
+                ..crate::Config::default()
+            };
+            let dir = dir.to_string_lossy().into_owned();
+            let mut s = Session::with_config("/w".into(), dir, true, config).unwrap();
+            s.set_session_file(file.clone()).unwrap();
+            assert_eq!(s.tuning(), tuning);
+            assert_eq!(*s.full_line(1).unwrap(), *line.as_bytes());
+            s.memory_bytes()
+        };
+        let eager = held(text.len() as u64 + 1);
+        let lazy = held(text.len() as u64);
+        assert!(eager > long.len(), "{eager}");
+        assert!(lazy < long.len(), "{lazy}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::{Config, Tuning};
 use crate::error::{Error, Result};
 use crate::fsio::{self, Durability};
 use crate::lock;
@@ -51,9 +52,8 @@ pub struct Session {
     /// file `records.reader` reads: lines appended through it can then be read back from there.
     /// Cleared with the reader (`reset_state`).
     backed: Option<(u64, bool)>,
-    /// Appended lines from this length on are read back from the file (see
-    /// [`append::BACKED_LINE_BYTES`]).
-    backed_min: usize,
+    /// Where lines are left in the file: big files opened, long lines appended (see [`Tuning`]).
+    tuning: Tuning,
     /// Exclusive mode and the lease it holds (see [`crate::lock`]).
     guard: lock::WriterGuard,
     /// Entry ids handed out for appends to come (see [`crate::reserve`]).
@@ -72,9 +72,21 @@ impl<'a> From<&'a Session> for View<'a> {
 }
 
 impl Session {
-    /// A manager with no state yet; callers follow with `new_session`, `set_session_file` or
-    /// `load_preloaded` as the reference's constructor does.
+    /// A manager with no state yet and the product defaults ([`Config::default`]); callers
+    /// follow with `new_session`, `set_session_file` or `load_preloaded` as the reference's
+    /// constructor does.
     pub fn blank(cwd: String, session_dir: String, persist: bool) -> Result<Session> {
+        Session::with_config(cwd, session_dir, persist, Config::default())
+    }
+
+    /// [`Session::blank`] configured by `config` (what the binding and the CLI read from the
+    /// process environment, or what a test needs).
+    pub fn with_config(
+        cwd: String,
+        session_dir: String,
+        persist: bool,
+        config: Config,
+    ) -> Result<Session> {
         if persist && !session_dir.is_empty() {
             fsio::ensure_dir(Path::new(&session_dir))?;
         }
@@ -87,13 +99,13 @@ impl Session {
             session_id: String::new(),
             records: Records::default(),
             ids: Ids::default(),
-            durability: Durability::from_env(),
+            durability: config.durability,
             appender: fsio::Appender::default(),
             backed: None,
-            backed_min: append::backed_line_min(),
-            guard: lock::WriterGuard::from_env(),
+            tuning: config.tuning,
+            guard: lock::WriterGuard::new(config.exclusive),
             reserved: Reservations::default(),
-            restore_missing: persist::restore_missing_from_env(),
+            restore_missing: config.restore_missing,
             generation: 0,
         })
     }
@@ -138,6 +150,10 @@ impl Session {
     }
     pub fn set_durability(&mut self, d: Durability) {
         self.durability = d;
+    }
+    /// The size thresholds this session was made with.
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
     }
     /// Approximate heap bytes held (lines, records, index), for telling a garbage-collected host
     /// how much memory a session keeps alive.

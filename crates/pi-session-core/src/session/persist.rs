@@ -4,16 +4,10 @@
 use std::path::Path;
 
 use super::Session;
+#[cfg(doc)]
+use crate::config::Config;
 use crate::error::Result;
 use crate::fsio::{self, Durability};
-
-/// `PI_SESSION_RESTORE_MISSING=1` (or `true`, `always`): restore mode for every manager.
-pub(super) fn restore_missing_from_env() -> bool {
-    matches!(
-        std::env::var("PI_SESSION_RESTORE_MISSING").as_deref(),
-        Ok("1") | Ok("true") | Ok("always")
-    )
-}
 
 impl Session {
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
@@ -21,10 +15,10 @@ impl Session {
         self.persist_line(line, false, false)
     }
 
-    /// Restore mode (off by default, as the reference: `PI_SESSION_RESTORE_MISSING=1` turns it on
-    /// for every manager). On, a write that finds the session file's directory gone (an
-    /// `rm -rf` of the sessions dir between two turns, a file opened in a directory never made)
-    /// makes it again instead of failing with `ENOENT`; and an append that finds the file itself
+    /// Restore mode (off by default, as the reference; [`Config::restore_missing`] turns it on
+    /// for a new manager). On, a write that finds the session file's directory gone (an `rm -rf`
+    /// of the sessions dir between two turns, a file opened in a directory never made) makes it
+    /// again instead of failing with `ENOENT`; and an append that finds the file itself
     /// gone writes the whole session back, every record held and the new line, rather than a
     /// file of that one line. The file written back is complete or absent (temp file, linked into
     /// place; fsynced with fsync per write) and follows the same lease rules.

@@ -6,7 +6,6 @@ mod lines;
 use std::path::{Path, PathBuf};
 
 use super::header::{header_line, new_identity, session_file_path, Identity};
-use super::load::lazy_threshold;
 use super::Session;
 use crate::error::{Error, Result};
 use crate::file::fingerprint;
@@ -76,7 +75,7 @@ impl Session {
         let write_to = new_file.as_deref().filter(|_| has_conversation);
         let total: usize =
             header.len() + 1 + plan.iter().map(|p| self.piece_len(p) + 1).sum::<usize>();
-        if let Some(target) = write_to.filter(|_| total as u64 >= lazy_threshold()) {
+        if let Some(target) = write_to.filter(|_| total as u64 >= self.tuning.lazy_file_bytes) {
             self.guard.before_write(target)?;
             let (recs, reader) = match self.write_branched_file(target, &header, &plan, metas) {
                 Ok(done) => done,
