@@ -14,7 +14,20 @@ export declare class NativeSession {
   /** Set the leaf without checks (`null` → null leaf). */
   setLeafKey(key?: string | undefined | null): void
   resetLeaf(): void
-  createBranchedSession(startKey: string | undefined | null, display: string): string | null
+  /** `createBranchedSession(leafId)` (see the core's `Branched`). */
+  createBranchedSession(startKey: string | undefined | null, display: string): BranchedResult
+  /**
+   * `appendContextEdit`'s first check: the replacement as JS sees it (`shape`: `null`,
+   * `notObject`, `noContent`, `text`, `blocks` or `otherContent`).
+   */
+  checkContextEditReplacement(shape: string): void
+  /** `appendContextEdit`'s target checks (found, on the active branch): its position. */
+  contextEditTarget(key: string | undefined | null, display: string): number
+  /**
+   * `appendContextEdit`'s last check on the target's `type` and message role as JS read them
+   * (null: not a string): whether string content is stored as one text block.
+   */
+  contextEditWrapsText(display: string, entryType: string | undefined | null, role: string | undefined | null, shape: string): boolean
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
   /**
    * Returns true when the file was loaded, false when a fresh session was started for it (the
@@ -148,6 +161,28 @@ export declare class SummaryRun {
   finish(): Promise<boolean>
   /** Stop reading files; pending and later `next()` calls resolve empty. */
   cancel(): void
+}
+
+/** What `createBranchedSession` did, for the JS shell to make the new entry objects from the old. */
+export interface BranchedResult {
+  /** The new file (none in memory). */
+  file?: string
+  /**
+   * Per record after the new header, the old position it was made from: the path's entries,
+   * then the re-created label records (each from the label record it copies).
+   */
+  from: Uint32Array
+  /**
+   * How many of `from` are the path's entries; each one's `parentId` is now the id of the one
+   * before it (the first's is null).
+   */
+  kept: number
+  /**
+   * The compactions among them (indexes into `from`) and, for each, the old position of the
+   * entry whose id is now its `firstKeptEntryId` (null: the value it had).
+   */
+  firstKeptAt: Array<number>
+  firstKeptFrom: Array<number | undefined | null>
 }
 
 export interface Candidate {

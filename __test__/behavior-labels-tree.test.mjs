@@ -790,6 +790,40 @@ describe("§10.9 createBranchedSession", () => {
     assert.equal(sm.getLeafId(), l2.id);
   });
 
+  test("the branched entries are shallow copies: nested values and label values stay the same objects", () => {
+    const sm = mem();
+    const said = user("a");
+    const a = sm.appendMessage(said);
+    const tag = { color: "red" };
+    const l = sm.appendLabelChange(a, tag);
+    const b = sm.appendMessage(assistant("b"));
+    const c = sm.appendCompaction("s", l, 5);
+    const before = sm.getEntry(c);
+    sm.createBranchedSession(c);
+    const entries = sm.getEntries();
+    assert.deepEqual(entries.map((e) => e.type), ["message", "message", "compaction", "label"]);
+    assert.equal(sm.getEntry(a).message, said);
+    assert.notEqual(sm.getEntry(c), before);
+    assert.deepEqual([sm.getEntry(b).parentId, sm.getEntry(c).parentId], [a, b]);
+    // The compaction kept from the label record, which is gone: it keeps from the entry after it.
+    assert.equal(sm.getEntry(c).firstKeptEntryId, b);
+    assert.equal(before.firstKeptEntryId, l);
+    assert.equal(entries[3].label, tag);
+  });
+
+  test("a persisted branched session redirects a compaction that kept from a label, in memory and on disk", (t) => {
+    const { sm, u } = flushed(t);
+    const l = sm.appendLabelChange(u, "L");
+    const b = sm.appendMessage(assistant("b"));
+    const c = sm.appendCompaction("s", l, 5);
+    sm.getEntries();
+    const file = sm.createBranchedSession(c);
+    assert.equal(sm.getEntry(c).firstKeptEntryId, b);
+    assert.equal(sm.getEntry(c).parentId, b);
+    const onDisk = readJsonl(file).find((r) => r.type === "compaction");
+    assert.equal(onDisk.firstKeptEntryId, b);
+  });
+
   test("re-created label records get fresh ids distinct from the path and from each other", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));

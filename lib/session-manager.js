@@ -12,7 +12,7 @@
 //                       changes that keep them true (replaced, syncLeaf, appended)
 //   wire.js             ids as keys, lines as objects, UTF-8, skeletons
 //   appends.js          appending an entry (ids, timestamps, retries), appendMessage's options,
-//                       appendContextEdit's checks
+//                       what appendContextEdit's checks read
 //   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
 //   projection.js       contexts and transcript pages from the core's projection plan
@@ -348,6 +348,8 @@ class SessionManager {
       ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
     };
     if (Array.isArray(retainedTail)) entry.retainedTail = retainedTail;
+    // Retain-none (`?? id`, and again after a retried id) is set here, not in the core: this is
+    // where the entry object (the reference's members, in its order, handed back as is) and its id are made.
     const selfKept = firstKeptEntryId == null;
     return this.#add(entry, (newId) => {
       if (selfKept) entry.firstKeptEntryId = newId;
@@ -359,6 +361,7 @@ class SessionManager {
   }
 
   appendSessionInfo(name) {
+    // JS string semantics (a caller's `replace`, `trim`'s whitespace), as the reference cleans the name.
     let sanitized;
     try {
       sanitized = name.replace(/[\r\n]+/g, " ").trim();
@@ -374,7 +377,7 @@ class SessionManager {
   }
 
   appendContextEdit(targetId, replacement) {
-    const normalized = contextEditReplacement(this.#s, targetId, replacement, () => this.getBranch());
+    const normalized = contextEditReplacement(this.#s, targetId, replacement);
     return this.#add({ type: "context_edit", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), targetId, replacement: normalized }).id;
   }
 
@@ -431,8 +434,9 @@ class SessionManager {
   createBranchedSession(leafId) {
     const file = branching.createBranchedSession(this.#s, this.#persist, leafId, leafId ?? this.#s.leafId);
     const header = this.getHeader();
-    if (header !== null && !this.#persist) header.parentSession = undefined;
-    else if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
+    // The reference's header always has a `parentSession` key, `undefined` when not written (in
+    // memory, or no file yet): a key JSON cannot carry, so the core's line lacks it.
+    if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
     return file ?? undefined;
   }
 

@@ -2,8 +2,8 @@
 //! ([`crate::store`]) and the file layer ([`crate::file`]), with the persistence rules of the
 //! reference. Its operations live one per module: `header` (a new session), `load` (opening a
 //! file), `preload` (entries handed over in memory), `append` (with rollback), `persist`
-//! (the lazy first write, flush, restore mode), `branch` (`createBranchedSession`), `fork`
-//! (`forkFrom`) and `prune` (`pruneBranch`).
+//! (the lazy first write, flush, restore mode), `branch` (`createBranchedSession`), `edit`
+//! (`appendContextEdit`'s checks), `fork` (`forkFrom`) and `prune` (`pruneBranch`).
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,7 @@ use crate::store::View;
 
 mod append;
 mod branch;
+mod edit;
 mod fork;
 mod header;
 mod load;
@@ -27,6 +28,8 @@ mod prune;
 
 pub use crate::store::Leaf;
 pub use append::AppendHow;
+pub use branch::Branched;
+pub use edit::{check_replacement, context_edit_wraps_text, Replacement};
 pub use fork::{fork, fork_file, Forked};
 pub use header::{header_line, NewSession};
 pub use load::LoadReport;
