@@ -6,11 +6,11 @@
  * memory, so the garbage collector weighs them when deciding to collect dropped managers.
  */
 export declare class NativeSession {
-  branch(key: string, display: string): void
+  branch(key: string | undefined | null, display: string): void
   /** `countSubtree(id)`: entries in the subtree of `key` (the entry included). */
-  countSubtree(key: string, display: string): number
+  countSubtree(key: string | undefined | null, display: string): number
   /** `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module). */
-  pruneBranch(key: string, display: string): PruneResult
+  pruneBranch(key: string | undefined | null, display: string): PruneResult
   /** Set the leaf without checks (`null` → null leaf). */
   setLeafKey(key?: string | undefined | null): void
   resetLeaf(): void

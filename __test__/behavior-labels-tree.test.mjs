@@ -537,6 +537,14 @@ describe("§10.7 branch and resetLeaf", () => {
     assert.equal(sm.getLeafId(), a);
   });
 
+  test("branch to a value no id can equal throws as the reference's message shows it", () => {
+    const sm = mem();
+    const a = sm.appendMessage(user("a"));
+    assert.throws(() => sm.branch({ toString: () => "obj" }), { message: "Entry obj not found" });
+    assert.throws(() => sm.branch(Symbol("s")), { name: "TypeError" });
+    assert.equal(sm.getLeafId(), a);
+  });
+
   test("branch moves the leaf and the next append becomes a child of that entry", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));

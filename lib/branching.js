@@ -6,12 +6,12 @@ const { keyOf } = require("./wire.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
-/** pruneBranch(entryId), after the check that the entry exists: surviving entry objects stay the
- * same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
+/** pruneBranch(entryId) (the core checks the entry and decides): surviving entry objects stay
+ * the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
  * @param {SessionState} s @param {unknown} entryId */
 function pruneBranch(s, entryId) {
   const objs = s.objs;
-  const r = s.n.pruneBranch(/** @type {string} */ (keyOf(entryId)), String(entryId));
+  const r = s.n.pruneBranch(keyOf(entryId), `${entryId}`);
   const kept = r.kept;
   s.replaced(kept.length);
   for (let i = 0; i < kept.length; i++) {

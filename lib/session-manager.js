@@ -390,10 +390,9 @@ class SessionManager {
 
   branch(branchFromId) {
     const s = this.#s;
-    const pos = s.lookup(branchFromId);
-    if (pos < 0) throw notFound(branchFromId);
-    this.#n.setLeafKey(keyOf(branchFromId));
-    s.leafMoved(branchFromId, pos); // the leaf is the record the id resolves to
+    // (The core refuses an unknown id; `${id}` throws for a Symbol, as `Entry ${id} not found` does.)
+    this.#n.branch(keyOf(branchFromId), `${branchFromId}`);
+    s.leafMoved(branchFromId, s.lookup(branchFromId)); // the leaf is the record the id resolves to
   }
 
   resetLeaf() {
@@ -417,8 +416,8 @@ class SessionManager {
   /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it.
    * @param {unknown} entryId */
   countSubtree(entryId) {
-    if (this.#s.lookup(entryId) < 0) throw notFound(entryId);
-    return this.#n.countSubtree(/** @type {string} */ (keyOf(entryId)), String(entryId));
+    // (The core refuses an unknown id; `${entryId}` throws for a Symbol, as `Entry ${id} not found` does.)
+    return this.#n.countSubtree(keyOf(entryId), `${entryId}`);
   }
 
   /** Delete an abandoned side branch: `entryId`, everything under it and the labels naming them
@@ -427,7 +426,6 @@ class SessionManager {
    * stay the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
    * @param {unknown} entryId */
   pruneBranch(entryId) {
-    if (this.#s.lookup(entryId) < 0) throw notFound(entryId);
     return branching.pruneBranch(this.#s, entryId);
   }
 
@@ -478,6 +476,8 @@ class SessionManager {
   }
 }
 
+/** `Entry <id> not found` for the checks made before an entry is built (appendLabelChange,
+ * branchWithSummary): the core's appends take the finished line and check no target. */
 function notFound(id) {
   return sessionError("ENTRY_NOT_FOUND", `Entry ${id} not found`);
 }

@@ -12,25 +12,32 @@ use crate::error::ForJs;
 #[napi]
 impl NativeSession {
     #[napi(catch_unwind)]
-    pub fn branch(&mut self, env: Env, key: String, display: String) -> Result<()> {
-        self.inner.branch(core_key(&key), &display).for_js(&env)
+    pub fn branch(&mut self, env: Env, key: Option<String>, display: String) -> Result<()> {
+        self.inner
+            .branch(key.as_deref().map(core_key), &display)
+            .for_js(&env)
     }
 
     /// `countSubtree(id)`: entries in the subtree of `key` (the entry included).
     #[napi(catch_unwind)]
-    pub fn count_subtree(&self, env: Env, key: String, display: String) -> Result<u32> {
+    pub fn count_subtree(&self, env: Env, key: Option<String>, display: String) -> Result<u32> {
         self.inner
-            .count_subtree(core_key(&key), &display)
+            .count_subtree(key.as_deref().map(core_key), &display)
             .map(|n| n as u32)
             .for_js(&env)
     }
 
     /// `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module).
     #[napi(catch_unwind)]
-    pub fn prune_branch(&mut self, env: Env, key: String, display: String) -> Result<PruneResult> {
+    pub fn prune_branch(
+        &mut self,
+        env: Env,
+        key: Option<String>,
+        display: String,
+    ) -> Result<PruneResult> {
         let p = self
             .inner
-            .prune_branch(core_key(&key), &display)
+            .prune_branch(key.as_deref().map(core_key), &display)
             .for_js(&env)?;
         Ok(PruneResult {
             removed: p.removed as u32,

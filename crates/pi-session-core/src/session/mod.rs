@@ -228,13 +228,14 @@ impl Session {
 
     // ----- leaf moves ---------------------------------------------------------------------------
 
-    /// `branch(id)`.
-    pub fn branch(&mut self, key: &str, display_id: &str) -> Result<()> {
-        self.changed();
-        if self.ids.index.get(key).is_none() {
+    /// `branch(id)`: `ENTRY_NOT_FOUND` for an unknown id (`key` `None`: an id value that can be
+    /// no key, so is in no session).
+    pub fn branch(&mut self, key: Option<&str>, display_id: &str) -> Result<()> {
+        let Some(&slot) = key.and_then(|k| self.ids.index.slot_of.get(k)) else {
             return Err(Error::entry_not_found(display_id));
-        }
-        self.ids.leaf = Leaf::Slot(self.ids.index.slot_of[key]);
+        };
+        self.changed();
+        self.ids.leaf = Leaf::Slot(slot);
         Ok(())
     }
 
