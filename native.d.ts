@@ -163,6 +163,9 @@ export declare class SummaryRun {
   cancel(): void
 }
 
+/** `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`). */
+export declare function assertValidSessionId(id: string): void
+
 /** What `createBranchedSession` did, for the JS shell to make the new entry objects from the old. */
 export interface BranchedResult {
   /** The new file (none in memory). */
@@ -202,8 +205,6 @@ export interface HeaderScan {
   kind: string
   cwd?: string
 }
-
-export declare function isValidSessionId(id: string): boolean
 
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>
