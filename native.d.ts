@@ -6,15 +6,28 @@
  * memory, so the garbage collector weighs them when deciding to collect dropped managers.
  */
 export declare class NativeSession {
-  branch(key: string, display: string): void
+  branch(key: string | undefined | null, display: string): void
   /** `countSubtree(id)`: entries in the subtree of `key` (the entry included). */
-  countSubtree(key: string, display: string): number
+  countSubtree(key: string | undefined | null, display: string): number
   /** `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module). */
-  pruneBranch(key: string, display: string): PruneResult
+  pruneBranch(key: string | undefined | null, display: string): PruneResult
   /** Set the leaf without checks (`null` → null leaf). */
   setLeafKey(key?: string | undefined | null): void
   resetLeaf(): void
-  createBranchedSession(startKey: string | undefined | null, display: string): string | null
+  /** `createBranchedSession(leafId)` (see the core's `Branched`). */
+  createBranchedSession(startKey: string | undefined | null, display: string): BranchedResult
+  /**
+   * `appendContextEdit`'s first check: the replacement as JS sees it (`shape`: `null`,
+   * `notObject`, `noContent`, `text`, `blocks` or `otherContent`).
+   */
+  checkContextEditReplacement(shape: string): void
+  /** `appendContextEdit`'s target checks (found, on the active branch): its position. */
+  contextEditTarget(key: string | undefined | null, display: string): number
+  /**
+   * `appendContextEdit`'s last check on the target's `type` and message role as JS read them
+   * (null: not a string): whether string content is stored as one text block.
+   */
+  contextEditWrapsText(display: string, entryType: string | undefined | null, role: string | undefined | null, shape: string): boolean
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
   /**
    * Returns true when the file was loaded, false when a fresh session was started for it (the
@@ -153,6 +166,31 @@ export declare class SummaryRun {
   cancel(): void
 }
 
+/** `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`). */
+export declare function assertValidSessionId(id: string): void
+
+/** What `createBranchedSession` did, for the JS shell to make the new entry objects from the old. */
+export interface BranchedResult {
+  /** The new file (none in memory). */
+  file?: string
+  /**
+   * Per record after the new header, the old position it was made from: the path's entries,
+   * then the re-created label records (each from the label record it copies).
+   */
+  from: Uint32Array
+  /**
+   * How many of `from` are the path's entries; each one's `parentId` is now the id of the one
+   * before it (the first's is null).
+   */
+  kept: number
+  /**
+   * The compactions among them (indexes into `from`) and, for each, the old position of the
+   * entry whose id is now its `firstKeptEntryId` (null: the value it had).
+   */
+  firstKeptAt: Array<number>
+  firstKeptFrom: Array<number | undefined | null>
+}
+
 export interface Candidate {
   /** Subdirectory name under the root. */
   dir: string
@@ -176,8 +214,6 @@ export interface HeaderScan {
   kind: string
   cwd?: string
 }
-
-export declare function isValidSessionId(id: string): boolean
 
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>

@@ -736,6 +736,38 @@ describe("§10.2 appendContextEdit", () => {
     const id = sm.appendContextEdit(a, { content });
     assert.deepEqual(sm.getEntry(id).replacement, { content });
   });
+
+  test("the replacement is judged as a JavaScript value: inherited content counts, toJSON does not", () => {
+    const sm = mem();
+    const u = sm.appendMessage(user("u"));
+    const a = sm.appendMessage(assistant("a"));
+    const inherited = Object.create({ content: "from the prototype" });
+    const kept = sm.appendContextEdit(u, inherited);
+    assert.equal(sm.getEntry(kept).replacement, inherited);
+    const wrapped = sm.appendContextEdit(a, Object.create({ content: "also inherited" }));
+    assert.deepEqual(sm.getEntry(wrapped).replacement, { content: [{ type: "text", text: "also inherited" }] });
+    assert.throws(() => sm.appendContextEdit(a, { toJSON: () => ({ content: "x" }) }), { message: REPL_MSG });
+    assert.throws(() => sm.appendContextEdit(a, { content: new String("boxed") }), { message: REPL_MSG });
+  });
+
+  test("a target id is shown only once the replacement passed", () => {
+    const { sm } = withUser();
+    assert.throws(() => sm.appendContextEdit(Symbol("t"), "bad"), { message: REPL_MSG });
+    assert.throws(() => sm.appendContextEdit(Symbol("t"), null), { name: "TypeError" });
+    assert.throws(() => sm.appendContextEdit({ toString: () => "obj" }, null), { message: "Entry obj not found" });
+  });
+
+  test("a message entry whose message is no object fails where its role is read, after the branch check", () => {
+    const sm = preloaded([
+      msgEntry("gone", null, null),
+      msgEntry("text", null, "just text"),
+      msgEntry("m", "text", null),
+    ]);
+    assert.throws(() => sm.appendContextEdit("gone", null), { message: "Entry gone is not on the active branch" });
+    assert.throws(() => sm.appendContextEdit("text", null), { message: "Entry text does not contribute editable model content" });
+    assert.throws(() => sm.appendContextEdit("m", null), { name: "TypeError", message: /role/ });
+    assert.equal(sm.getEntries().length, 3);
+  });
 });
 
 // ---------------------------------------------------------------------------

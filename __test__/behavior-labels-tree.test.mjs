@@ -537,6 +537,14 @@ describe("§10.7 branch and resetLeaf", () => {
     assert.equal(sm.getLeafId(), a);
   });
 
+  test("branch to a value no id can equal throws as the reference's message shows it", () => {
+    const sm = mem();
+    const a = sm.appendMessage(user("a"));
+    assert.throws(() => sm.branch({ toString: () => "obj" }), { message: "Entry obj not found" });
+    assert.throws(() => sm.branch(Symbol("s")), { name: "TypeError" });
+    assert.equal(sm.getLeafId(), a);
+  });
+
   test("branch moves the leaf and the next append becomes a child of that entry", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));
@@ -788,6 +796,40 @@ describe("§10.9 createBranchedSession", () => {
     assert.deepEqual([l2.targetId, l2.label, l2.timestamp, l2.parentId], [b, "B", tsB, l1.id]);
     assert.deepEqual(Object.keys(l1), ["type", "id", "parentId", "timestamp", "targetId", "label"]);
     assert.equal(sm.getLeafId(), l2.id);
+  });
+
+  test("the branched entries are shallow copies: nested values and label values stay the same objects", () => {
+    const sm = mem();
+    const said = user("a");
+    const a = sm.appendMessage(said);
+    const tag = { color: "red" };
+    const l = sm.appendLabelChange(a, tag);
+    const b = sm.appendMessage(assistant("b"));
+    const c = sm.appendCompaction("s", l, 5);
+    const before = sm.getEntry(c);
+    sm.createBranchedSession(c);
+    const entries = sm.getEntries();
+    assert.deepEqual(entries.map((e) => e.type), ["message", "message", "compaction", "label"]);
+    assert.equal(sm.getEntry(a).message, said);
+    assert.notEqual(sm.getEntry(c), before);
+    assert.deepEqual([sm.getEntry(b).parentId, sm.getEntry(c).parentId], [a, b]);
+    // The compaction kept from the label record, which is gone: it keeps from the entry after it.
+    assert.equal(sm.getEntry(c).firstKeptEntryId, b);
+    assert.equal(before.firstKeptEntryId, l);
+    assert.equal(entries[3].label, tag);
+  });
+
+  test("a persisted branched session redirects a compaction that kept from a label, in memory and on disk", (t) => {
+    const { sm, u } = flushed(t);
+    const l = sm.appendLabelChange(u, "L");
+    const b = sm.appendMessage(assistant("b"));
+    const c = sm.appendCompaction("s", l, 5);
+    sm.getEntries();
+    const file = sm.createBranchedSession(c);
+    assert.equal(sm.getEntry(c).firstKeptEntryId, b);
+    assert.equal(sm.getEntry(c).parentId, b);
+    const onDisk = readJsonl(file).find((r) => r.type === "compaction");
+    assert.equal(onDisk.firstKeptEntryId, b);
   });
 
   test("re-created label records get fresh ids distinct from the path and from each other", () => {

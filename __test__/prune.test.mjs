@@ -31,6 +31,7 @@ test("countSubtree counts the entry and everything under it", (t) => {
   assert.equal(sm.countSubtree(ids.b1), 2);
   assert.equal(sm.countSubtree(ids.b2), 1);
   assert.throws(() => sm.countSubtree("nope"), { code: "ENTRY_NOT_FOUND", message: "Entry nope not found" });
+  assert.throws(() => sm.countSubtree(NaN), { code: "ENTRY_NOT_FOUND", message: "Entry NaN not found" });
 });
 
 test("pruneBranch deletes a side branch, the labels naming it, and keeps the active context", (t) => {
@@ -70,6 +71,9 @@ test("pruneBranch refuses the active path and unknown ids and changes nothing", 
     assert.throws(() => sm.pruneBranch(id), { code: "ON_ACTIVE_BRANCH", message: "Cannot delete the branch you are currently on" });
   }
   assert.throws(() => sm.pruneBranch("zzzz"), { code: "ENTRY_NOT_FOUND", message: "Entry zzzz not found" });
+  // An id value no entry can have is unknown too, shown as a template literal shows it.
+  assert.throws(() => sm.pruneBranch({ toString: () => "obj" }), { code: "ENTRY_NOT_FOUND", message: "Entry obj not found" });
+  assert.throws(() => sm.pruneBranch(Symbol("s")), { name: "TypeError", code: "INVALID_ARGUMENT" });
   assert.deepEqual(fs.readFileSync(sm.getSessionFile()), before);
   assert.equal(sm.getEntries().length, 7);
 });

@@ -4,7 +4,7 @@
 // handed to the core, which gives it its record; the object itself becomes the session's entry.
 const { randomUUID, randomFillSync } = require("node:crypto");
 const { sessionError, withCode } = require("./errors.js");
-const { utf8, skeletonOf, goesWhole } = require("./wire.js");
+const { utf8, skeletonOf, goesWhole, keyOf } = require("./wire.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 /** appendMessage's options, checked. @typedef {{ id: string | undefined, flush: boolean }} AppendHow */
@@ -96,33 +96,38 @@ function appendOptions(options) {
 }
 
 /**
- * appendContextEdit's rules, checked here (the core declares NOT_ON_ACTIVE_BRANCH, NOT_EDITABLE
- * and INVALID_REPLACEMENT but does not check them yet): the replacement's shape, the target on
- * the active branch and contributing model content. Returns the replacement as stored (string
- * content of an assistant or tool result message becomes one text block).
- * @param {SessionState} s @param {unknown} targetId @param {any} replacement @param {() => any[]} branch
+ * appendContextEdit's checks: the core makes them (session/edit.rs: the rules, their order, their
+ * messages and codes) from what this reads off the values. That reading stays here because the
+ * reference reads live objects, which JSON does not carry: `in` sees inherited and `undefined`
+ * members, a getter runs at each read, `undefined` and functions have no JSON, `toJSON` and
+ * String objects would change the shape, and a message that is no object throws where its role is
+ * read. Returns the replacement as stored (the caller's object, or a text block for string
+ * content where the core says so).
+ * @param {SessionState} s @param {unknown} targetId @param {any} replacement
  */
-function contextEditReplacement(s, targetId, replacement, branch) {
-  if (
-    replacement !== null &&
-    (typeof replacement !== "object" ||
-      !("content" in replacement) ||
-      (typeof replacement.content !== "string" && !Array.isArray(replacement.content)))
-  ) {
-    throw sessionError("INVALID_REPLACEMENT", "Context edit replacement must be null or contain string/array content");
-  }
-  const pos = s.lookup(targetId);
-  if (pos < 0) throw sessionError("ENTRY_NOT_FOUND", `Entry ${targetId} not found`);
-  if (!branch().some((e) => e.id === targetId)) {
-    throw sessionError("NOT_ON_ACTIVE_BRANCH", `Entry ${targetId} is not on the active branch`);
-  }
+function contextEditReplacement(s, targetId, replacement) {
+  const shape = replacementShape(replacement);
+  s.n.checkContextEditReplacement(shape);
+  // The id is shown in a message only once the replacement passed, as the reference shows it
+  // (`${targetId}` throws for a Symbol, as there); an id that can be no key is in no session.
+  const key = keyOf(targetId);
+  const display = `${targetId}`;
+  const pos = s.n.contextEditTarget(key, display);
   const target = s.entry(pos);
-  const role = target.type === "message" ? target.message.role : "custom";
-  const editable = target.type === "custom_message" || (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult"));
-  if (!editable) throw sessionError("NOT_EDITABLE", `Entry ${targetId} does not contribute editable model content`);
-  return replacement !== null && (role === "assistant" || role === "toolResult") && typeof replacement.content === "string"
-    ? { content: [{ type: "text", text: replacement.content }] }
-    : replacement;
+  const type = target.type;
+  const role = type === "message" ? target.message.role : undefined;
+  const wraps = s.n.contextEditWrapsText(display, typeof type === "string" ? type : null, typeof role === "string" ? role : null, shape);
+  // The content is read again, as the reference reads it again.
+  return wraps && typeof replacement.content === "string" ? { content: [{ type: "text", text: replacement.content }] } : replacement;
+}
+
+/** The replacement as the reference's first check sees it. @param {any} r */
+function replacementShape(r) {
+  if (r === null) return "null";
+  if (typeof r !== "object") return "notObject";
+  if (!("content" in r)) return "noContent";
+  if (typeof r.content === "string") return "text";
+  return Array.isArray(r.content) ? "blocks" : "otherContent";
 }
 
 /** A value as an error message shows it. @param {unknown} v */

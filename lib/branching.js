@@ -6,12 +6,12 @@ const { keyOf } = require("./wire.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
-/** pruneBranch(entryId), after the check that the entry exists: surviving entry objects stay the
- * same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
+/** pruneBranch(entryId) (the core checks the entry and decides): surviving entry objects stay
+ * the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
  * @param {SessionState} s @param {unknown} entryId */
 function pruneBranch(s, entryId) {
   const objs = s.objs;
-  const r = s.n.pruneBranch(/** @type {string} */ (keyOf(entryId)), String(entryId));
+  const r = s.n.pruneBranch(keyOf(entryId), `${entryId}`);
   const kept = r.kept;
   s.replaced(kept.length);
   for (let i = 0; i < kept.length; i++) {
@@ -30,70 +30,45 @@ function pruneBranch(s, entryId) {
 }
 
 /**
- * createBranchedSession(leafId): the core writes the new session (the path to `start`, labels
- * re-created for the entries on it); this makes its entry objects.
- *
- * Two of the reference's rules are applied here to the objects, as the core applies them to the
- * records (tree.rs `branched_lines`): a compaction's `firstKeptEntryId` that named a label record
- * (labels are left out of the path) names the next entry kept instead, and the re-created label
- * records carry the original labels' values.
+ * createBranchedSession(leafId): the core decides and writes the new session (branch/lines.rs: the
+ * path without its label records, re-chained, a compaction's `firstKeptEntryId` that named such a
+ * label moved on, the labels on the path re-created); this makes its entry objects from what it
+ * says each record was made from. That stays here because the reference's new entries are
+ * shallow copies of its old objects (`{ ...entry, parentId }`: nested values shared, ids the old
+ * values) and its re-created labels carry the old label values, which only the old objects hold.
  * @param {SessionState} s @param {boolean} persist @param {unknown} leafId @param {unknown} start
  * @returns {string | null} the new file
  */
 function createBranchedSession(s, persist, leafId, start) {
   const key = start ? keyOf(start) : null;
-  // The new entries are shallow copies of the old objects (nested values shared), as the
-  // reference keeps them. That is only observable for entries already turned into objects: when
-  // the whole path is, we copy them; otherwise the new entries are parsed lazily from the lines
-  // the core wrote (equal values), which spares parsing a huge session just to copy it.
+  // Copying is only observable for entries already turned into objects: when the whole path is,
+  // they are copied; otherwise the new entries are parsed lazily from the lines the core wrote
+  // (equal values), which spares parsing a huge session just to copy it. An in-memory session's
+  // entries may be held by JS alone (see skeletonOf): its path is always copied from objects.
   const pathPos = key === null ? new Uint32Array(0) : s.n.branchPath(key);
   const objs = s.objs;
-  // An in-memory session's entries may be held by JS alone (see skeletonOf): its path is always
-  // copied from objects.
-  const path = pathPos.every((p) => objs[p] !== undefined) ? Array.from(pathPos, (p) => objs[p]) : persist ? [] : s.entries(pathPos);
-  const oldLabels = [];
-  for (const e of path) {
-    if (e.type === "label") continue;
-    const pos = s.n.labelPos(keyOf(e.id) ?? "null");
-    if (pos >= 0) oldLabels.push(s.entry(pos));
-  }
-  const file = s.n.createBranchedSession(key, `${leafId}`);
+  const copy = pathPos.every((p) => objs[p] !== undefined) || (!persist && (s.entries(pathPos), true));
+  const r = s.n.createBranchedSession(key, `${leafId}`);
   s.replaced();
-  let pos = 1;
-  let parentId = null;
-  const replacement = new Map();
-  /** @type {unknown[]} */
-  let pending = [];
-  for (const entry of path) {
-    if (entry.type === "label") {
-      pending.push(entry.id);
-      continue;
+  if (copy) {
+    const from = r.from;
+    for (let i = 0; i < r.kept; i++) s.objs[i + 1] = { ...objs[from[i]], parentId: i === 0 ? null : objs[from[i - 1]].id };
+    for (let k = 0; k < r.firstKeptAt.length; k++) {
+      const i = r.firstKeptAt[k];
+      const by = r.firstKeptFrom[k];
+      s.objs[i + 1].firstKeptEntryId = by == null ? objs[from[i]].firstKeptEntryId : objs[by].id;
     }
-    for (const id of pending) replacement.set(id, entry.id);
-    pending = [];
-    s.objs[pos++] =
-      entry.type === "compaction"
-        ? {
-            ...entry,
-            parentId,
-            firstKeptEntryId:
-              entry.firstKeptEntryId === entry.id ? entry.id : (replacement.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId),
-          }
-        : { ...entry, parentId };
-    parentId = entry.id;
-  }
-  // Re-created label records carry the original label values.
-  const total = oldLabels.length > 0 ? s.n.recordCount() : 0;
-  for (; pos < total; pos++) {
-    const label = s.entry(pos);
-    const original = oldLabels.find((l) => l.targetId === label.targetId);
-    if (original !== undefined) {
+    // Re-created label records carry the original label values.
+    for (let i = r.kept; i < from.length; i++) {
+      const original = objs[from[i]];
+      if (original === undefined) continue; // never read: its value is the one the line gives
+      const label = s.entry(i + 1);
       label.label = original.label;
       s.origin?.positions.delete(label); // no longer what its line says, maybe
     }
   }
   s.syncLeaf();
-  return file;
+  return r.file ?? null;
 }
 
 module.exports = { pruneBranch, createBranchedSession };

@@ -44,7 +44,8 @@ function sessionEntryToContextMessages(entry) {
 
 const EDITABLE_ROLES = new Set(["user", "assistant", "toolResult", "custom"]);
 
-/** An entry's messages with its latest context edit applied. */
+/** An entry's messages with its latest context edit applied (a reference export over objects:
+ * the text-block rule is applied again here, as there, to edits written by anyone). */
 function projectContextEntry(entry, edit) {
   const messages = sessionEntryToContextMessages(entry);
   if (!edit) return messages;
@@ -86,6 +87,9 @@ function settingsFrom(thinkingEntry, modelEntry) {
 }
 
 // ----- free functions over caller-supplied entry arrays ------------------------------------------
+// The same path and selection rules as the core's (store/view.rs `context_path`, context.rs `select`),
+// which a SessionManager uses; these are the module's exports over the caller's own objects, of
+// any shape and value, which only JS can read as the reference does.
 
 function sessionPath(entries, leafId, byId) {
   if (leafId === null) return [];

@@ -40,6 +40,8 @@ function loadFile(s, sessionFile) {
 /** newSession(options): returns the new file (undefined in memory, or until it is written).
  * @param {SessionState} s @param {string} cwd @param {any} options */
 function startSession(s, cwd, options) {
+  // Checked before the parent is serialized (the reference checks the id first); the core's
+  // newSession would refuse it too, but only after that.
   if (options?.id !== undefined) assertValidSessionId(options.id);
   const parent = options?.parentSession;
   const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);

@@ -12,7 +12,7 @@
 //                       changes that keep them true (replaced, syncLeaf, appended)
 //   wire.js             ids as keys, lines as objects, UTF-8, skeletons
 //   appends.js          appending an entry (ids, timestamps, retries), appendMessage's options,
-//                       appendContextEdit's checks
+//                       what appendContextEdit's checks read
 //   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
 //   projection.js       contexts and transcript pages from the core's projection plan
@@ -348,6 +348,8 @@ class SessionManager {
       ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
     };
     if (Array.isArray(retainedTail)) entry.retainedTail = retainedTail;
+    // Retain-none (`?? id`, and again after a retried id) is set here, not in the core: this is
+    // where the entry object (the reference's members, in its order, handed back as is) and its id are made.
     const selfKept = firstKeptEntryId == null;
     return this.#add(entry, (newId) => {
       if (selfKept) entry.firstKeptEntryId = newId;
@@ -359,6 +361,7 @@ class SessionManager {
   }
 
   appendSessionInfo(name) {
+    // JS string semantics (a caller's `replace`, `trim`'s whitespace), as the reference cleans the name.
     let sanitized;
     try {
       sanitized = name.replace(/[\r\n]+/g, " ").trim();
@@ -374,7 +377,7 @@ class SessionManager {
   }
 
   appendContextEdit(targetId, replacement) {
-    const normalized = contextEditReplacement(this.#s, targetId, replacement, () => this.getBranch());
+    const normalized = contextEditReplacement(this.#s, targetId, replacement);
     return this.#add({ type: "context_edit", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), targetId, replacement: normalized }).id;
   }
 
@@ -387,10 +390,9 @@ class SessionManager {
 
   branch(branchFromId) {
     const s = this.#s;
-    const pos = s.lookup(branchFromId);
-    if (pos < 0) throw notFound(branchFromId);
-    this.#n.setLeafKey(keyOf(branchFromId));
-    s.leafMoved(branchFromId, pos); // the leaf is the record the id resolves to
+    // (The core refuses an unknown id; `${id}` throws for a Symbol, as `Entry ${id} not found` does.)
+    this.#n.branch(keyOf(branchFromId), `${branchFromId}`);
+    s.leafMoved(branchFromId, s.lookup(branchFromId)); // the leaf is the record the id resolves to
   }
 
   resetLeaf() {
@@ -414,8 +416,8 @@ class SessionManager {
   /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it.
    * @param {unknown} entryId */
   countSubtree(entryId) {
-    if (this.#s.lookup(entryId) < 0) throw notFound(entryId);
-    return this.#n.countSubtree(/** @type {string} */ (keyOf(entryId)), String(entryId));
+    // (The core refuses an unknown id; `${entryId}` throws for a Symbol, as `Entry ${id} not found` does.)
+    return this.#n.countSubtree(keyOf(entryId), `${entryId}`);
   }
 
   /** Delete an abandoned side branch: `entryId`, everything under it and the labels naming them
@@ -424,15 +426,15 @@ class SessionManager {
    * stay the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
    * @param {unknown} entryId */
   pruneBranch(entryId) {
-    if (this.#s.lookup(entryId) < 0) throw notFound(entryId);
     return branching.pruneBranch(this.#s, entryId);
   }
 
   createBranchedSession(leafId) {
     const file = branching.createBranchedSession(this.#s, this.#persist, leafId, leafId ?? this.#s.leafId);
     const header = this.getHeader();
-    if (header !== null && !this.#persist) header.parentSession = undefined;
-    else if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
+    // The reference's header always has a `parentSession` key, `undefined` when not written (in
+    // memory, or no file yet): a key JSON cannot carry, so the core's line lacks it.
+    if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
     return file ?? undefined;
   }
 
@@ -474,6 +476,8 @@ class SessionManager {
   }
 }
 
+/** `Entry <id> not found` for the checks made before an entry is built (appendLabelChange,
+ * branchWithSummary): the core's appends take the finished line and check no target. */
 function notFound(id) {
   return sessionError("ENTRY_NOT_FOUND", `Entry ${id} not found`);
 }

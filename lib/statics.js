@@ -5,16 +5,13 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const native = require("../native.js");
-const { sessionError } = require("./errors.js");
 const paths = require("./paths.js");
 
-const SESSION_ID_MESSAGE =
-  "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
-
 /** Throws INVALID_SESSION_ID unless `id` (as a string, like the reference's pattern test) is a
- * valid session id; the rule is the core's (ids.rs `is_valid_session_id`). @param {unknown} id */
+ * valid session id; the rule and its message are the core's (ids.rs `check_session_id`).
+ * @param {unknown} id */
 function assertValidSessionId(id) {
-  if (!native.isValidSessionId(`${id}`)) throw sessionError("INVALID_SESSION_ID", SESSION_ID_MESSAGE);
+  native.assertValidSessionId(`${id}`);
 }
 
 /** The newest session file in `sessionDir` (of `cwd` when given), or null.

@@ -77,7 +77,8 @@ pub fn release_all_locks() {
     pi_session_core::lock::release_all();
 }
 
+/// `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`).
 #[napi(catch_unwind)]
-pub fn is_valid_session_id(id: String) -> bool {
-    pi_session_core::ids::is_valid_session_id(&id)
+pub fn assert_valid_session_id(env: Env, id: String) -> Result<()> {
+    pi_session_core::ids::check_session_id(&id).for_js(&env)
 }

@@ -1,7 +1,10 @@
-//! Moving the leaf and changing the tree: branch, prune, and a new session from a branch.
+//! Moving the leaf and changing the tree: branch, prune, a new session from a branch, and the
+//! checks of a context edit.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+
+use pi_session_core::session::{self, Replacement};
 
 use super::{core_key, NativeSession};
 use crate::error::ForJs;
@@ -9,25 +12,32 @@ use crate::error::ForJs;
 #[napi]
 impl NativeSession {
     #[napi(catch_unwind)]
-    pub fn branch(&mut self, env: Env, key: String, display: String) -> Result<()> {
-        self.inner.branch(core_key(&key), &display).for_js(&env)
+    pub fn branch(&mut self, env: Env, key: Option<String>, display: String) -> Result<()> {
+        self.inner
+            .branch(key.as_deref().map(core_key), &display)
+            .for_js(&env)
     }
 
     /// `countSubtree(id)`: entries in the subtree of `key` (the entry included).
     #[napi(catch_unwind)]
-    pub fn count_subtree(&self, env: Env, key: String, display: String) -> Result<u32> {
+    pub fn count_subtree(&self, env: Env, key: Option<String>, display: String) -> Result<u32> {
         self.inner
-            .count_subtree(core_key(&key), &display)
+            .count_subtree(key.as_deref().map(core_key), &display)
             .map(|n| n as u32)
             .for_js(&env)
     }
 
     /// `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module).
     #[napi(catch_unwind)]
-    pub fn prune_branch(&mut self, env: Env, key: String, display: String) -> Result<PruneResult> {
+    pub fn prune_branch(
+        &mut self,
+        env: Env,
+        key: Option<String>,
+        display: String,
+    ) -> Result<PruneResult> {
         let p = self
             .inner
-            .prune_branch(core_key(&key), &display)
+            .prune_branch(key.as_deref().map(core_key), &display)
             .for_js(&env)?;
         Ok(PruneResult {
             removed: p.removed as u32,
@@ -54,21 +64,105 @@ impl NativeSession {
         self.inner.reset_leaf();
     }
 
+    /// `createBranchedSession(leafId)` (see the core's `Branched`).
     #[napi(catch_unwind)]
     pub fn create_branched_session(
         &mut self,
         env: Env,
         start_key: Option<String>,
         display: String,
-    ) -> Result<Option<String>> {
+    ) -> Result<BranchedResult> {
         let result = self
             .inner
-            .create_branched_session(start_key.as_deref().map(core_key), &display);
+            .create_branched(start_key.as_deref().map(core_key), &display);
         self.account(&env);
-        result
-            .map(|p| p.map(|p| p.to_string_lossy().into_owned()))
+        let b = result.for_js(&env)?;
+        Ok(BranchedResult {
+            file: b.file.map(|p| p.to_string_lossy().into_owned()),
+            from: Uint32Array::new(b.from),
+            kept: b.kept as u32,
+            first_kept_at: b.first_kept.iter().map(|f| f.0).collect(),
+            first_kept_from: b.first_kept.iter().map(|f| f.1).collect(),
+        })
+    }
+
+    /// `appendContextEdit`'s first check: the replacement as JS sees it (`shape`: `null`,
+    /// `notObject`, `noContent`, `text`, `blocks` or `otherContent`).
+    #[napi(catch_unwind)]
+    pub fn check_context_edit_replacement(&self, env: Env, shape: String) -> Result<()> {
+        replacement_shape(&shape)
+            .and_then(session::check_replacement)
             .for_js(&env)
     }
+
+    /// `appendContextEdit`'s target checks (found, on the active branch): its position.
+    #[napi(catch_unwind)]
+    pub fn context_edit_target(
+        &self,
+        env: Env,
+        key: Option<String>,
+        display: String,
+    ) -> Result<u32> {
+        self.inner
+            .context_edit_target(key.as_deref().map(core_key), &display)
+            .for_js(&env)
+    }
+
+    /// `appendContextEdit`'s last check on the target's `type` and message role as JS read them
+    /// (null: not a string): whether string content is stored as one text block.
+    #[napi(catch_unwind)]
+    pub fn context_edit_wraps_text(
+        &self,
+        env: Env,
+        display: String,
+        entry_type: Option<String>,
+        role: Option<String>,
+        shape: String,
+    ) -> Result<bool> {
+        replacement_shape(&shape)
+            .and_then(|r| {
+                session::context_edit_wraps_text(
+                    &display,
+                    entry_type.as_deref(),
+                    role.as_deref(),
+                    r,
+                )
+            })
+            .for_js(&env)
+    }
+}
+
+fn replacement_shape(name: &str) -> pi_session_core::Result<Replacement> {
+    Ok(match name {
+        "null" => Replacement::Null,
+        "notObject" => Replacement::NotObject,
+        "noContent" => Replacement::NoContent,
+        "text" => Replacement::Text,
+        "blocks" => Replacement::Blocks,
+        "otherContent" => Replacement::OtherContent,
+        _ => {
+            return Err(pi_session_core::Error::internal(format!(
+                "unknown replacement shape {name:?}"
+            )))
+        }
+    })
+}
+
+/// What `createBranchedSession` did, for the JS shell to make the new entry objects from the old.
+#[napi(object)]
+pub struct BranchedResult {
+    /// The new file (none in memory).
+    pub file: Option<String>,
+    /// Per record after the new header, the old position it was made from: the path's entries,
+    /// then the re-created label records (each from the label record it copies).
+    pub from: Uint32Array,
+    /// How many of `from` are the path's entries; each one's `parentId` is now the id of the one
+    /// before it (the first's is null).
+    pub kept: u32,
+    /// The compactions among them (indexes into `from`) and, for each, the old position of the
+    /// entry whose id is now its `firstKeptEntryId` (null: the value it had).
+    pub first_kept_at: Vec<u32>,
+    pub first_kept_from: Vec<Option<u32>>,
 }
 
 /// What `pruneBranch` did, with what a host holding entry objects needs to follow it.

@@ -16,6 +16,19 @@ pub fn is_valid_session_id(id: &str) -> bool {
 
 pub const INVALID_SESSION_ID_MESSAGE: &str = "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
 
+/// `assertValidSessionId(id)`: `INVALID_SESSION_ID` with the reference's message unless `id` is a
+/// valid custom session id ([`is_valid_session_id`]).
+pub fn check_session_id(id: &str) -> crate::Result<()> {
+    if is_valid_session_id(id) {
+        Ok(())
+    } else {
+        Err(crate::Error::new(
+            crate::ErrorCode::InvalidSessionId,
+            INVALID_SESSION_ID_MESSAGE,
+        ))
+    }
+}
+
 /// A fresh entry id: the first 8 hex chars of a random v4 UUID, retried against `taken` up to 100
 /// times; after that a whole UUID (what the reference does, so ids stay unique in huge sessions).
 pub fn entry_id(mut taken: impl FnMut(&str) -> bool) -> String {
@@ -87,6 +100,14 @@ mod tests {
         for bad in ["", "-a", "a-", ".a", "a b", "ä", "a/b", "_"] {
             assert!(!is_valid_session_id(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_invalid_session_id_is_refused_with_the_reference_message() {
+        assert!(check_session_id("abc-1").is_ok());
+        let e = check_session_id("a b").unwrap_err();
+        assert_eq!(e.code.as_str(), "INVALID_SESSION_ID");
+        assert_eq!(e.message, INVALID_SESSION_ID_MESSAGE);
     }
 
     #[test]

@@ -72,10 +72,10 @@ fn context_ids(s: &Session) -> Vec<String> {
 fn count_subtree_counts_the_entry_and_everything_under_it() {
     let dir = temp_dir("prune-count");
     let s = open(&dir, &tree_file(&dir));
-    assert_eq!(s.count_subtree(&key("b1"), "b1").unwrap(), 2);
-    assert_eq!(s.count_subtree(&key("b2"), "b2").unwrap(), 1);
-    assert_eq!(s.count_subtree(&key("u1"), "u1").unwrap(), 9);
-    let err = s.count_subtree(&key("nope"), "nope").unwrap_err();
+    assert_eq!(s.count_subtree(Some(&key("b1")), "b1").unwrap(), 2);
+    assert_eq!(s.count_subtree(Some(&key("b2")), "b2").unwrap(), 1);
+    assert_eq!(s.count_subtree(Some(&key("u1")), "u1").unwrap(), 9);
+    let err = s.count_subtree(Some(&key("nope")), "nope").unwrap_err();
     assert_eq!(err.code, ErrorCode::EntryNotFound);
 }
 
@@ -88,7 +88,7 @@ fn pruning_a_side_branch_drops_it_its_labels_and_rewires_the_survivors(
     let context_before = context_ids(&s);
     let leaf_before = s.leaf_key().map(str::to_owned);
     let size_before = fs::metadata(&file).unwrap().len();
-    let pruned = s.prune_branch(&key("b1"), "b1")?;
+    let pruned = s.prune_branch(Some(&key("b1")), "b1")?;
     assert_eq!(pruned.removed, 2);
     assert_eq!(pruned.labels_dropped, 2);
     assert_eq!(pruned.rewired, 2, "u2 re-parented, c re-pointed");
@@ -142,11 +142,11 @@ fn the_active_path_and_unknown_ids_are_refused_and_nothing_changes() {
     let before = fs::read(&file).unwrap();
     let mut s = open(&dir, &file);
     for id in ["u1", "a1", "L2", "a3"] {
-        let err = s.prune_branch(&key(id), id).unwrap_err();
+        let err = s.prune_branch(Some(&key(id)), id).unwrap_err();
         assert_eq!(err.code, ErrorCode::OnActiveBranch, "{id}");
         assert_eq!(err.message, "Cannot delete the branch you are currently on");
     }
-    let err = s.prune_branch(&key("zz"), "zz").unwrap_err();
+    let err = s.prune_branch(Some(&key("zz")), "zz").unwrap_err();
     assert_eq!(err.code, ErrorCode::EntryNotFound);
     assert_eq!(err.message, "Entry zz not found");
     assert_eq!(fs::read(&file).unwrap(), before);
@@ -166,11 +166,11 @@ fn a_session_not_yet_on_disk_is_pruned_in_memory_only() -> pi_session_core::Resu
     };
     s.append(custom("u1", "null").as_bytes())?;
     s.append(custom("x1", "\"u1\"").as_bytes())?;
-    s.branch(&key("u1"), "u1")?;
+    s.branch(Some(&key("u1")), "u1")?;
     s.append(custom("y1", "\"u1\"").as_bytes())?;
     let file = s.session_file().unwrap().to_path_buf();
     assert!(!file.exists());
-    let pruned = s.prune_branch(&key("x1"), "x1")?;
+    let pruned = s.prune_branch(Some(&key("x1")), "x1")?;
     assert_eq!(pruned.removed, 1);
     assert!(!pruned.written);
     assert!(
@@ -190,7 +190,7 @@ fn records_before_the_header_survive_a_prune() -> pi_session_core::Result<()> {
     let text = fs::read_to_string(&file).unwrap();
     fs::write(&file, format!("{title}\n{text}")).unwrap();
     let mut s = open(&dir, &file);
-    s.prune_branch(&key("b2"), "b2")?;
+    s.prune_branch(Some(&key("b2")), "b2")?;
     let after = fs::read_to_string(&file).unwrap();
     assert!(after.starts_with(&format!("{title}\n{HEADER}\n")));
     assert_eq!(open(&dir, &file).meta(0).kind, Kind::Leading);

@@ -38,7 +38,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let shown = l.id_text(pos);
     let failed =
         |e: pi_session_core::Error| CliError::failed(format!("{}: {}", path.display(), e.message));
-    let mut report = l.session.prune_branch(&key, &shown).map_err(failed)?;
+    let mut report = l.session.prune_branch(Some(&key), &shown).map_err(failed)?;
     let yes = p.flag("yes");
     if yes {
         // Now for real, through a session that writes (and so takes pi's writer lease).
@@ -49,7 +49,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         let config = ctx.env.session_config;
         let mut s = Session::with_config(String::new(), dir, true, config).map_err(failed)?;
         s.set_session_file(path.clone()).map_err(failed)?;
-        report = s.prune_branch(&key, &shown).map_err(failed)?;
+        report = s.prune_branch(Some(&key), &shown).map_err(failed)?;
     }
     let saved = report.bytes_before.saturating_sub(report.bytes_after);
     writeln!(

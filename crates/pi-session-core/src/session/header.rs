@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Session;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::ids;
 use crate::json;
 use crate::paths;
@@ -61,12 +61,7 @@ pub(super) struct Identity {
 /// when given, checked first (`INVALID_SESSION_ID`), else a UUIDv7 of the creation time.
 pub(super) fn new_identity(custom_id: Option<&str>) -> Result<Identity> {
     if let Some(id) = custom_id {
-        if !ids::is_valid_session_id(id) {
-            return Err(Error::new(
-                ErrorCode::InvalidSessionId,
-                ids::INVALID_SESSION_ID_MESSAGE,
-            ));
-        }
+        ids::check_session_id(id)?;
     }
     let (timestamp, ms) = timefmt::now_iso();
     let id = custom_id
@@ -139,7 +134,7 @@ mod tests {
     fn a_new_identity_takes_a_valid_custom_id_and_refuses_an_invalid_one() {
         assert_eq!(new_identity(Some("my-id.1")).unwrap().id, "my-id.1");
         let err = new_identity(Some("-bad")).err().expect("refused");
-        assert_eq!(err.code, ErrorCode::InvalidSessionId);
+        assert_eq!(err.code, crate::error::ErrorCode::InvalidSessionId);
         let fresh = new_identity(None).unwrap();
         assert!(ids::is_valid_session_id(&fresh.id));
         assert_eq!(fresh.id.len(), 36, "a UUID");

@@ -2,8 +2,8 @@
 //! ([`crate::store`]) and the file layer ([`crate::file`]), with the persistence rules of the
 //! reference. Its operations live one per module: `header` (a new session), `load` (opening a
 //! file), `preload` (entries handed over in memory), `append` (with rollback), `persist`
-//! (the lazy first write, flush, restore mode), `branch` (`createBranchedSession`), `fork`
-//! (`forkFrom`) and `prune` (`pruneBranch`).
+//! (the lazy first write, flush, restore mode), `branch` (`createBranchedSession`), `edit`
+//! (`appendContextEdit`'s checks), `fork` (`forkFrom`) and `prune` (`pruneBranch`).
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +19,7 @@ use crate::store::View;
 
 mod append;
 mod branch;
+mod edit;
 mod fork;
 mod header;
 mod load;
@@ -28,6 +29,8 @@ mod prune;
 
 pub use crate::store::Leaf;
 pub use append::AppendHow;
+pub use branch::Branched;
+pub use edit::{check_replacement, context_edit_wraps_text, Replacement};
 pub use fork::{fork, fork_file, Forked};
 pub use header::{header_line, NewSession};
 pub use load::LoadReport;
@@ -241,13 +244,14 @@ impl Session {
 
     // ----- leaf moves ---------------------------------------------------------------------------
 
-    /// `branch(id)`.
-    pub fn branch(&mut self, key: &str, display_id: &str) -> Result<()> {
-        self.changed();
-        if self.ids.index.get(key).is_none() {
+    /// `branch(id)`: `ENTRY_NOT_FOUND` for an unknown id (`key` `None`: an id value that can be
+    /// no key, so is in no session).
+    pub fn branch(&mut self, key: Option<&str>, display_id: &str) -> Result<()> {
+        let Some(&slot) = key.and_then(|k| self.ids.index.slot_of.get(k)) else {
             return Err(Error::entry_not_found(display_id));
-        }
-        self.ids.leaf = Leaf::Slot(self.ids.index.slot_of[key]);
+        };
+        self.changed();
+        self.ids.leaf = Leaf::Slot(slot);
         Ok(())
     }
 

@@ -73,20 +73,22 @@ impl Session {
     }
 
     /// `countSubtree(id)`: how many entries `pruneBranch(id)` would remove with the subtree
-    /// (labels elsewhere that name them not counted). `ENTRY_NOT_FOUND` for an unknown id.
-    pub fn count_subtree(&self, key: &str, display: &str) -> Result<usize> {
-        let pos = self
-            .lookup(key)
+    /// (labels elsewhere that name them not counted). `ENTRY_NOT_FOUND` for an unknown id (`key`
+    /// `None`: an id value that can be no key, so is in no session).
+    pub fn count_subtree(&self, key: Option<&str>, display: &str) -> Result<usize> {
+        let pos = key
+            .and_then(|k| self.lookup(k))
             .ok_or_else(|| Error::entry_not_found(display))?;
         Ok(self.subtree_mask(pos).iter().filter(|&&b| b).count())
     }
 
     /// `pruneBranch(id)`: delete the entry `key` and its subtree (see the module docs). Refuses
     /// an entry on the active path (`ON_ACTIVE_BRANCH`, "Cannot delete the branch you are
-    /// currently on") and unknown ids (`ENTRY_NOT_FOUND`). On a failed write nothing changes.
-    pub fn prune_branch(&mut self, key: &str, display: &str) -> Result<Pruned> {
-        let root = self
-            .lookup(key)
+    /// currently on") and unknown ids (`ENTRY_NOT_FOUND`; `key` as for [`Session::count_subtree`]).
+    /// On a failed write nothing changes.
+    pub fn prune_branch(&mut self, key: Option<&str>, display: &str) -> Result<Pruned> {
+        let root = key
+            .and_then(|k| self.lookup(k))
             .ok_or_else(|| Error::entry_not_found(display))?;
         let active = self.leaf_pos().map(|l| self.path_to(l)).unwrap_or_default();
         if active.contains(&root) {

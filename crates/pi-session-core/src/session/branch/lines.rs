@@ -86,14 +86,43 @@ pub enum Piece {
     New { line: Vec<u8>, from: u32 },
 }
 
+impl Piece {
+    /// The old record this one was made from.
+    pub fn from(&self) -> u32 {
+        match self {
+            Piece::Same(pos) | Piece::New { from: pos, .. } => *pos,
+        }
+    }
+}
+
+/// The records of a branched session after its header, and what a host holding the old records
+/// as objects needs to make the new ones from them (see [`branched_lines`]).
+pub struct BranchedLines {
+    /// The path's entries (labels left out), then the fresh label records.
+    pub pieces: Vec<Piece>,
+    /// How many of `pieces` are the path's entries. Each one's `parentId` is now the id of the
+    /// entry before it (the first's is `null`).
+    pub kept: usize,
+    /// For each compaction among them: its index in `pieces`, and the old record whose id is now
+    /// its `firstKeptEntryId` (`None`: the value it had).
+    pub first_kept: Vec<(u32, Option<u32>)>,
+}
+
 /// The records of `createBranchedSession` after the header: the path without label records,
-/// re-chained, then fresh label records for every current label whose target is on that path.
+/// re-chained, then fresh label records for every current label whose target is on that path
+/// (each made from the label record it copies: its `from`).
 /// A record whose re-chained line is its own line (canonical, same `parentId` and
 /// `firstKeptEntryId`: most of them on a linear path) is [`Piece::Same`], so it costs nothing
 /// when its meta says it is canonical.
-pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<Vec<Piece>> {
+///
+/// A compaction whose `firstKeptEntryId` named a label record on the path names the entry that
+/// follows that label instead (`replacement.get(id) ?? id`: an entry whose id is `null` or absent
+/// leaves the value as it was), unless it names the compaction itself.
+pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines> {
     let mut out: Vec<Piece> = Vec::with_capacity(path.len());
-    let mut replacement: HashMap<Key, Key> = HashMap::new();
+    let mut first_kept: Vec<(u32, Option<u32>)> = Vec::new();
+    // Label id -> the position of the entry that follows it on the path.
+    let mut replacement: HashMap<Key, u32> = HashMap::new();
     let mut pending: Vec<Key> = Vec::new();
     let mut parent_key: Key = "null".into();
     let mut kept_ids: Vec<Key> = Vec::new();
@@ -104,16 +133,21 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<Vec<Piece>> {
             continue;
         }
         for l in pending.drain(..) {
-            replacement.insert(l, m.id.clone());
+            replacement.insert(l, p);
         }
         let fk: Option<Key> = (m.kind == Kind::Compaction).then(|| {
-            if m.first_kept == m.id {
-                m.id.clone()
+            let by = if m.first_kept == m.id {
+                Some(p)
             } else {
                 replacement
                     .get(&m.first_kept)
-                    .cloned()
-                    .unwrap_or_else(|| m.first_kept.clone())
+                    .copied()
+                    .filter(|&q| !matches!(&*s.meta(q).id, "null" | UNDEFINED))
+            };
+            first_kept.push((out.len() as u32, by));
+            match by {
+                Some(q) => s.meta(q).id.clone(),
+                None => m.first_kept.clone(),
             }
         });
         // Setting a member to the value it has changes nothing in canonical text (a canonical
@@ -158,6 +192,7 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<Vec<Piece>> {
         kept_ids.push(m.id.clone());
     }
     // Label records: parent chain starts at the last kept entry (`?.id || null`).
+    let kept = out.len();
     let mut parent: Key = match kept_ids.last() {
         Some(k) if record::key_truthy(k) => k.clone(),
         _ => "null".into(),
@@ -194,7 +229,11 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<Vec<Piece>> {
         taken.insert(id_key.clone());
         parent = id_key;
     }
-    Ok(out)
+    Ok(BranchedLines {
+        pieces: out,
+        kept,
+        first_kept,
+    })
 }
 
 #[cfg(test)]
@@ -223,8 +262,9 @@ mod tests {
             r#"{"type":"custom","id":"b","parentId":"a","customType":"t"}"#,
         ]);
         let v = f.view();
-        let pieces = branched_lines(v, &v.path_to(f.pos("b"))).unwrap();
-        assert_eq!(shapes(&f, &pieces), ["same 1", "same 2", "3"]);
+        let b = branched_lines(v, &v.path_to(f.pos("b"))).unwrap();
+        assert_eq!(shapes(&f, &b.pieces), ["same 1", "same 2", "3"]);
+        assert_eq!((b.kept, b.first_kept.len()), (2, 0));
     }
 
     #[test]
@@ -236,8 +276,12 @@ mod tests {
             r#"{"type":"compaction","id":"c","parentId":"l","summary":"s","firstKeptEntryId":"l"}"#,
         ]);
         let v = f.view();
-        let pieces = branched_lines(v, &v.path_to(f.pos("c"))).unwrap();
-        let got = shapes(&f, &pieces);
+        let b = branched_lines(v, &v.path_to(f.pos("c"))).unwrap();
+        let got = shapes(&f, &b.pieces);
+        // Two path entries, then the label, made from the label record it copies.
+        assert_eq!(b.kept, 2);
+        assert_eq!(b.pieces[2].from(), f.pos("l"));
+        assert_eq!(b.first_kept, [(1, Some(f.pos("c")))]);
         assert_eq!(got[0], "same 1");
         // The compaction now hangs off `a`, and keeps from the entry that took the dropped
         // label's place on the path: itself.
@@ -250,6 +294,50 @@ mod tests {
         assert!(matches!(label.get("targetId"), Some(Value::String(t)) if t.eq_str("a")));
         assert!(matches!(label.get("timestamp"), Some(Value::String(t)) if t.eq_str("T")));
         assert_eq!(got.len(), 4, "two pieces and the record count");
+    }
+
+    #[test]
+    fn a_compaction_keeps_its_first_kept_id_unless_it_named_a_label_on_the_path() {
+        let f = Fixture::new(&[
+            H,
+            r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#,
+            r#"{"type":"label","id":"l","parentId":"a","targetId":"a","label":"x"}"#,
+            r#"{"type":"custom","id":"b","parentId":"l","customType":"t"}"#,
+            r#"{"type":"compaction","id":"c","parentId":"b","summary":"s","firstKeptEntryId":"a"}"#,
+            r#"{"type":"compaction","id":"d","parentId":"c","summary":"s","firstKeptEntryId":"l"}"#,
+            r#"{"type":"compaction","id":"e","parentId":"d","summary":"s","firstKeptEntryId":"e"}"#,
+        ]);
+        let v = f.view();
+        let b = branched_lines(v, &v.path_to(f.pos("e"))).unwrap();
+        assert_eq!(b.kept, 5);
+        assert_eq!(
+            b.first_kept,
+            [(2, None), (3, Some(f.pos("b"))), (4, Some(f.pos("e")))],
+            "as it was; the entry after the label; itself"
+        );
+        let Piece::New { line, .. } = &b.pieces[3] else {
+            panic!("d changes")
+        };
+        assert_eq!(
+            std::str::from_utf8(line).unwrap(),
+            r#"{"type":"compaction","id":"d","parentId":"c","summary":"s","firstKeptEntryId":"b"}"#
+        );
+    }
+
+    #[test]
+    fn a_label_followed_by_an_entry_without_an_id_leaves_the_first_kept_id_as_it_was() {
+        let f = Fixture::new(&[
+            H,
+            r#"{"type":"custom","id":"a","parentId":null,"customType":"t"}"#,
+            r#"{"type":"label","id":"l","parentId":"a","targetId":"a","label":"x"}"#,
+            r#"{"type":"custom","id":null,"parentId":"l","customType":"t"}"#,
+            r#"{"type":"compaction","id":"c","parentId":null,"summary":"s","firstKeptEntryId":"l"}"#,
+        ]);
+        let v = f.view();
+        // `null` is no parent to walk to: the path is the compaction alone, so build it by hand.
+        let path = [f.pos("a"), f.pos("l"), 3, f.pos("c")];
+        let b = branched_lines(v, &path).unwrap();
+        assert_eq!(b.first_kept, [(2, None)]);
     }
 
     #[test]

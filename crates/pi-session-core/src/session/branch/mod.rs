@@ -14,7 +14,25 @@ use crate::fsio;
 use crate::json;
 use crate::record::{self, Meta};
 use crate::store::records::file_changed;
-use lines::{branched_lines, Piece};
+use lines::{branched_lines, BranchedLines, Piece};
+
+/// What `createBranchedSession` did, for a host that holds the old records as objects and makes
+/// the new ones from them (the reference's new entries are shallow copies of its old ones).
+#[derive(Debug)]
+pub struct Branched {
+    /// The new file (`None` in memory).
+    pub file: Option<PathBuf>,
+    /// Per record after the new header, the old record it was made from: first the path's
+    /// entries (label records left out), then one fresh label record per label whose target is on
+    /// the path, made from the label record it copies.
+    pub from: Vec<u32>,
+    /// How many of `from` are the path's entries. Each one's `parentId` is now the id of the
+    /// one before it (the first's is `null`).
+    pub kept: usize,
+    /// For each compaction among them: its index in `from`, and the old record whose id is now
+    /// its `firstKeptEntryId` (`None`: the value it had).
+    pub first_kept: Vec<(u32, Option<u32>)>,
+}
 
 impl Session {
     fn piece_len(&self, piece: &Piece) -> usize {
@@ -37,12 +55,23 @@ impl Session {
         start: Option<&str>,
         display: &str,
     ) -> Result<Option<PathBuf>> {
+        self.create_branched(start, display).map(|b| b.file)
+    }
+
+    /// [`Session::create_branched_session`], saying also what each new record was made from
+    /// (see [`Branched`]).
+    pub fn create_branched(&mut self, start: Option<&str>, display: &str) -> Result<Branched> {
         self.changed();
         let path = self.branch_from(start);
         if path.is_empty() {
             return Err(Error::entry_not_found(display));
         }
-        let plan = branched_lines(self.view(), &path)?;
+        let BranchedLines {
+            pieces: plan,
+            kept,
+            first_kept,
+        } = branched_lines(self.view(), &path)?;
+        let from: Vec<u32> = plan.iter().map(Piece::from).collect();
         let Identity {
             id: new_id,
             timestamp,
@@ -119,7 +148,12 @@ impl Session {
             self.guard.follow(self.file.as_deref());
             self.flushed = has_conversation;
         }
-        Ok(new_file)
+        Ok(Branched {
+            file: new_file,
+            from,
+            kept,
+            first_kept,
+        })
     }
 
     /// Stream a branched session into `target`: the header, then each piece. Returns the records
