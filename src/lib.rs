@@ -13,6 +13,7 @@
 //!   units (external when long);
 //! - [`task`]: work on the libuv pool, [`listing`]: `list`/`listAll`, [`store`]: the other free
 //!   functions over the session store;
+//! - [`wire`]: the core's typed query results (tree, context plan) encoded for JavaScript;
 //! - [`cli`]: the `pi-sessions` command line.
 
 #![deny(clippy::all)]
@@ -30,3 +31,4 @@ pub mod session;
 pub mod store;
 mod strings;
 mod task;
+mod wire;

@@ -1,0 +1,75 @@
+//! The wire formats: the core's typed query results encoded for JavaScript, one encoder per
+//! format. JavaScript decodes each in one place, `lib/wire.js`, whose named offsets follow the
+//! layouts documented here. Bulk results cross as one `Uint32Array` (no per-node napi objects:
+//! JavaScript builds the objects, over entries it parses in one batch).
+//!
+//! "No record" is [`NONE`] (`u32::MAX`, `NONE` in `lib/wire.js`) in every format.
+
+use pi_session_core::context::{Compaction, Page, Plan};
+use pi_session_core::tree::{ChildOrder, Tree};
+
+/// "No record" in a position slot.
+pub const NONE: u32 = u32::MAX;
+
+/// Item flag: the entry contributes no messages (a compaction after the leading one).
+pub const FLAG_SUPPRESSED: u32 = 1;
+/// Item flag: the leading compaction carries `retainedTail`.
+pub const FLAG_RETAINED_TAIL: u32 = 2;
+
+fn pos(p: Option<u32>) -> u32 {
+    p.unwrap_or(NONE)
+}
+
+/// `getTree()`: `[rootCount, rootPos…, nodeCount, node…]`, a node being
+/// `[entryPos, labelPos|NONE, sortByDate, childCount, childPos…]`; `sortByDate` 1 means JS sorts
+/// the children by `new Date(timestamp)` (see [`ChildOrder::ByDate`]), 0 that they are in order.
+pub fn tree(t: &Tree) -> Vec<u32> {
+    let mut out = Vec::with_capacity(2 + t.roots.len() + t.nodes.len() * 4 + t.child_link_count());
+    out.push(t.roots.len() as u32);
+    out.extend_from_slice(&t.roots);
+    out.push(t.nodes.len() as u32);
+    for n in &t.nodes {
+        let children = t.children(n);
+        out.push(n.pos);
+        out.push(pos(n.label));
+        out.push(u32::from(n.order == ChildOrder::ByDate));
+        out.push(children.len() as u32);
+        out.extend_from_slice(children);
+    }
+    out
+}
+
+/// The context plan: `[thinkingPos|NONE, modelPos|NONE, count, item…]`, an item being
+/// `[entryPos, editPos|NONE, flags]` (`FLAG_*`).
+pub fn plan(p: &Plan) -> Vec<u32> {
+    let mut out = Vec::with_capacity(3 + p.entries.len() * 3);
+    out.push(pos(p.thinking));
+    out.push(pos(p.model));
+    out.push(p.entries.len() as u32);
+    items(&p.entries, &mut out);
+    out
+}
+
+/// A page of the plan (the transcript read model):
+/// `[thinkingPos|NONE, modelPos|NONE, total, start, item…]`, items as in [`plan`].
+pub fn page(p: &Plan, page: Page<'_>) -> Vec<u32> {
+    let mut out = Vec::with_capacity(4 + page.entries.len() * 3);
+    out.push(pos(p.thinking));
+    out.push(pos(p.model));
+    out.push(page.total as u32);
+    out.push(page.start as u32);
+    items(page.entries, &mut out);
+    out
+}
+
+fn items(entries: &[pi_session_core::context::Selected], out: &mut Vec<u32>) {
+    for e in entries {
+        out.push(e.pos);
+        out.push(pos(e.edit));
+        out.push(match e.compaction {
+            Compaction::None => 0,
+            Compaction::Suppressed => FLAG_SUPPRESSED,
+            Compaction::RetainedTail => FLAG_RETAINED_TAIL,
+        });
+    }
+}
