@@ -139,8 +139,9 @@ export declare class SummaryRun {
   /** Start summarizing `paths` (with known mtimes, ms, where given); returns at once. */
   static start(paths: Array<string>, mtimes?: Array<number | undefined | null> | undefined | null, cacheFile?: string | undefined | null): SummaryRun
   /**
-   * The next finished results, in order, as a flat array `[meta, first, all, ...]` (three
-   * items per file; `meta` is null for a skipped file). Empty when the run is over.
+   * The next finished results, in order, as a flat array `[info, first, all, ...]` (three
+   * items per file; `info` is the JSON text of `wire::summary_info`, null for a skipped
+   * file). Empty when the run is over.
    */
   next(max: number): Promise<Array<string | null>>
   /**

@@ -1,12 +1,27 @@
-// The wire formats between the binding (src/wire.rs) and lib/wire.js, through the real addon: one
-// small session with a branch, a label, children with non-strict timestamps and two compactions,
-// read as a tree (getTree), a context plan (buildSessionContext / buildSessionProjection) and
-// pages of it (readTranscriptPage), with the decoded structures asserted.
+// The wire formats between the binding (src/wire.rs) and JS (lib/wire.js, lib/listing.js), through
+// the real addon: one small session with a branch, a label, children with non-strict timestamps
+// and two compactions, read as a tree (getTree), a context plan (buildSessionContext /
+// buildSessionProjection) and pages of it (readTranscriptPage); and a listing's summaries, one
+// whose dates the core reads and one whose dates only JavaScript's Date reads, fresh and from the
+// listing cache; each with the decoded structures asserted.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { T0, iso, tempDir, header, entry, msgEntry, compaction, user, assistant, writeJsonl } from "./helpers/fixtures.mjs";
+import {
+  T0,
+  iso,
+  tempDir,
+  useAgentDir,
+  header,
+  entry,
+  msgEntry,
+  compaction,
+  user,
+  assistant,
+  writeJsonl,
+} from "./helpers/fixtures.mjs";
 
 const require = createRequire(import.meta.url);
 const { SessionManager } = require("../index.js");
@@ -138,5 +153,54 @@ describe("wire formats", () => {
     const page = wire.decodePage(Uint32Array.of(1, NONE, 10, 6, 5, NONE, 0));
     assert.deepEqual([page.thinking, page.model, page.count, page.total, page.start, page.entry(0)], [1, NONE, 1, 10, 6, 5]);
     assert.equal(wire.pageTotal(Uint32Array.of(1, NONE, 10, 6)), 10);
+  });
+
+  test("the summary format decodes to SessionInfo, modified decided by the core or, for loose dates, by Date", async (t) => {
+    const agentDir = useAgentDir(t);
+    const dir = tempDir(t, "pi-wire-list-");
+    const plain = (id, parentId, role, content, timestamp) => ({ type: "message", id, parentId, timestamp, message: { role, content } });
+    // Strict ISO timestamps everywhere: the core decides `modified` (the last message's time).
+    writeJsonl(path.join(dir, "a.jsonl"), [
+      header({ id: "a", cwd: "/tmp/wire-cwd" }),
+      plain("m1", null, "user", "hello there", iso(T0 + 1000)),
+      plain("m2", "m1", "assistant", [{ type: "text", text: "general" }], iso(T0 + 2000)),
+      { type: "session_info", id: "i1", parentId: "m2", timestamp: iso(T0 + 3000), name: "  wired  " },
+    ]);
+    // A message timestamp and a header timestamp that are not strict ISO: Date decides in JS.
+    writeJsonl(path.join(dir, "b.jsonl"), [
+      header({ id: "b", cwd: "/tmp/wire-cwd", timestamp: "Jan 2 2026", parentSession: "/x/parent.jsonl" }),
+      plain("n1", null, "user", "loose", "2026-01-02T03:04:09+00:00"),
+    ]);
+    const want = [
+      {
+        path: path.join(dir, "b.jsonl"),
+        id: "b",
+        cwd: "/tmp/wire-cwd",
+        name: undefined,
+        parentSessionPath: "/x/parent.jsonl",
+        created: new Date("Jan 2 2026"),
+        modified: new Date("2026-01-02T03:04:09+00:00"),
+        messageCount: 1,
+        firstMessage: "loose",
+        allMessagesText: "loose",
+      },
+      {
+        path: path.join(dir, "a.jsonl"),
+        id: "a",
+        cwd: "/tmp/wire-cwd",
+        name: "wired",
+        parentSessionPath: undefined,
+        created: new Date(T0),
+        modified: new Date(T0 + 2000),
+        messageCount: 2,
+        firstMessage: "hello there",
+        allMessagesText: "hello there general",
+      },
+    ];
+    assert.deepEqual(await SessionManager.list("/tmp/wire-cwd", dir), want);
+    // The second listing reads the summaries from the listing cache: the same infos.
+    const cache = path.join(agentDir, ".pi-session-native", "list-cache");
+    assert.ok(fs.statSync(cache).size > 0, "the first listing wrote the cache");
+    assert.deepEqual(await SessionManager.list("/tmp/wire-cwd", dir), want);
   });
 });

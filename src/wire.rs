@@ -3,9 +3,12 @@
 //! layouts documented here. Bulk results cross as one `Uint32Array` (no per-node napi objects:
 //! JavaScript builds the objects, over entries it parses in one batch).
 //!
-//! "No record" is [`NONE`] (`u32::MAX`, `NONE` in `lib/wire.js`) in every format.
+//! "No record" is [`NONE`] (`u32::MAX`, `NONE` in `lib/wire.js`) in every format. A listing's
+//! summaries cross as one JSON text each ([`summary_info`]), decoded by `lib/listing.js`.
 
 use pi_session_core::context::{Compaction, Page, Plan};
+use pi_session_core::json::{self, JsStr};
+use pi_session_core::listing::SummaryInfo;
 use pi_session_core::tree::{ChildOrder, Tree};
 
 /// "No record" in a position slot.
@@ -72,4 +75,57 @@ fn items(entries: &[pi_session_core::context::Selected], out: &mut Vec<u32>) {
             Compaction::RetainedTail => FLAG_RETAINED_TAIL,
         });
     }
+}
+
+/// A listing summary's fields as one JSON text: `{path, id?, cwd, name?, parentSessionPath?,
+/// created?, modified?, messageCount}` (values as the file states them), and when the core could
+/// not decide `modified` (a date only JavaScript's `Date` reads, see `SummaryInfo::modified`)
+/// instead of it the ingredients of the rule: `{…, act?, actPending, mtimeMs, …}`.
+pub fn summary_info(s: &SummaryInfo) -> String {
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"path\":");
+    json::write_js_string(&JsStr::from_str(&s.path), &mut out);
+    if let Some(id) = &s.id {
+        out.push_str(",\"id\":");
+        json::write_json(id, &mut out);
+    }
+    out.push_str(",\"cwd\":");
+    json::write_js_string(&s.cwd, &mut out);
+    if let Some(n) = &s.name {
+        out.push_str(",\"name\":");
+        json::write_js_string(n, &mut out);
+    }
+    if let Some(p) = &s.parent_session_path {
+        out.push_str(",\"parentSessionPath\":");
+        json::write_json(p, &mut out);
+    }
+    if let Some(t) = &s.created {
+        out.push_str(",\"created\":");
+        json::write_json(t, &mut out);
+    }
+    match s.modified() {
+        Some(m) => {
+            out.push_str(",\"modified\":");
+            json::write_number(m, &mut out);
+        }
+        None => {
+            if let Some(a) = s.activity {
+                out.push_str(",\"act\":");
+                json::write_number(a, &mut out);
+            }
+            out.push_str(",\"actPending\":[");
+            for (i, p) in s.pending_times.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json::write_json(p, &mut out);
+            }
+            out.push_str("],\"mtimeMs\":");
+            json::write_number(s.mtime_ms, &mut out);
+        }
+    }
+    out.push_str(",\"messageCount\":");
+    out.push_str(&s.message_count.to_string());
+    out.push('}');
+    out
 }

@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pi_session_core::json::Value;
 use pi_session_core::record::Kind;
 use pi_session_core::tree::{self, ChildOrder};
 
@@ -12,7 +11,7 @@ use crate::error::{CliResult, EXIT_OK};
 use crate::loaded::{self, Loaded};
 use crate::style::Style;
 use crate::transcript::{self, Block, Item, Role};
-use crate::{fmt, resolve, show, text, Ctx};
+use crate::{catalog, resolve, show, text, Ctx};
 
 pub const CMD: Command = Command {
     name: "tree",
@@ -67,18 +66,6 @@ fn nodes(l: &Loaded) -> (Vec<u32>, HashMap<u32, Node>) {
     (t.roots, nodes)
 }
 
-/// `new Date(value).getTime()` as far as the CLI knows JavaScript's `Date` (strings through
-/// [`fmt::parse_time`]); `None` for NaN.
-fn date_ms(v: Option<&Value>) -> Option<f64> {
-    match v? {
-        Value::String(s) => fmt::parse_time(&s.to_string_lossy()),
-        Value::Number(n) if n.abs() <= 8.64e15 => Some(n.trunc() + 0.0),
-        Value::Null => Some(0.0),
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        _ => None,
-    }
-}
-
 /// The children of a [`ChildOrder::ByDate`] node in `getTree()`'s order: the reference sorts them
 /// with `new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime()`, a comparator that
 /// calls two entries equal when either date is invalid, so the order depends on the algorithm.
@@ -90,7 +77,7 @@ fn sort_by_date(l: &Loaded, children: &mut [u32]) {
     }
     let ms: HashMap<u32, Option<f64>> = children
         .iter()
-        .map(|&p| (p, date_ms(l.value(p).get("timestamp"))))
+        .map(|&p| (p, l.value(p).get("timestamp").and_then(catalog::date_ms)))
         .collect();
     // The sign of the reference's comparator (NaN counts as 0).
     let cmp = |a: u32, b: u32| match (ms[&a], ms[&b]) {
