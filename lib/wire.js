@@ -8,7 +8,9 @@
 // Query results cross as one Uint32Array each, encoded by the binding (src/wire.rs, one encoder
 // per format) and decoded here, with the offsets named below.
 
-/** "No record" in a position slot of every format: u32::MAX (`NONE` in src/wire.rs). */
+/** "No record" in a position slot of every format: u32::MAX (`NONE` in src/wire.rs). The scalar
+ * position getters of NativeSession (headerPos, leafPos, lookup, labelPos, sessionNamePos) answer
+ * -1 instead (`pos_or_none` in src/session/mod.rs), which the shell tests with `< 0`. */
 const NONE = 0xffffffff;
 
 // The tree (getTree):  [rootCount, rootPos × rootCount, nodeCount, node × nodeCount]
