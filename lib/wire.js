@@ -13,17 +13,18 @@
  * -1 instead (`pos_or_none` in src/session/mod.rs), which the shell tests with `< 0`. */
 const NONE = 0xffffffff;
 
-// The tree (getTree):  [rootCount, rootPos × rootCount, nodeCount, node × nodeCount]
-//   node:              [entryPos, labelPos|NONE, sortByDate, childCount, childPos × childCount]
-// sortByDate 1: the children are in file order and are sorted here by `new Date(timestamp)`, as
-// the reference sorts them (only JS has its Date semantics); 0: they are in final order.
+// The tree (getTree):  [rootCount, rootPos × rootCount, nodeCount, node × nodeCount, childPos…]
+//   node:              [entryPos, labelPos|NONE, sortByDate, childCount]
+// The children of all nodes follow the nodes, node after node. sortByDate 1: the node's children
+// are in file order and are sorted here by `new Date(timestamp)`, as the reference sorts them
+// (only JS has its Date semantics); 0: they are in final order.
 const TREE_ROOT_COUNT = 0;
 const TREE_ROOTS = 1;
+const NODE_STRIDE = 4;
 const NODE_ENTRY = 0;
 const NODE_LABEL = 1;
 const NODE_SORT_BY_DATE = 2;
 const NODE_CHILD_COUNT = 3;
-const NODE_CHILDREN = 4;
 
 // The context plan (projectionPlan): [thinkingPos|NONE, modelPos|NONE, count, item × count]
 // A page of it (projectionPage):     [thinkingPos|NONE, modelPos|NONE, total, start, item × count]
@@ -58,12 +59,11 @@ function decodeTree(plan, s) {
   const rootCount = plan[TREE_ROOT_COUNT];
   const nodeCount = plan[TREE_ROOTS + rootCount];
   const nodeAt = TREE_ROOTS + rootCount + 1;
-  /** The offset of the node after the one at `j`. @param {number} j */
-  const next = (j) => j + NODE_CHILDREN + plan[j + NODE_CHILD_COUNT];
+  const nodeEnd = nodeAt + nodeCount * NODE_STRIDE;
   // First pass: which records become nodes (and which label records they show), parsed at once.
   const want = new Uint32Array(nodeCount * 2);
   let w = 0;
-  for (let k = 0, j = nodeAt; k < nodeCount; k++, j = next(j)) {
+  for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
     want[w++] = plan[j + NODE_ENTRY];
     if (plan[j + NODE_LABEL] !== NONE) want[w++] = plan[j + NODE_LABEL];
   }
@@ -71,7 +71,7 @@ function decodeTree(plan, s) {
   const objs = s.objs;
   /** @type {TreeNode[]} */
   const nodeAtPos = new Array(s.n.recordCount());
-  for (let k = 0, j = nodeAt; k < nodeCount; k++, j = next(j)) {
+  for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
     const labelEntry = plan[j + NODE_LABEL] === NONE ? undefined : objs[plan[j + NODE_LABEL]];
     nodeAtPos[plan[j + NODE_ENTRY]] = {
       entry: objs[plan[j + NODE_ENTRY]],
@@ -82,9 +82,8 @@ function decodeTree(plan, s) {
   }
   // Children arrays are made at their final size (most nodes have one child): pushing into an
   // empty array would allocate room for 17 and make the garbage collector work for it.
-  for (let k = 0, j = nodeAt; k < nodeCount; k++, j = next(j)) {
+  for (let j = nodeAt, c0 = nodeEnd; j < nodeEnd; j += NODE_STRIDE) {
     const cc = plan[j + NODE_CHILD_COUNT];
-    const c0 = j + NODE_CHILDREN;
     const node = nodeAtPos[plan[j + NODE_ENTRY]];
     if (cc === 0) node.children = [];
     else if (cc === 1) node.children = [nodeAtPos[plan[c0]]];
@@ -94,6 +93,7 @@ function decodeTree(plan, s) {
       if (plan[j + NODE_SORT_BY_DATE] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
       node.children = children;
     }
+    c0 += cc;
   }
   const roots = new Array(rootCount);
   for (let r = 0; r < rootCount; r++) roots[r] = nodeAtPos[plan[TREE_ROOTS + r]];

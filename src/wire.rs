@@ -23,22 +23,26 @@ fn pos(p: Option<u32>) -> u32 {
     p.unwrap_or(NONE)
 }
 
-/// `getTree()`: `[rootCount, rootPos…, nodeCount, node…]`, a node being
-/// `[entryPos, labelPos|NONE, sortByDate, childCount, childPos…]`; `sortByDate` 1 means JS sorts
-/// the children by `new Date(timestamp)` (see [`ChildOrder::ByDate`]), 0 that they are in order.
+/// `getTree()`: `[rootCount, rootPos…, nodeCount, node…, childPos…]`, a node being
+/// `[entryPos, labelPos|NONE, sortByDate, childCount]` and the children of all nodes following
+/// the nodes, node after node. `sortByDate` 1 means JS sorts the node's children by
+/// `new Date(timestamp)` (see [`ChildOrder::ByDate`]), 0 that they are in order. Fixed-size nodes
+/// and one block of children make this two bulk copies and a tight loop.
 pub fn tree(t: &Tree) -> Vec<u32> {
-    let mut out = Vec::with_capacity(2 + t.roots.len() + t.nodes.len() * 4 + t.child_link_count());
+    let children = t.all_children();
+    let mut out = Vec::with_capacity(2 + t.roots.len() + t.nodes.len() * 4 + children.len());
     out.push(t.roots.len() as u32);
     out.extend_from_slice(&t.roots);
     out.push(t.nodes.len() as u32);
     for n in &t.nodes {
-        let children = t.children(n);
-        out.push(n.pos);
-        out.push(pos(n.label));
-        out.push(u32::from(n.order == ChildOrder::ByDate));
-        out.push(children.len() as u32);
-        out.extend_from_slice(children);
+        out.extend_from_slice(&[
+            n.pos,
+            pos(n.label()),
+            u32::from(n.order() == ChildOrder::ByDate),
+            n.child_count() as u32,
+        ]);
     }
+    out.extend_from_slice(children);
     out
 }
 

@@ -13,18 +13,39 @@ pub enum ChildOrder {
     ByDate,
 }
 
-/// One node of [`Tree`]: an entry, the label in effect on it, and its children.
+/// One node of [`Tree`]: an entry, the label in effect on it, and its children (16 bytes: a
+/// tree of a big session has tens of thousands of nodes, built on every `getTree()`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Node {
     /// Position of the record that owns the node's id (the last one with that id, as the
     /// reference's Map keeps).
     pub pos: u32,
-    /// Position of the label record in effect on the node, if any.
-    pub label: Option<u32>,
-    /// Whether [`Tree::children`] is in final order.
-    pub order: ChildOrder,
+    /// The label record's position, or `u32::MAX`.
+    label: u32,
     start: u32,
-    len: u32,
+    /// The child count, shifted left by one; the low bit set for [`ChildOrder::ByDate`].
+    len_order: u32,
+}
+
+impl Node {
+    /// Position of the label record in effect on the node, if any.
+    pub fn label(&self) -> Option<u32> {
+        (self.label != u32::MAX).then_some(self.label)
+    }
+
+    /// Whether [`Tree::children`] is in final order.
+    pub fn order(&self) -> ChildOrder {
+        if self.len_order & 1 == 1 {
+            ChildOrder::ByDate
+        } else {
+            ChildOrder::Sorted
+        }
+    }
+
+    /// How many children the node has.
+    pub fn child_count(&self) -> usize {
+        (self.len_order >> 1) as usize
+    }
 }
 
 /// `getTree()`'s shape over record positions: the roots, then one node per id (in index order).
@@ -39,12 +60,13 @@ pub struct Tree {
 impl Tree {
     /// Positions of `node`'s children (final order when `node.order` is [`ChildOrder::Sorted`]).
     pub fn children(&self, node: &Node) -> &[u32] {
-        &self.children[node.start as usize..(node.start + node.len) as usize]
+        let start = node.start as usize;
+        &self.children[start..start + node.child_count()]
     }
 
-    /// How many child links the tree has in all.
-    pub fn child_link_count(&self) -> usize {
-        self.children.len()
+    /// The children of every node, node after node (in `nodes` order).
+    pub fn all_children(&self) -> &[u32] {
+        &self.children
     }
 }
 
@@ -135,21 +157,20 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
                 .filter(|&k| !cut[k])
                 .map(|k| flat[k]),
         );
-        let order = if kids.iter().all(|&k| !ts(k).is_nan()) {
+        let by_date = if kids.iter().all(|&k| !ts(k).is_nan()) {
             kids.sort_by(|&a, &b| ts(a).total_cmp(&ts(b)));
-            ChildOrder::Sorted
+            0
         } else {
-            ChildOrder::ByDate
+            1
         };
         let start = tree.children.len() as u32;
         tree.children
             .extend(kids.iter().map(|&k| s.slot_pos(k as u32)));
         tree.nodes.push(Node {
             pos: s.slot_pos(node as u32),
-            label: label_of[node],
-            order,
+            label: label_of[node].unwrap_or(u32::MAX),
             start,
-            len: kids.len() as u32,
+            len_order: (kids.len() as u32) << 1 | by_date,
         });
     }
     tree
@@ -216,7 +237,7 @@ mod tests {
     fn shape(t: &Tree) -> Vec<(u32, Option<u32>, ChildOrder, Vec<u32>)> {
         t.nodes
             .iter()
-            .map(|n| (n.pos, n.label, n.order, t.children(n).to_vec()))
+            .map(|n| (n.pos, n.label(), n.order(), t.children(n).to_vec()))
             .collect()
     }
 
@@ -246,7 +267,7 @@ mod tests {
                 (l, None, Sorted, vec![]),
             ]
         );
-        assert_eq!(t.child_link_count(), 4);
+        assert_eq!(t.all_children(), [c, b, d, l]);
     }
 
     #[test]

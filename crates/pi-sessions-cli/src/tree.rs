@@ -52,13 +52,13 @@ fn nodes(l: &Loaded) -> (Vec<u32>, HashMap<u32, Node>) {
     let mut nodes = HashMap::with_capacity(t.nodes.len());
     for n in &t.nodes {
         let mut children = t.children(n).to_vec();
-        if n.order == ChildOrder::ByDate {
+        if n.order() == ChildOrder::ByDate {
             sort_by_date(l, &mut children);
         }
         nodes.insert(
             n.pos,
             Node {
-                label: n.label,
+                label: n.label(),
                 children,
             },
         );
