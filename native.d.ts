@@ -79,12 +79,14 @@ export declare class NativeSession {
   /** `getBranch`: path to the record of `start_key` (None: empty). */
   branchPath(startKey?: string | undefined | null): Uint32Array
   contextEntries(): Uint32Array
+  /** The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js). */
   projectionPlan(): Uint32Array
   /**
-   * A page of `projection_plan` next to the boundary `anchor` (see `context::encode_page`):
-   * the transcript read model's cursors are such boundaries.
+   * A page of `projection_plan` next to the boundary `anchor` (`Plan::page` of the core, in
+   * the format `page` of src/wire.rs): the transcript read model's cursors are such boundaries.
    */
   projectionPage(anchor: number, limit: number, backward: boolean): Uint32Array
+  /** `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js). */
   treePlan(): Uint32Array
   /**
    * Changes whenever records, index, labels or leaf may have changed (JS keeps the tree plan
@@ -153,8 +155,9 @@ export declare class SummaryRun {
   /** Start summarizing `paths` (with known mtimes, ms, where given); returns at once. */
   static start(paths: Array<string>, mtimes?: Array<number | undefined | null> | undefined | null, cacheFile?: string | undefined | null): SummaryRun
   /**
-   * The next finished results, in order, as a flat array `[meta, first, all, ...]` (three
-   * items per file; `meta` is null for a skipped file). Empty when the run is over.
+   * The next finished results, in order, as a flat array `[info, first, all, ...]` (three
+   * items per file; `info` is the JSON text of `wire::summary_info`, null for a skipped
+   * file). Empty when the run is over.
    */
   next(max: number): Promise<Array<string | null>>
   /**

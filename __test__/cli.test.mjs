@@ -151,6 +151,44 @@ describe("every command runs through the bin", () => {
     assert.match(ambiguous.err, /ambiguous/);
   });
 
+  test("tree orders children as getTree() does, also where timestamps are not strict ISO", (t) => {
+    const agentDir = tempDir(t, "pi-cli-agent-");
+    const dir = tempDir(t, "pi-cli-tree-");
+    const file = path.join(dir, "s.jsonl");
+    const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 600);
+    const msg = (id, parentId, timestamp, role = "user") => ({
+      type: "message",
+      id,
+      parentId,
+      timestamp,
+      message: { role, content: `text of ${id}`, timestamp: 1 },
+    });
+    // The children of a1 in file order, none in timestamp order; only k2 is strict ISO, so the
+    // order is JavaScript's Date sort (k4's invalid date compares equal to every other).
+    const records = [
+      { type: "session", version: 3, id: "tree-order", timestamp: new Date(T0).toISOString(), cwd: "/tmp/p" },
+      msg("a1", null, new Date(T0).toISOString()),
+      msg("k1", "a1", "2026-01-02T03:04:09+00:00", "assistant"),
+      msg("k2", "a1", new Date(T0 + 2000).toISOString(), "assistant"),
+      msg("k3", "a1", "2026-01-02", "assistant"),
+      msg("k4", "a1", "yesterday", "assistant"),
+      msg("k5", "a1", T0 + 500, "assistant"),
+      msg("k6", "a1", "2026-01-02T03:04:08.000+00:00", "assistant"),
+    ];
+    fs.writeFileSync(file, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const want = SessionManager.open(file, dir)
+      .getTree()[0]
+      .children.map((n) => n.entry.id);
+    const r = cli(["tree", file, "--full"], { agentDir });
+    assert.equal(r.code, 0, r.err);
+    const drawn = r.out
+      .split("\n")
+      .map((line) => /\b(k\d) assistant {2}text of/.exec(line)?.[1])
+      .filter((id) => id !== undefined);
+    assert.deepEqual(drawn, want);
+    assert.notDeepEqual(want, ["k1", "k2", "k3", "k4", "k5", "k6"], "the file order is not the tree order");
+  });
+
   test("search finds text and exits 1 when nothing matches", (t) => {
     const { agentDir } = agentWithFixtures(t);
     const r = cli(["search", "two files", "--cwd", FIXTURE_CWD], { agentDir });

@@ -16,21 +16,15 @@ const PACE_ABOVE_TOTAL = 200;
 const PACE_MIN_MS = 100;
 const PACE_CONSUMER_FACTOR = 4;
 
-/** SessionInfo from the core's summary: `meta` JSON plus the two texts, which arrive as strings. */
-function finishInfo(metaText, firstMessage, allMessagesText) {
-  const r = JSON.parse(metaText);
-  let activity = r.act;
-  for (const raw of r.actPending) {
-    const t = new Date(raw).getTime();
-    if (!Number.isNaN(t)) activity = Math.max(activity ?? 0, t);
-  }
-  const headerTime = typeof r.created === "string" ? new Date(r.created).getTime() : NaN;
-  const modified =
-    typeof activity === "number" && activity > 0
-      ? new Date(activity)
-      : !Number.isNaN(headerTime)
-        ? new Date(headerTime)
-        : new Date(Math.round(r.mtimeMs));
+/**
+ * SessionInfo from the core's summary: the JSON text of its fields (src/wire.rs `summary_info`)
+ * plus the two texts, which arrive as strings. The core applies the "modified" rule
+ * (crates/pi-session-core/src/listing/summary.rs `SummaryInfo::modified_by`) and sends `modified`;
+ * only when a date needs JavaScript's own `Date` parsing (an entry or header timestamp that is not
+ * strict ISO) it sends the rule's ingredients instead, and the same rule is applied here with `Date`.
+ */
+function finishInfo(infoText, firstMessage, allMessagesText) {
+  const r = JSON.parse(infoText);
   return {
     path: r.path,
     id: r.id,
@@ -38,11 +32,26 @@ function finishInfo(metaText, firstMessage, allMessagesText) {
     name: r.name,
     parentSessionPath: r.parentSessionPath,
     created: new Date(r.created),
-    modified,
+    modified: r.modified !== undefined ? new Date(r.modified) : modifiedByDate(r),
     messageCount: r.messageCount,
     firstMessage: firstMessage || "(no messages)",
     allMessagesText,
   };
+}
+
+/** The "modified" rule where the core could not read a date (see finishInfo). */
+function modifiedByDate(r) {
+  let activity = r.act;
+  for (const raw of r.actPending) {
+    const t = new Date(raw).getTime();
+    if (!Number.isNaN(t)) activity = Math.max(activity ?? 0, t);
+  }
+  const headerTime = typeof r.created === "string" ? new Date(r.created).getTime() : NaN;
+  return typeof activity === "number" && activity > 0
+    ? new Date(activity)
+    : !Number.isNaN(headerTime)
+      ? new Date(headerTime)
+      : new Date(Math.round(r.mtimeMs));
 }
 
 const byModifiedDesc = (a, b) => b.modified.getTime() - a.modified.getTime();

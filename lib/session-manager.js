@@ -10,13 +10,13 @@
 // The class is the facade; each concept has its module:
 //   session-state.js    the entry objects, the leaf and the hot getters' answers, and the three
 //                       changes that keep them true (replaced, syncLeaf, appended)
-//   wire.js             ids as keys, lines as objects, UTF-8, skeletons
+//   wire.js             ids as keys, lines as objects, the tree and context-plan formats
+//                       decoded (getTree), UTF-8, skeletons
 //   appends.js          appending an entry (ids, timestamps, retries), appendMessage's options,
 //                       what appendContextEdit's checks read
 //   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
 //   projection.js       contexts and transcript pages from the core's projection plan
-//   tree.js             getTree from the core's tree plan
 //   transcript-feed.js  the transcript's subscribers and cursor epoch
 //   idle-parse.js       parsing a resumed session while the event loop is idle
 //   statics.js, migrate.js  the factories' work and the module's functions
@@ -29,13 +29,12 @@ const { releaseLocksAtExit } = require("./locks.js");
 const { guardErrors, coded } = require("./guard.js");
 const { disposedPrototype } = require("./disposed.js");
 const transcript = require("./transcript.js");
-const { NONE, keyOf } = require("./wire.js");
+const { NONE, keyOf, decodeTree } = require("./wire.js");
 const { SessionState, CURRENT_SESSION_VERSION, NOT_ASKED } = require("./session-state.js");
 const { nowIso, randomEntryId: newId, appendEntry, appendOptions, contextEditReplacement, describeValue } = require("./appends.js");
 const load = require("./load.js");
 const branching = require("./branching.js");
 const projection = require("./projection.js");
-const { decodeTree } = require("./tree.js");
 const idle = require("./idle-parse.js");
 const statics = require("./statics.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");

@@ -15,7 +15,7 @@
 //                       an agent's append-then-getBranch loop from re-reading the branch.
 // Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
 // count), nothing more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
-const { NONE, BATCH_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
+const { NONE, BATCH_BYTES, parseLines, valueOfKey, keyOf, pageTotal } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { sessionError } = require("./errors.js");
 
@@ -107,7 +107,7 @@ class SessionState {
     this.forgetAnswers();
     /** Idle parsing's progress while pending (see idle-parse.js). @type {import("./idle-parse.js").Warm | null} */
     this.warm = null;
-    this.feed = new TranscriptFeed(() => n.projectionPage(NONE, 0, true)[2]);
+    this.feed = new TranscriptFeed(() => pageTotal(n.projectionPage(NONE, 0, true)));
   }
 
   // ----- the three changes ------------------------------------------------------------------

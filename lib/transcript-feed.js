@@ -52,7 +52,7 @@ class TranscriptFeed {
     const { tag, epoch } = this;
     this.emit({
       type: "append",
-      entries: [{ sourceEntry: entry, messages: projectItem(entry, undefined, 0) }],
+      entries: [{ sourceEntry: entry, messages: projectItem(entry, undefined, false) }],
       before: transcript.cursorOf(tag, epoch, total - 1),
       after: transcript.cursorOf(tag, epoch, total),
       total,

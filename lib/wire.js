@@ -1,12 +1,153 @@
 "use strict";
 // What crosses between the JS shell and the core (`NativeSession`), both ways: ids as keys, entry
-// lines parsed back into objects, entry text encoded as UTF-8, and the skeletons an `inMemory`
-// session gives the core instead of whole entries.
+// lines parsed back into objects, the core's query results (tree, context plan and its pages)
+// decoded, entry text encoded as UTF-8, and the skeletons an `inMemory` session gives the core
+// instead of whole entries.
 //
 // Ids cross to the core as keys: the JSON text of the id (see crates/pi-session-core/src/record.rs).
+// Query results cross as one Uint32Array each, encoded by the binding (src/wire.rs, one encoder
+// per format) and decoded here, with the offsets named below.
 
-/** "No position" in the core's position arrays (plans, pages): u32::MAX. */
+/** "No record" in a position slot of every format: u32::MAX (`NONE` in src/wire.rs). The scalar
+ * position getters of NativeSession (headerPos, leafPos, lookup, labelPos, sessionNamePos) answer
+ * -1 instead (`pos_or_none` in src/session/mod.rs), which the shell tests with `< 0`. */
 const NONE = 0xffffffff;
+
+// The tree (getTree):  [rootCount, rootPos × rootCount, nodeCount, node × nodeCount, childPos…]
+//   node:              [entryPos, labelPos|NONE, sortByDate, childCount]
+// The children of all nodes follow the nodes, node after node. sortByDate 1: the node's children
+// are in file order and are sorted here by `new Date(timestamp)`, as the reference sorts them
+// (only JS has its Date semantics); 0: they are in final order.
+const TREE_ROOT_COUNT = 0;
+const TREE_ROOTS = 1;
+const NODE_STRIDE = 4;
+const NODE_ENTRY = 0;
+const NODE_LABEL = 1;
+const NODE_SORT_BY_DATE = 2;
+const NODE_CHILD_COUNT = 3;
+
+// The context plan (projectionPlan): [thinkingPos|NONE, modelPos|NONE, count, item × count]
+// A page of it (projectionPage):     [thinkingPos|NONE, modelPos|NONE, total, start, item × count]
+//   item:                            [entryPos, editPos|NONE, flags]
+const PLAN_THINKING = 0;
+const PLAN_MODEL = 1;
+const PLAN_COUNT = 2;
+const PLAN_ITEMS = 3;
+const PAGE_TOTAL = 2;
+const PAGE_START = 3;
+const PAGE_ITEMS = 4;
+const ITEM_STRIDE = 3;
+const ITEM_ENTRY = 0;
+const ITEM_EDIT = 1;
+const ITEM_FLAGS = 2;
+/** Item flag: contributes no message (a compaction after the leading one). */
+const FLAG_SUPPRESSED = 1;
+/** Item flag: the leading compaction carries `retainedTail` (informational here). */
+const FLAG_RETAINED_TAIL = 2;
+
+/** @typedef {{ entry: any, children: TreeNode[], label: unknown, labelTimestamp: unknown }} TreeNode */
+/** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
+
+/**
+ * getTree's roots from the tree format, as the reference's nodes
+ * `{ entry, children, label, labelTimestamp }` over the session's own entry objects.
+ * @param {Uint32Array} plan
+ * @param {SessionState} s
+ * @returns {TreeNode[]}
+ */
+function decodeTree(plan, s) {
+  const rootCount = plan[TREE_ROOT_COUNT];
+  const nodeCount = plan[TREE_ROOTS + rootCount];
+  const nodeAt = TREE_ROOTS + rootCount + 1;
+  const nodeEnd = nodeAt + nodeCount * NODE_STRIDE;
+  // First pass: which records become nodes (and which label records they show), parsed at once.
+  const want = new Uint32Array(nodeCount * 2);
+  let w = 0;
+  for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
+    want[w++] = plan[j + NODE_ENTRY];
+    if (plan[j + NODE_LABEL] !== NONE) want[w++] = plan[j + NODE_LABEL];
+  }
+  s.materialize(want, w);
+  const objs = s.objs;
+  /** @type {TreeNode[]} */
+  const nodeAtPos = new Array(s.n.recordCount());
+  for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
+    const labelEntry = plan[j + NODE_LABEL] === NONE ? undefined : objs[plan[j + NODE_LABEL]];
+    nodeAtPos[plan[j + NODE_ENTRY]] = {
+      entry: objs[plan[j + NODE_ENTRY]],
+      children: /** @type {any} */ (null),
+      label: labelEntry?.label,
+      labelTimestamp: labelEntry?.timestamp,
+    };
+  }
+  // Children arrays are made at their final size (most nodes have one child): pushing into an
+  // empty array would allocate room for 17 and make the garbage collector work for it.
+  for (let j = nodeAt, c0 = nodeEnd; j < nodeEnd; j += NODE_STRIDE) {
+    const cc = plan[j + NODE_CHILD_COUNT];
+    const node = nodeAtPos[plan[j + NODE_ENTRY]];
+    if (cc === 0) node.children = [];
+    else if (cc === 1) node.children = [nodeAtPos[plan[c0]]];
+    else {
+      const children = [nodeAtPos[plan[c0]], nodeAtPos[plan[c0 + 1]]];
+      for (let c = 2; c < cc; c++) children.push(nodeAtPos[plan[c0 + c]]);
+      if (plan[j + NODE_SORT_BY_DATE] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+      node.children = children;
+    }
+    c0 += cc;
+  }
+  const roots = new Array(rootCount);
+  for (let r = 0; r < rootCount; r++) roots[r] = nodeAtPos[plan[TREE_ROOTS + r]];
+  return roots;
+}
+
+/**
+ * A context plan or one page of it, read in place: the settings positions, where the page sits
+ * in the whole plan, and per item its entry, its context edit and whether it is silent.
+ */
+class PlanItems {
+  /** @param {Uint32Array} buf @param {boolean} isPage */
+  constructor(buf, isPage) {
+    this.buf = buf;
+    this.at = isPage ? PAGE_ITEMS : PLAN_ITEMS;
+    /** How many items this plan (or page) holds. */
+    this.count = isPage ? (buf.length - PAGE_ITEMS) / ITEM_STRIDE : buf[PLAN_COUNT];
+    /** The whole plan's length. */
+    this.total = isPage ? buf[PAGE_TOTAL] : this.count;
+    /** The index of the first item in the whole plan. */
+    this.start = isPage ? buf[PAGE_START] : 0;
+    /** Position of the last thinking_level_change on the path, or NONE. */
+    this.thinking = buf[PLAN_THINKING];
+    /** Position of the last model_change or assistant message on the path, or NONE. */
+    this.model = buf[PLAN_MODEL];
+  }
+  /** @param {number} i */
+  entry(i) {
+    return this.buf[this.at + i * ITEM_STRIDE + ITEM_ENTRY];
+  }
+  /** The item's context edit position, or NONE. @param {number} i */
+  edit(i) {
+    return this.buf[this.at + i * ITEM_STRIDE + ITEM_EDIT];
+  }
+  /** Whether the item contributes no message. @param {number} i */
+  silent(i) {
+    return (this.buf[this.at + i * ITEM_STRIDE + ITEM_FLAGS] & FLAG_SUPPRESSED) !== 0;
+  }
+}
+
+/** The context plan (projectionPlan). @param {Uint32Array} buf */
+function decodePlan(buf) {
+  return new PlanItems(buf, false);
+}
+
+/** A page of the context plan (projectionPage). @param {Uint32Array} buf */
+function decodePage(buf) {
+  return new PlanItems(buf, true);
+}
+
+/** The plan's whole length, from a page. @param {Uint32Array} buf */
+function pageTotal(buf) {
+  return buf[PAGE_TOTAL];
+}
 
 /**
  * Upper bound of the JSON text fetched from the core in one call when materializing entries: the
@@ -135,4 +276,19 @@ function goesWhole(entry) {
   return entry.type === "session" || entry.type === "label";
 }
 
-module.exports = { NONE, BATCH_BYTES, keyOf, valueOfKey, parseLines, utf8, skeletonOf, goesWhole };
+module.exports = {
+  NONE,
+  FLAG_SUPPRESSED,
+  FLAG_RETAINED_TAIL,
+  decodeTree,
+  decodePlan,
+  decodePage,
+  pageTotal,
+  BATCH_BYTES,
+  keyOf,
+  valueOfKey,
+  parseLines,
+  utf8,
+  skeletonOf,
+  goesWhole,
+};

@@ -14,6 +14,7 @@
 //!   units (external when long);
 //! - [`task`]: work on the libuv pool, [`listing`]: `list`/`listAll`, [`store`]: the other free
 //!   functions over the session store;
+//! - [`wire`]: the core's typed query results (tree, context plan) encoded for JavaScript;
 //! - [`cli`]: the `pi-sessions` command line.
 
 // Lints: `[workspace.lints]` in the top-level Cargo.toml.
@@ -30,3 +31,4 @@ pub mod session;
 pub mod store;
 mod strings;
 mod task;
+mod wire;

@@ -8,10 +8,11 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::json::JsText;
 use pi_session_core::listing;
-use pi_session_core::listing::job::{self as summary_job, Ready, SummaryJob};
+use pi_session_core::listing::job::{self as summary_job, SummaryJob};
 
 use crate::strings::external_js_text;
 use crate::task::OffThread;
+use crate::wire;
 
 #[napi(object)]
 pub struct Candidate {
@@ -94,12 +95,20 @@ impl SummaryRun {
         }
     }
 
-    /// The next finished results, in order, as a flat array `[meta, first, all, ...]` (three
-    /// items per file; `meta` is null for a skipped file). Empty when the run is over.
+    /// The next finished results, in order, as a flat array `[info, first, all, ...]` (three
+    /// items per file; `info` is the JSON text of `wire::summary_info`, null for a skipped
+    /// file). Empty when the run is over.
     #[napi(catch_unwind, ts_return_type = "Promise<Array<string | null>>")]
     pub fn next(&self, max: u32) -> AsyncTask<OffThread<SummaryBatch>> {
         let job = self.job.clone();
-        OffThread::task(move || Ok(SummaryBatch(job.next(max as usize))))
+        OffThread::task(move || {
+            Ok(SummaryBatch(
+                job.next(max as usize)
+                    .into_iter()
+                    .map(|r| r.map(|r| (wire::summary_info(&r.info), r.first_message, r.all_text)))
+                    .collect(),
+            ))
+        })
     }
 
     /// After the last result: wait for the workers, then write the listing cache back (off the
@@ -117,9 +126,10 @@ impl SummaryRun {
     }
 }
 
-/// Summaries on their way to JS: texts already decoded into JS code units (off the JS thread),
-/// so each string is a copy, or for long texts no copy at all (see [`external_js_text`]).
-pub struct SummaryBatch(Vec<Option<Ready>>);
+/// Summaries on their way to JS, made off the JS thread: the fields' JSON text, and the texts
+/// decoded into JS code units, so each string is a copy, or for long texts no copy at all (see
+/// [`external_js_text`]).
+pub struct SummaryBatch(Vec<Option<(String, JsText, JsText)>>);
 
 impl TypeName for SummaryBatch {
     fn type_name() -> &'static str {
@@ -149,11 +159,7 @@ impl ToNapiValue for SummaryBatch {
             let i = (i * 3) as u32;
             let (m, f, a) = match item {
                 None => (null, null, null),
-                Some(Ready {
-                    meta,
-                    first_message: first,
-                    all_text: all,
-                }) => {
+                Some((meta, first, all)) => {
                     let mut m = std::ptr::null_mut();
                     // SAFETY: as above; pointer and length describe `meta`, which V8 copies.
                     check_status!(unsafe {

@@ -8,6 +8,7 @@ use pi_session_core::{context, tree};
 use super::{core_key, js_key, pos_or_none, NativeSession};
 use crate::cut::{JsCuts, JsLines};
 use crate::error::ForJs;
+use crate::wire;
 
 #[napi]
 impl NativeSession {
@@ -130,29 +131,27 @@ impl NativeSession {
         Uint32Array::new(context::select(&self.inner, &path))
     }
 
+    /// The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js).
     #[napi(catch_unwind)]
     pub fn projection_plan(&self) -> Uint32Array {
         let path = self.inner.context_path();
-        Uint32Array::new(context::encode(&context::plan(&self.inner, &path)))
+        Uint32Array::new(wire::plan(&context::plan(&self.inner, &path)))
     }
 
-    /// A page of `projection_plan` next to the boundary `anchor` (see `context::encode_page`):
-    /// the transcript read model's cursors are such boundaries.
+    /// A page of `projection_plan` next to the boundary `anchor` (`Plan::page` of the core, in
+    /// the format `page` of src/wire.rs): the transcript read model's cursors are such boundaries.
     #[napi(catch_unwind)]
     pub fn projection_page(&self, anchor: u32, limit: u32, backward: bool) -> Uint32Array {
         let path = self.inner.context_path();
         let plan = context::plan(&self.inner, &path);
-        Uint32Array::new(context::encode_page(
-            &plan,
-            anchor as usize,
-            limit as usize,
-            backward,
-        ))
+        let page = plan.page(anchor as usize, limit as usize, backward);
+        Uint32Array::new(wire::page(&plan, page))
     }
 
+    /// `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js).
     #[napi(catch_unwind)]
     pub fn tree_plan(&self) -> Uint32Array {
-        Uint32Array::new(tree::tree_plan(&self.inner))
+        Uint32Array::new(wire::tree(&tree::tree(&self.inner)))
     }
 
     /// Changes whenever records, index, labels or leaf may have changed (JS keeps the tree plan

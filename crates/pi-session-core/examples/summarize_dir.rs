@@ -35,11 +35,11 @@ fn main() {
     for r in &out {
         let text = match r {
             Some(Ready {
-                meta,
+                info,
                 first_message,
                 all_text,
             }) => format!(
-                "{meta}\u{0}{}\u{0}{}",
+                "{info:?}\u{0}{}\u{0}{}",
                 first_message.to_string_lossy(),
                 all_text.to_string_lossy()
             ),

@@ -1,4 +1,4 @@
-//! Time `tree::tree_plan` (the core of `getTree()`): `cargo run --release --example tree_profile -- FILE`.
+//! Time `tree::tree` (the core of `getTree()`): `cargo run --release --example tree_profile -- FILE`.
 use std::time::Instant;
 
 use pi_session_core::{tree, Session};
@@ -11,8 +11,8 @@ fn main() {
         let t = Instant::now();
         let mut n = 0;
         for _ in 0..200 {
-            n += tree::tree_plan(&s).len();
+            n += tree::tree(&s).nodes.len();
         }
-        println!("tree_plan: {:?} per call ({n})", t.elapsed() / 200);
+        println!("tree: {:?} per call ({n})", t.elapsed() / 200);
     }
 }

@@ -8,12 +8,17 @@ use std::collections::HashMap;
 
 use crate::record::{Kind, Role};
 use crate::store::View;
-use crate::tree::NONE;
 
-/// Flag: a compaction that is not the leading one (contributes no messages).
-pub const FLAG_SUPPRESSED: u32 = 1;
-/// Flag: a compaction carrying `retainedTail` (its tail messages follow its summary).
-pub const FLAG_RETAINED_TAIL: u32 = 2;
+/// What a selected compaction contributes (every other entry is [`Compaction::None`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// Not a compaction, or the leading one without `retainedTail`: projected as usual.
+    None,
+    /// A compaction that is not the leading one: contributes no messages.
+    Suppressed,
+    /// The leading compaction, carrying `retainedTail` (its tail messages follow its summary).
+    RetainedTail,
+}
 
 /// One selected entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,17 +26,47 @@ pub struct Selected {
     pub pos: u32,
     /// The latest `context_edit` in the selection that targets this entry.
     pub edit: Option<u32>,
-    pub flags: u32,
+    pub compaction: Compaction,
 }
 
 /// What a projection needs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// Last `thinking_level_change` on the full path.
     pub thinking: Option<u32>,
     /// Last `model_change` or assistant message on the full path.
     pub model: Option<u32>,
     pub entries: Vec<Selected>,
+}
+
+/// One page of a [`Plan`] (see [`Plan::page`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page<'a> {
+    /// The plan's whole length.
+    pub total: usize,
+    /// Index of the page's first entry in the plan.
+    pub start: usize,
+    pub entries: &'a [Selected],
+}
+
+impl Plan {
+    /// Up to `limit` selected entries next to the boundary `anchor` (an index between entries,
+    /// clamped to the plan): those before it when `backward`, else those from it on. The
+    /// transcript read model's pages: only a page's records are then parsed by JavaScript.
+    pub fn page(&self, anchor: usize, limit: usize, backward: bool) -> Page<'_> {
+        let total = self.entries.len();
+        let anchor = anchor.min(total);
+        let (start, end) = if backward {
+            (anchor.saturating_sub(limit), anchor)
+        } else {
+            (anchor, anchor.saturating_add(limit).min(total))
+        };
+        Page {
+            total,
+            start,
+            entries: &self.entries[start..end],
+        }
+    }
 }
 
 /// Select context entries from a root-first path (`buildContextEntries`).
@@ -91,63 +126,19 @@ pub fn plan<'a>(s: impl Into<View<'a>>, path: &[u32]) -> Plan {
         .enumerate()
         .map(|(i, &p)| {
             let m = s.meta(p);
-            let mut flags = 0;
-            if m.kind == Kind::Compaction {
-                if i > 0 {
-                    flags |= FLAG_SUPPRESSED;
-                } else if m.retained_tail {
-                    flags |= FLAG_RETAINED_TAIL;
-                }
-            }
+            let compaction = match m.kind {
+                Kind::Compaction if i > 0 => Compaction::Suppressed,
+                Kind::Compaction if m.retained_tail => Compaction::RetainedTail,
+                _ => Compaction::None,
+            };
             Selected {
                 pos: p,
                 edit: edits.get(&*m.id).copied(),
-                flags,
+                compaction,
             }
         })
         .collect();
     plan
-}
-
-/// Flat encoding for the binding: `[thinking|NONE, model|NONE, n, (pos, edit|NONE, flags)…]`.
-pub fn encode(plan: &Plan) -> Vec<u32> {
-    let mut out = Vec::with_capacity(3 + plan.entries.len() * 3);
-    out.push(plan.thinking.unwrap_or(NONE));
-    out.push(plan.model.unwrap_or(NONE));
-    out.push(plan.entries.len() as u32);
-    for e in &plan.entries {
-        out.push(e.pos);
-        out.push(e.edit.unwrap_or(NONE));
-        out.push(e.flags);
-    }
-    out
-}
-
-/// One page of a plan for the transcript read model: up to `limit` selected entries next to the
-/// boundary `anchor` (an index between entries, clamped to the plan), those before it when
-/// `backward`, else those from it on. Laid out as `encode`'s, except that the count slot holds the
-/// plan's whole length and the page's first index follows it:
-/// `[thinking|NONE, model|NONE, total, start, (pos, edit|NONE, flags)…]`. Only the page's positions
-/// cross to JavaScript, so only their records are parsed there.
-pub fn encode_page(plan: &Plan, anchor: usize, limit: usize, backward: bool) -> Vec<u32> {
-    let total = plan.entries.len();
-    let anchor = anchor.min(total);
-    let (start, end) = if backward {
-        (anchor.saturating_sub(limit), anchor)
-    } else {
-        (anchor, anchor.saturating_add(limit).min(total))
-    };
-    let mut out = Vec::with_capacity(4 + (end - start) * 3);
-    out.push(plan.thinking.unwrap_or(NONE));
-    out.push(plan.model.unwrap_or(NONE));
-    out.push(total as u32);
-    out.push(start as u32);
-    for e in &plan.entries[start..end] {
-        out.push(e.pos);
-        out.push(e.edit.unwrap_or(NONE));
-        out.push(e.flags);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -214,7 +205,7 @@ mod tests {
         let p = plan(f.view(), &path);
         let selected: Vec<u32> = p.entries.iter().map(|e| e.pos).collect();
         assert_eq!(selected, [f.pos("c"), f.pos("u3")]);
-        assert_eq!(p.entries[0].flags, FLAG_RETAINED_TAIL);
+        assert_eq!(p.entries[0].compaction, Compaction::RetainedTail);
         assert_eq!(p.model, Some(f.pos("a2")), "the last assistant message");
     }
 
@@ -229,13 +220,13 @@ mod tests {
         ]);
         let path = f.view().context_path();
         let p = plan(f.view(), &path);
-        let got: Vec<(u32, u32)> = p.entries.iter().map(|e| (e.pos, e.flags)).collect();
+        let got: Vec<(u32, Compaction)> = p.entries.iter().map(|e| (e.pos, e.compaction)).collect();
         assert_eq!(
             got,
             [
-                (f.pos("c2"), 0),
-                (f.pos("c1"), FLAG_SUPPRESSED),
-                (f.pos("u2"), 0)
+                (f.pos("c2"), Compaction::None),
+                (f.pos("c1"), Compaction::Suppressed),
+                (f.pos("u2"), Compaction::None)
             ]
         );
     }
@@ -254,8 +245,23 @@ mod tests {
         assert_eq!(p.thinking, Some(f.pos("t")));
         assert_eq!(p.entries[0].pos, f.pos("u1"));
         assert_eq!(p.entries[0].edit, Some(f.pos("e")));
-        assert_eq!(encode(&p)[..3], [f.pos("t"), NONE, 3]);
-        let page = encode_page(&p, 3, 1, true);
-        assert_eq!(page[..7], [f.pos("t"), NONE, 3, 2, f.pos("e"), NONE, 0]);
+        assert_eq!(p.model, None);
+        assert_eq!(p.entries.len(), 3);
+    }
+
+    #[test]
+    fn a_page_is_the_entries_next_to_its_boundary_clamped_to_the_plan() {
+        let f = compacted("");
+        let path = f.view().context_path();
+        let p = plan(f.view(), &path);
+        assert_eq!(p.entries.len(), 4);
+        let fwd = p.page(1, 2, false);
+        assert_eq!((fwd.total, fwd.start), (4, 1));
+        assert_eq!(fwd.entries, &p.entries[1..3]);
+        let back = p.page(usize::MAX, 3, true);
+        assert_eq!((back.total, back.start), (4, 1));
+        assert_eq!(back.entries, &p.entries[1..]);
+        let past = p.page(9, 20, false);
+        assert_eq!((past.start, past.entries.len()), (4, 0));
     }
 }

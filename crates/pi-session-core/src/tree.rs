@@ -2,21 +2,83 @@
 
 use crate::store::View;
 
-/// Marker in encoded plans for "none".
-pub const NONE: u32 = u32::MAX;
+/// How a node's children are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildOrder {
+    /// Sorted by timestamp here: every child has a strict ISO timestamp.
+    Sorted,
+    /// In file order: some child's timestamp is not a strict ISO string, so the children must be
+    /// sorted by `new Date(entry.timestamp).getTime()` with JavaScript's `Date` semantics (the
+    /// reference's own comparator), which only JavaScript has exactly.
+    ByDate,
+}
 
-/// `getTree()` as a flat plan the binding turns into node objects:
-/// `[rootCount, roots…, nodeCount, (pos, labelPos|NONE, sortInJs, childCount, children…)…]`.
-/// A node is identified by the position of the record that owns its id (the last one with that id,
-/// as the reference's Map keeps). Children are sorted by timestamp here when every child has a
-/// strict ISO timestamp; otherwise `sortInJs` is 1 and the binding sorts with `Date` parsing.
-pub fn tree_plan<'a>(s: impl Into<View<'a>>) -> Vec<u32> {
+/// One node of [`Tree`]: an entry, the label in effect on it, and its children (16 bytes: a
+/// tree of a big session has tens of thousands of nodes, built on every `getTree()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node {
+    /// Position of the record that owns the node's id (the last one with that id, as the
+    /// reference's Map keeps).
+    pub pos: u32,
+    /// The label record's position, or `u32::MAX`.
+    label: u32,
+    start: u32,
+    /// The child count, shifted left by one; the low bit set for [`ChildOrder::ByDate`].
+    len_order: u32,
+}
+
+impl Node {
+    /// Position of the label record in effect on the node, if any.
+    pub fn label(&self) -> Option<u32> {
+        (self.label != u32::MAX).then_some(self.label)
+    }
+
+    /// Whether [`Tree::children`] is in final order.
+    pub fn order(&self) -> ChildOrder {
+        if self.len_order & 1 == 1 {
+            ChildOrder::ByDate
+        } else {
+            ChildOrder::Sorted
+        }
+    }
+
+    /// How many children the node has.
+    pub fn child_count(&self) -> usize {
+        (self.len_order >> 1) as usize
+    }
+}
+
+/// `getTree()`'s shape over record positions: the roots, then one node per id (in index order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tree {
+    /// Positions of the root entries, in the reference's order.
+    pub roots: Vec<u32>,
+    pub nodes: Vec<Node>,
+    children: Vec<u32>,
+}
+
+impl Tree {
+    /// Positions of `node`'s children (final order when `node.order` is [`ChildOrder::Sorted`]).
+    pub fn children(&self, node: &Node) -> &[u32] {
+        let start = node.start as usize;
+        &self.children[start..start + node.child_count()]
+    }
+
+    /// The children of every node, node after node (in `nodes` order).
+    pub fn all_children(&self) -> &[u32] {
+        &self.children
+    }
+}
+
+/// `getTree()`: the tree of every entry. Children are sorted by timestamp here when every child
+/// has a strict ISO timestamp; otherwise the node says [`ChildOrder::ByDate`].
+pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
     let s: View<'a> = s.into();
     let entries = s.entry_positions();
     // A node per index slot (the reference's nodeMap keyed by id): its entry is the slot's record.
     let n = s.slot_count();
     let node_slot = |p: u32| s.record_slot(p).expect("entries are indexed") as usize;
-    let mut parent_of: Vec<u32> = vec![NONE; entries.len()];
+    let mut parent_of: Vec<Option<u32>> = vec![None; entries.len()];
     let mut roots: Vec<usize> = Vec::new();
     let mut child_count = vec![0u32; n];
     // Every edge goes from a node to one whose record comes later in the file (as in any file
@@ -34,7 +96,7 @@ pub fn tree_plan<'a>(s: impl Into<View<'a>>) -> Vec<u32> {
             if ps as usize == own {
                 continue;
             }
-            parent_of[i] = ps;
+            parent_of[i] = Some(ps);
             child_count[ps as usize] += 1;
             forward_only &= s.slot_pos(ps) < s.slot_pos(own as u32);
         }
@@ -48,8 +110,8 @@ pub fn tree_plan<'a>(s: impl Into<View<'a>>) -> Vec<u32> {
     let mut flat = vec![0usize; offset[n]];
     for (i, &p) in entries.iter().enumerate() {
         match parent_of[i] {
-            NONE => roots.push(node_slot(p)),
-            ps => {
+            None => roots.push(node_slot(p)),
+            Some(ps) => {
                 let ps = ps as usize;
                 flat[fill[ps]] = node_slot(p);
                 fill[ps] += 1;
@@ -75,17 +137,18 @@ pub fn tree_plan<'a>(s: impl Into<View<'a>>) -> Vec<u32> {
         }
     }
     // Labels by node.
-    let mut label_of = vec![NONE; n];
+    let mut label_of = vec![None; n];
     for (target, pos) in s.labels() {
         if let Some(slot) = s.slot_of_key(target) {
-            label_of[slot as usize] = pos;
+            label_of[slot as usize] = Some(pos);
         }
     }
     let ts = |node: usize| s.meta(s.slot_pos(node as u32)).ts_ms;
-    let mut out = Vec::with_capacity(2 + roots.len() + n * 4 + flat.len());
-    out.push(roots.len() as u32);
-    out.extend(roots.iter().map(|&r| s.slot_pos(r as u32)));
-    out.push(n as u32);
+    let mut tree = Tree {
+        roots: roots.iter().map(|&r| s.slot_pos(r as u32)).collect(),
+        nodes: Vec::with_capacity(n),
+        children: Vec::with_capacity(flat.len()),
+    };
     let mut kids: Vec<usize> = Vec::new();
     for node in 0..n {
         kids.clear();
@@ -94,19 +157,23 @@ pub fn tree_plan<'a>(s: impl Into<View<'a>>) -> Vec<u32> {
                 .filter(|&k| !cut[k])
                 .map(|k| flat[k]),
         );
-        let sort_in_js = if kids.iter().all(|&k| !ts(k).is_nan()) {
+        let by_date = if kids.iter().all(|&k| !ts(k).is_nan()) {
             kids.sort_by(|&a, &b| ts(a).total_cmp(&ts(b)));
             0
         } else {
             1
         };
-        out.push(s.slot_pos(node as u32));
-        out.push(label_of[node]);
-        out.push(sort_in_js);
-        out.push(kids.len() as u32);
-        out.extend(kids.iter().map(|&k| s.slot_pos(k as u32)));
+        let start = tree.children.len() as u32;
+        tree.children
+            .extend(kids.iter().map(|&k| s.slot_pos(k as u32)));
+        tree.nodes.push(Node {
+            pos: s.slot_pos(node as u32),
+            label: label_of[node].unwrap_or(u32::MAX),
+            start,
+            len_order: (kids.len() as u32) << 1 | by_date,
+        });
     }
-    out
+    tree
 }
 
 /// Iterative depth-first walk: marks nodes (1 = on the current path, 2 = done) and cuts edges to a
@@ -166,6 +233,14 @@ mod tests {
         Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
+    /// `(pos, label, order, children)` per node, for comparing whole trees.
+    fn shape(t: &Tree) -> Vec<(u32, Option<u32>, ChildOrder, Vec<u32>)> {
+        t.nodes
+            .iter()
+            .map(|n| (n.pos, n.label(), n.order(), t.children(n).to_vec()))
+            .collect()
+    }
+
     #[test]
     fn a_tree_with_a_branch_lists_children_by_timestamp_with_their_labels() {
         // a ─┬─ b (t=3) ── d
@@ -179,17 +254,20 @@ mod tests {
             r#"{"type":"label","id":"l","parentId":"d","timestamp":"2025-01-01T00:00:05.000Z","targetId":"c","label":"x"}"#.to_owned(),
         ]);
         let (a, b, c, d, l) = (f.pos("a"), f.pos("b"), f.pos("c"), f.pos("d"), f.pos("l"));
-        #[rustfmt::skip]
-        let expected = vec![
-            1, a,
-            5,
-            a, NONE, 0, 2, c, b, // c is older than b: it comes first
-            b, NONE, 0, 1, d,
-            c, l, 0, 0,
-            d, NONE, 0, 1, l,
-            l, NONE, 0, 0,
-        ];
-        assert_eq!(tree_plan(f.view()), expected);
+        let t = tree(f.view());
+        assert_eq!(t.roots, [a]);
+        use ChildOrder::Sorted;
+        assert_eq!(
+            shape(&t),
+            [
+                (a, None, Sorted, vec![c, b]), // c is older than b: it comes first
+                (b, None, Sorted, vec![d]),
+                (c, Some(l), Sorted, vec![]),
+                (d, None, Sorted, vec![l]),
+                (l, None, Sorted, vec![]),
+            ]
+        );
+        assert_eq!(t.all_children(), [c, b, d, l]);
     }
 
     #[test]
@@ -201,9 +279,9 @@ mod tests {
             r#"{"type":"custom","id":"c","parentId":"a","timestamp":"yesterday","customType":"t"}"#
                 .to_owned(),
         ]);
-        let plan = tree_plan(f.view());
+        let t = tree(f.view());
         let (a, b, c) = (f.pos("a"), f.pos("b"), f.pos("c"));
-        assert_eq!(&plan[3..9], &[a, NONE, 1, 2, b, c]);
+        assert_eq!(shape(&t)[0], (a, None, ChildOrder::ByDate, vec![b, c]));
     }
 
     #[test]
@@ -214,16 +292,18 @@ mod tests {
             entry("x", Some("y"), 2),
             entry("y", Some("x"), 3),
         ]);
-        let plan = tree_plan(f.view());
+        let t = tree(f.view());
         let (r, x, y) = (f.pos("r"), f.pos("x"), f.pos("y"));
         // Roots: r, then x (the first entry of the cycle); the edge back to x is cut.
-        assert_eq!(&plan[..4], &[2, r, x, 3]);
-        #[rustfmt::skip]
-        let nodes = [
-            r, NONE, 0, 0,
-            x, NONE, 0, 1, y,
-            y, NONE, 0, 0,
-        ];
-        assert_eq!(&plan[4..], &nodes);
+        assert_eq!(t.roots, [r, x]);
+        use ChildOrder::Sorted;
+        assert_eq!(
+            shape(&t),
+            [
+                (r, None, Sorted, vec![]),
+                (x, None, Sorted, vec![y]),
+                (y, None, Sorted, vec![]),
+            ]
+        );
     }
 }

@@ -214,37 +214,32 @@ fn projection_pages_tile_the_plan_and_carry_its_whole_length() -> R {
     user(&mut s, "after")?;
     let path = s.context_path();
     let plan = context::plan(&s, &path);
-    let whole = context::encode(&plan);
     assert_eq!(plan.entries.len(), 5);
     let mut forward = Vec::new();
     let mut anchor = 0;
     while anchor < plan.entries.len() {
-        let page = context::encode_page(&plan, anchor, 2, false);
-        assert_eq!(
-            page[..3],
-            whole[..3],
-            "the settings and the whole length lead each page"
-        );
-        assert_eq!(page[3] as usize, anchor);
-        forward.extend_from_slice(&page[4..]);
-        anchor += (page.len() - 4) / 3;
+        let page = plan.page(anchor, 2, false);
+        assert_eq!(page.total, 5, "each page knows the whole length");
+        assert_eq!(page.start, anchor);
+        forward.extend_from_slice(page.entries);
+        anchor += page.entries.len();
     }
-    assert_eq!(forward, whole[3..]);
+    assert_eq!(forward, plan.entries);
     let mut backward = Vec::new();
     let mut anchor = usize::MAX; // past the end: clamped to the plan's length
     loop {
-        let page = context::encode_page(&plan, anchor, 2, true);
-        let mut items = page[4..].to_vec();
+        let page = plan.page(anchor, 2, true);
+        let mut items = page.entries.to_vec();
         items.extend_from_slice(&backward);
         backward = items;
-        anchor = page[3] as usize;
+        anchor = page.start;
         if anchor == 0 {
             break;
         }
     }
-    assert_eq!(backward, whole[3..]);
+    assert_eq!(backward, plan.entries);
     // Past the end forward, the page is empty and starts at the end.
-    let past = context::encode_page(&plan, 9, 20, false);
-    assert_eq!(past[3..], [5]);
+    let past = plan.page(9, 20, false);
+    assert_eq!((past.start, past.entries.len()), (5, 0));
     Ok(())
 }

@@ -325,8 +325,8 @@ fn walk_everything(s: &Session) {
     }
     let path = s.context_path();
     let _ = context::select(s, &path);
-    let _ = context::encode(&context::plan(s, &path));
-    let _ = tree::tree_plan(s);
+    let _ = context::plan(s, &path);
+    let _ = tree::tree(s);
     let _ = s.labels().count();
     let _ = (s.leaf_pos(), s.session_name_pos(), s.header_pos());
 }

@@ -182,8 +182,10 @@ fn discovery_and_listing_find_the_header_after_a_title() {
         Some(file.clone())
     );
     let summary = listing::summarize_file_parts(&file, None).expect("listed");
-    assert!(summary.meta.contains("\"id\":\"sess-title-1\""));
-    assert!(summary.meta.contains("\"messageCount\":2"));
+    assert!(
+        matches!(&summary.info.id, Some(pi_session_core::json::Value::String(id)) if id.eq_str("sess-title-1"))
+    );
+    assert_eq!(summary.info.message_count, 2);
     assert_eq!(summary.first_message, "hello");
 }
 

@@ -1,15 +1,16 @@
 //! Which session files a command looks at, and their summaries: the same files, order and
 //! `SessionInfo` values as `SessionManager.list(cwd)` / `SessionManager.listAll()`.
 
+use std::convert::Infallible;
 use std::path::PathBuf;
 
 use pi_session_core::json::{self, Value};
 use pi_session_core::listing;
 use pi_session_core::listing::job::{self as summary_job, Ready, SummaryJob};
+use pi_session_core::listing::SummaryInfo;
 
 use crate::env::CliEnv;
 use crate::fmt;
-use crate::jsonout::{num_of, str_of};
 use crate::progress::Progress;
 
 /// Sessions of one project, or of all projects.
@@ -81,52 +82,46 @@ impl Info {
     }
 }
 
-/// `finishInfo` of the binding: the core's summary (`meta` JSON and the first message) made into
-/// dates.
-fn finish(meta: &str, first: String, size: u64) -> Option<Info> {
-    let r = json::parse(meta.as_bytes()).ok()?;
-    let mut activity = num_of(r.get("act"));
-    if let Some(Value::Array(pending)) = r.get("actPending") {
-        for raw in pending {
-            let t = match raw {
-                Value::String(s) => fmt::parse_time(&s.to_string_lossy()),
-                Value::Number(n) => Some(*n),
-                _ => None,
-            };
-            if let Some(t) = t {
-                activity = Some(activity.unwrap_or(0.0).max(t));
-            }
-        }
+/// `new Date(value).getTime()` as far as the CLI knows JavaScript's `Date` (strings through
+/// [`fmt::parse_time`]); `None` for an invalid date.
+pub fn date_ms(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => fmt::parse_time(&s.to_string_lossy()),
+        Value::Number(n) if n.abs() <= 8.64e15 => Some(n.trunc() + 0.0),
+        Value::Null => Some(0.0),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
     }
-    let created = match r.get("created") {
+}
+
+/// A `SessionInfo` from the core's summary: its fields made into dates (the core's `modified`
+/// rule, with the CLI's reading of the dates only JavaScript reads exactly).
+fn finish(r: SummaryInfo, first: String, size: u64) -> Info {
+    let created = match &r.created {
         Some(Value::String(s)) => fmt::parse_time(&s.to_string_lossy()),
         Some(Value::Number(n)) if n.abs() <= 8.64e15 => Some(n.trunc()),
         _ => None,
     };
-    let mtime = num_of(r.get("mtimeMs")).unwrap_or(0.0);
-    let modified = match activity {
-        Some(a) if a > 0.0 => a,
-        _ => match (r.get("created"), created) {
-            (Some(Value::String(_)), Some(c)) => c,
-            _ => mtime.round(),
-        },
+    let modified = match r.modified_by(|v| Ok::<_, Infallible>(date_ms(v))) {
+        Ok(m) => m,
+        Err(never) => match never {},
     };
-    Some(Info {
-        path: PathBuf::from(str_of(r.get("path"))?),
-        id: r.get("id").cloned().unwrap_or(Value::Null),
-        cwd: str_of(r.get("cwd")).unwrap_or_default(),
-        name: str_of(r.get("name")),
-        parent_session: r.get("parentSessionPath").cloned().unwrap_or(Value::Null),
+    Info {
+        path: PathBuf::from(&r.path),
+        id: r.id.unwrap_or(Value::Null),
+        cwd: r.cwd.to_string_lossy(),
+        name: r.name.map(|n| n.to_string_lossy()),
+        parent_session: r.parent_session_path.unwrap_or(Value::Null),
         created,
         modified,
-        message_count: num_of(r.get("messageCount")).unwrap_or(0.0),
+        message_count: r.message_count as f64,
         first_message: if first.is_empty() {
             "(no messages)".into()
         } else {
             first
         },
         size,
-    })
+    }
 }
 
 /// Summaries of `files`, newest activity first (ties keep the input order), with a progress bar.
@@ -148,15 +143,13 @@ pub fn summarize(
             let path = &files[done].0;
             done += 1;
             if let Some(Ready {
-                meta,
+                info,
                 first_message,
                 ..
             }) = r
             {
                 let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-                if let Some(info) = finish(&meta, first_message.to_string_lossy(), size) {
-                    infos.push(info);
-                }
+                infos.push(finish(info, first_message.to_string_lossy(), size));
             }
         }
         progress.update(done);

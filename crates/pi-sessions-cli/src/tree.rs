@@ -4,14 +4,14 @@
 use std::collections::{HashMap, HashSet};
 
 use pi_session_core::record::Kind;
-use pi_session_core::tree::{tree_plan, NONE};
+use pi_session_core::tree::{self, ChildOrder};
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliResult, EXIT_OK};
 use crate::loaded::{self, Loaded};
 use crate::style::Style;
 use crate::transcript::{self, Block, Item, Role};
-use crate::{resolve, show, text, Ctx};
+use crate::{catalog, resolve, show, text, Ctx};
 
 pub const CMD: Command = Command {
     name: "tree",
@@ -45,30 +45,80 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     Ok(EXIT_OK)
 }
 
-fn decode(plan: &[u32]) -> (Vec<u32>, HashMap<u32, Node>) {
-    let mut i = 0;
-    let roots_n = plan[i] as usize;
-    i += 1;
-    let roots = plan[i..i + roots_n].to_vec();
-    i += roots_n;
-    let n = plan[i] as usize;
-    i += 1;
-    let mut nodes = HashMap::with_capacity(n);
-    for _ in 0..n {
-        let pos = plan[i];
-        let label = (plan[i + 1] != NONE).then_some(plan[i + 1]);
-        let cc = plan[i + 3] as usize;
-        let children = plan[i + 4..i + 4 + cc].to_vec();
-        i += 4 + cc;
-        nodes.insert(pos, Node { label, children });
+/// The tree of `getTree()`: roots, and per entry position its label and its children in
+/// `getTree()`'s order.
+fn nodes(l: &Loaded) -> (Vec<u32>, HashMap<u32, Node>) {
+    let t = tree::tree(&l.session);
+    let mut nodes = HashMap::with_capacity(t.nodes.len());
+    for n in &t.nodes {
+        let mut children = t.children(n).to_vec();
+        if n.order() == ChildOrder::ByDate {
+            sort_by_date(l, &mut children);
+        }
+        nodes.insert(
+            n.pos,
+            Node {
+                label: n.label(),
+                children,
+            },
+        );
     }
-    (roots, nodes)
+    (t.roots, nodes)
+}
+
+/// The children of a [`ChildOrder::ByDate`] node in `getTree()`'s order: the reference sorts them
+/// with `new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime()`, a comparator that
+/// calls two entries equal when either date is invalid, so the order depends on the algorithm.
+/// This is V8's for arrays shorter than 64 (a run, then binary insertion), which also gives the
+/// stable order for any longer array whose dates are all valid.
+fn sort_by_date(l: &Loaded, children: &mut [u32]) {
+    if children.len() < 2 {
+        return;
+    }
+    let ms: HashMap<u32, Option<f64>> = children
+        .iter()
+        .map(|&p| (p, l.value(p).get("timestamp").and_then(catalog::date_ms)))
+        .collect();
+    // The sign of the reference's comparator (NaN counts as 0).
+    let cmp = |a: u32, b: u32| match (ms[&a], ms[&b]) {
+        (Some(x), Some(y)) if x < y => -1,
+        (Some(x), Some(y)) if x > y => 1,
+        _ => 0,
+    };
+    // The leading run: ascending (never descending) or strictly descending, then reversed.
+    let descending = cmp(children[1], children[0]) < 0;
+    let mut run = 2;
+    while run < children.len() {
+        let order = cmp(children[run], children[run - 1]);
+        if (descending && order >= 0) || (!descending && order < 0) {
+            break;
+        }
+        run += 1;
+    }
+    if descending {
+        children[..run].reverse();
+    }
+    // Binary insertion of the rest: after every element that is not greater.
+    for start in run..children.len() {
+        let pivot = children[start];
+        let (mut left, mut right) = (0, start);
+        while left < right {
+            let mid = left + (right - left) / 2;
+            if cmp(pivot, children[mid]) < 0 {
+                right = mid;
+            } else {
+                left = mid + 1;
+            }
+        }
+        children.copy_within(left..start, left + 1);
+        children[left] = pivot;
+    }
 }
 
 /// The tree as text.
 pub fn render(ctx: &Ctx, l: &Loaded, full: bool, out: &mut String) {
     let st = ctx.style;
-    let (roots, nodes) = decode(&tree_plan(&l.session));
+    let (roots, nodes) = nodes(l);
     let branch = l.branch();
     let on_branch: HashSet<u32> = branch.iter().copied().collect();
     let leaf = branch.last().copied();

@@ -73,3 +73,35 @@ fn a_dangling_parent_is_drawn_as_a_second_root() {
         .collect();
     assert!(roots.len() >= 2, "{}", o.out);
 }
+
+#[test]
+fn children_without_strict_timestamps_are_sorted_as_get_tree_sorts_them() {
+    let w = World::new("tree-dates");
+    let msg = |id: &str, parent: &str, ts: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":{ts},"message":{{"role":"assistant","content":"text of {id}"}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"dates","timestamp":"2026-01-02T03:04:05.600Z","cwd":"/tmp/pi-fixture-project"}"#.to_owned(),
+        msg("a1", "null", r#""2026-01-02T03:04:05.600Z""#),
+        msg("k1", r#""a1""#, r#""2026-01-02T03:04:09+00:00""#),
+        msg("k2", r#""a1""#, r#""2026-01-02T03:04:07.600Z""#),
+        msg("k3", r#""a1""#, r#""2026-01-02""#),
+        msg("k4", r#""a1""#, r#""yesterday""#),
+        msg("k5", r#""a1""#, "1767323046100"),
+        msg("k6", r#""a1""#, r#""2026-01-02T03:04:08.000+00:00""#),
+    ];
+    let p = w.write(FIXTURE_CWD, "dates.jsonl", &(lines.join("\n") + "\n"));
+    let o = w.run(&["tree", p.to_str().unwrap(), "--full"]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    let drawn: Vec<&str> = o
+        .out
+        .lines()
+        .filter(|l| l.contains("text of"))
+        .filter_map(|l| l.split_whitespace().find(|t| t.starts_with('k')))
+        .collect();
+    // What V8 makes of `children.sort((a, b) => new Date(a.entry.timestamp) - new Date(b...))`:
+    // "yesterday" is NaN, which compares equal to everything, so k6 stays after it.
+    assert_eq!(drawn, ["k3", "k5", "k2", "k1", "k4", "k6"], "{}", o.out);
+}

@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::json::{decode_escaped, decode_escaped_bytes, JsText};
 use crate::listing::cache::{Cached, Hit, ListCache, Stamp};
-use crate::listing::{self, FileSummary};
+use crate::listing::{self, FileSummary, SummaryInfo};
 
 /// How many files the workers may run ahead of the consumer. Results wait here until taken, so
 /// this bounds the memory of a consumer that is slower than the disk.
@@ -20,7 +20,7 @@ const WINDOW: usize = 256;
 /// so the JS thread only copies them (or hands the buffers over).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ready {
-    pub meta: String,
+    pub info: SummaryInfo,
     pub first_message: JsText,
     pub all_text: JsText,
 }
@@ -28,7 +28,7 @@ pub struct Ready {
 impl Ready {
     fn of(s: &FileSummary) -> Ready {
         Ready {
-            meta: s.meta.clone(),
+            info: s.info.clone(),
             first_message: decode_escaped(&s.first_message),
             all_text: decode_escaped(&s.all_text),
         }
@@ -89,9 +89,9 @@ impl Shared {
                 let record = Hit::read(&blocks, &at, &key, &stamp);
                 match record.as_deref().map(Hit::line) {
                     Ok(Ok(None)) => return None,
-                    Ok(Ok(Some((meta, first, all)))) => {
+                    Ok(Ok(Some((info, first, all)))) => {
                         return Some(Ready {
-                            meta: meta.to_owned(),
+                            info,
                             first_message: decode_escaped_bytes(first),
                             all_text: decode_escaped_bytes(all),
                         })

@@ -7,17 +7,98 @@ use std::path::Path;
 use super::discover::{may_lead, mtime_ms};
 use super::js::{js_join_item, js_trim_escaped};
 use super::lines::for_each_line;
-use crate::json::{self, Value};
+use crate::json::{self, JsStr, Value};
 
-/// One file's `SessionInfo` ingredients. `meta` is a JSON object the binding finishes (Dates need
-/// JS): `{path, id?, cwd, name?, parentSessionPath?, created?, act?, actPending, mtimeMs,
-/// messageCount}`; the two texts are kept apart, as escaped JSON string contents, because they are
-/// most of the bytes and cross to JS without a JSON round trip.
+/// One file's `SessionInfo` ingredients: [`SummaryInfo`] and the two texts, kept apart as escaped
+/// JSON string contents because they are most of the bytes and cross to JS without a JSON round
+/// trip.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileSummary {
-    pub meta: String,
+    pub info: SummaryInfo,
+    /// The first user message's text (empty: none).
     pub first_message: String,
+    /// Every message text, joined by spaces.
     pub all_text: String,
+}
+
+/// The fields of one `SessionInfo` apart from the texts, as the file states them (the binding and
+/// the CLI make them into dates; see [`SummaryInfo::modified`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryInfo {
+    /// The file's path, as text.
+    pub path: String,
+    /// The header's `id`, as it is (`None`: no such member).
+    pub id: Option<Value>,
+    /// The header's `cwd` when it is a string, else empty.
+    pub cwd: JsStr,
+    /// The latest `session_info` name, trimmed (`None`: none, or blank).
+    pub name: Option<JsStr>,
+    /// The header's `parentSession`, as it is.
+    pub parent_session_path: Option<Value>,
+    /// The header's `timestamp`, as it is.
+    pub created: Option<Value>,
+    /// The latest activity time (ms) of the user and assistant messages with content that the
+    /// core could read: a numeric message timestamp, else a strict ISO or plain entry timestamp.
+    pub activity: Option<f64>,
+    /// Entry timestamps of such messages that only JavaScript's `Date` reads exactly (strings
+    /// that are not strict ISO, objects, arrays): each may raise the activity.
+    pub pending_times: Vec<Value>,
+    /// The file's mtime (ms).
+    pub mtime_ms: f64,
+    pub message_count: u64,
+}
+
+/// A date only JavaScript's `Date` decides (see [`SummaryInfo::modified_by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeedsJsDate;
+
+impl SummaryInfo {
+    /// `SessionInfo.modified` (ms) where it needs no date that only JavaScript reads exactly:
+    /// `None` when it does (then the binding leaves the rule to `lib/listing.js`, which has
+    /// `Date`; the CLI uses [`SummaryInfo::modified_by`] with its own reading of dates).
+    pub fn modified(&self) -> Option<f64> {
+        self.modified_by(|_| Err(NeedsJsDate)).ok()
+    }
+
+    /// `SessionInfo.modified` (ms), the reference's rule: the latest activity when positive, else
+    /// the header's `timestamp` when it is a string holding a valid date, else the mtime rounded
+    /// as `Math.round` does. `date` is `new Date(value).getTime()` for the values the core cannot
+    /// read itself (pending entry timestamps, a header timestamp that is not strict ISO):
+    /// `Ok(None)` for an invalid date.
+    pub fn modified_by<E>(
+        &self,
+        mut date: impl FnMut(&Value) -> Result<Option<f64>, E>,
+    ) -> Result<f64, E> {
+        let mut activity = self.activity;
+        for v in &self.pending_times {
+            if let Some(t) = date(v)?.filter(|t| !t.is_nan()) {
+                activity = Some(activity.unwrap_or(0.0).max(t));
+            }
+        }
+        if let Some(a) = activity.filter(|&a| a > 0.0) {
+            return Ok(a);
+        }
+        if let Some(created @ Value::String(c)) = &self.created {
+            let t = match crate::timefmt::parse_iso_strict(c.as_escaped()) {
+                Some(ms) => Some(ms),
+                None => date(created)?,
+            };
+            if let Some(t) = t.filter(|t| !t.is_nan()) {
+                return Ok(t);
+            }
+        }
+        Ok(js_round(self.mtime_ms))
+    }
+}
+
+/// `Math.round`: to the nearest integer, halves toward +∞.
+fn js_round(x: f64) -> f64 {
+    let f = x.floor();
+    if x - f >= 0.5 {
+        f + 1.0
+    } else {
+        f
+    }
 }
 
 /// One file's summary, computed in one streaming pass; `None` when the reference would skip it.
@@ -41,49 +122,23 @@ pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSumma
         return None;
     }
     let header = s.header.as_ref()?;
-    let mut out = String::with_capacity(256);
-    out.push_str("{\"path\":");
-    json::write_js_string(&json::JsStr::from_str(&path.to_string_lossy()), &mut out);
-    if let Some(id) = header.get("id") {
-        out.push_str(",\"id\":");
-        json::write_json(id, &mut out);
-    }
-    out.push_str(",\"cwd\":");
-    match header.get("cwd") {
-        Some(Value::String(c)) => json::write_js_string(c, &mut out),
-        _ => out.push_str("\"\""),
-    }
-    if let Some(n) = &s.name {
-        out.push_str(",\"name\":\"");
-        out.push_str(n);
-        out.push('"');
-    }
-    if let Some(p) = header.get("parentSession") {
-        out.push_str(",\"parentSessionPath\":");
-        json::write_json(p, &mut out);
-    }
-    if let Some(t) = header.get("timestamp") {
-        out.push_str(",\"created\":");
-        json::write_json(t, &mut out);
-    }
-    if let Some(a) = s.activity {
-        out.push_str(",\"act\":");
-        json::write_number(a, &mut out);
-    }
-    out.push_str(",\"actPending\":[");
-    for (i, p) in s.pending.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(p);
-    }
-    out.push_str("],\"mtimeMs\":");
-    json::write_number(mtime, &mut out);
-    out.push_str(",\"messageCount\":");
-    out.push_str(&s.message_count.to_string());
-    out.push('}');
+    let info = SummaryInfo {
+        path: path.to_string_lossy().into_owned(),
+        id: header.get("id").cloned(),
+        cwd: match header.get("cwd") {
+            Some(Value::String(c)) => c.clone(),
+            _ => JsStr::default(),
+        },
+        name: s.name,
+        parent_session_path: header.get("parentSession").cloned(),
+        created: header.get("timestamp").cloned(),
+        activity: s.activity,
+        pending_times: s.pending,
+        mtime_ms: mtime,
+        message_count: s.message_count,
+    };
     Some(FileSummary {
-        meta: out,
+        info,
         first_message: s.first_message.unwrap_or_default(),
         all_text: s.all_text,
     })
@@ -92,10 +147,10 @@ pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSumma
 #[derive(Default)]
 struct Summary {
     header: Option<Value>,
-    name: Option<String>,
+    name: Option<JsStr>,
     message_count: u64,
     activity: Option<f64>,
-    pending: Vec<String>,
+    pending: Vec<Value>,
     first_message: Option<String>,
     all_text: String,
     any_text: bool,
@@ -230,7 +285,7 @@ impl Summary {
                     self.name = if t.is_empty() {
                         None
                     } else {
-                        Some(t.to_owned())
+                        Some(JsStr::from_escaped_unchecked(t.to_owned()))
                     };
                 }
                 _ => return Feed::Fail,
@@ -338,7 +393,7 @@ impl Summary {
         match v {
             Value::String(s) => match crate::timefmt::parse_iso_strict(s.as_escaped()) {
                 Some(ms) => self.bump(ms),
-                None => self.pending.push(json::to_json(v)),
+                None => self.pending.push(v.clone()),
             },
             Value::Null => self.bump(0.0),
             Value::Bool(b) => self.bump(f64::from(u8::from(*b))),
@@ -347,7 +402,7 @@ impl Summary {
                     self.bump(n.trunc() + 0.0);
                 }
             }
-            _ => self.pending.push(json::to_json(v)),
+            _ => self.pending.push(v.clone()),
         }
     }
 }

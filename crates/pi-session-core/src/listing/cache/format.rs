@@ -8,6 +8,7 @@ use std::fs;
 use super::blocks::{read_block, read_exact_at, RecordAt};
 use super::{Cached, Damaged, Entry, Hit, Stamp, Stored, StoredSummary};
 use crate::json::{self, JsStr, Value};
+use crate::listing::SummaryInfo;
 
 /// Bump when the summary format changes: old caches are then ignored.
 pub(super) const FORMAT: &str = "pi-session-list-cache/6";
@@ -42,9 +43,81 @@ impl Hit {
                 .and_then(|r| r.strip_suffix(b"\""))
                 .ok_or(Damaged)
         };
-        let meta = std::str::from_utf8(v).map_err(|_| Damaged)?;
-        Ok(Some((meta, inner("f")?, inner("a")?)))
+        let info = parse_info(v).ok_or(Damaged)?;
+        Ok(Some((info, inner("f")?, inner("a")?)))
     }
+}
+
+/// A summary's fields as a record stores them (the `v` member): `{path, id?, cwd, name?,
+/// parentSessionPath?, created?, act?, actPending, mtimeMs, messageCount}`, values as the file
+/// states them. [`parse_info`] reads it back.
+pub(crate) fn write_info(s: &SummaryInfo, out: &mut String) {
+    out.push_str("{\"path\":");
+    json::write_js_string(&JsStr::from_str(&s.path), out);
+    if let Some(id) = &s.id {
+        out.push_str(",\"id\":");
+        json::write_json(id, out);
+    }
+    out.push_str(",\"cwd\":");
+    json::write_js_string(&s.cwd, out);
+    if let Some(n) = &s.name {
+        out.push_str(",\"name\":");
+        json::write_js_string(n, out);
+    }
+    if let Some(p) = &s.parent_session_path {
+        out.push_str(",\"parentSessionPath\":");
+        json::write_json(p, out);
+    }
+    if let Some(t) = &s.created {
+        out.push_str(",\"created\":");
+        json::write_json(t, out);
+    }
+    if let Some(a) = s.activity {
+        out.push_str(",\"act\":");
+        json::write_number(a, out);
+    }
+    out.push_str(",\"actPending\":[");
+    for (i, p) in s.pending_times.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json::write_json(p, out);
+    }
+    out.push_str("],\"mtimeMs\":");
+    json::write_number(s.mtime_ms, out);
+    out.push_str(",\"messageCount\":");
+    out.push_str(&s.message_count.to_string());
+    out.push('}');
+}
+
+/// The fields [`write_info`] wrote (`None`: not such a text).
+pub(super) fn parse_info(text: &[u8]) -> Option<SummaryInfo> {
+    let v = json::parse(text).ok()?;
+    let string = |k: &str| match v.get(k) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let number = |k: &str| match v.get(k) {
+        Some(Value::Number(n)) => Some(*n),
+        _ => None,
+    };
+    let message_count = number("messageCount")?;
+    Some(SummaryInfo {
+        path: string("path")?.to_string_lossy(),
+        id: v.get("id").cloned(),
+        cwd: string("cwd")?,
+        name: string("name"),
+        parent_session_path: v.get("parentSessionPath").cloned(),
+        created: v.get("created").cloned(),
+        activity: number("act"),
+        pending_times: match v.get("actPending")? {
+            Value::Array(items) => items.clone(),
+            _ => return None,
+        },
+        mtime_ms: number("mtimeMs")?,
+        message_count: (message_count >= 0.0 && message_count.fract() == 0.0)
+            .then_some(message_count as u64)?,
+    })
 }
 
 /// The index of a cache file: header check, trailer, then one key line per record (a zstd frame).
@@ -147,7 +220,7 @@ pub(super) fn write_entry(path: &str, stamp: Stamp, summary: &Cached, out: &mut 
     match summary {
         None => out.push_str("null"),
         Some(s) => {
-            out.push_str(&s.meta);
+            write_info(&s.info, out);
             out.push_str(",\"f\":\"");
             out.push_str(&s.first_message);
             out.push_str("\",\"a\":\"");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::fsio;
-use crate::listing::FileSummary;
+use crate::listing::{FileSummary, SummaryInfo};
 
 mod blocks;
 mod format;
@@ -21,6 +21,8 @@ mod tests;
 
 use blocks::{record_checksum, stored_record, BlockWriter, BLOCK, LEVEL};
 pub use blocks::{Blocks, Record, RecordAt};
+#[cfg(test)]
+pub(crate) use format::write_info;
 use format::{parse_key, read_index, write_entry, FORMAT, TRAILER};
 
 /// The directory of the cache inside the agent dir. The stock agent reads every `*.jsonl` file at
@@ -107,8 +109,8 @@ pub enum Hit {
     Stored(Arc<Blocks>, RecordAt),
 }
 
-/// A stored summary as read: `meta` JSON and the two texts' escaped bytes.
-pub type StoredSummary<'a> = (&'a str, &'a [u8], &'a [u8]);
+/// A stored summary as read: its fields, and the two texts' escaped bytes.
+pub type StoredSummary<'a> = (SummaryInfo, &'a [u8], &'a [u8]);
 
 /// A cache line that does not hold a summary (torn or edited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,27 @@
 use super::*;
 
+/// Fields of a summary, different for each `n`, with a value of every kind a summary holds.
+fn info(n: u32) -> SummaryInfo {
+    use crate::json::{self, JsStr};
+    SummaryInfo {
+        path: format!("/s/{n}.jsonl"),
+        id: Some(json::parse(format!("\"id-{n}\"").as_bytes()).unwrap()),
+        cwd: JsStr::from_str("/w \"q\""),
+        name: n
+            .is_multiple_of(2)
+            .then(|| JsStr::from_str(&format!("name {n}"))),
+        parent_session_path: None,
+        created: Some(json::parse(br#""2024-01-01T00:00:00.000Z""#).unwrap()),
+        activity: (!n.is_multiple_of(3)).then_some(1_704_067_200_000.5 + f64::from(n)),
+        pending_times: vec![json::parse(br#"["Jan 2 2024", {"a": null}]"#).unwrap()],
+        mtime_ms: 5000.25,
+        message_count: u64::from(n),
+    }
+}
+
 fn summary(n: u32) -> Cached {
     Some(Arc::new(FileSummary {
-        meta: format!("{{\"path\":\"/s/{n}.jsonl\",\"messageCount\":{n}}}"),
+        info: info(n),
         first_message: format!("first \\\"{n}\\\""),
         all_text: format!("all\\n{n} caf\u{e9} \\ud800"),
     }))
@@ -22,22 +41,22 @@ fn resolve(
     hit: Hit,
     path: &str,
     stamp: &Stamp,
-) -> Result<Option<(String, String, String)>, Damaged> {
+) -> Result<Option<(SummaryInfo, String, String)>, Damaged> {
     match hit {
         Hit::Fresh(c) => {
-            Ok(c.map(|s| (s.meta.clone(), s.first_message.clone(), s.all_text.clone())))
+            Ok(c.map(|s| (s.info.clone(), s.first_message.clone(), s.all_text.clone())))
         }
         Hit::Stored(blocks, at) => {
             let rec = Hit::read(&blocks, &at, path, stamp)?;
             let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("UTF-8");
-            Hit::line(&rec).map(|o| o.map(|(m, f, a)| (m.to_owned(), text(f), text(a))))
+            Hit::line(&rec).map(|o| o.map(|(m, f, a)| (m, text(f), text(a))))
         }
     }
 }
 
-fn owned(c: &Cached) -> Option<(String, String, String)> {
+fn owned(c: &Cached) -> Option<(SummaryInfo, String, String)> {
     c.as_ref()
-        .map(|s| (s.meta.clone(), s.first_message.clone(), s.all_text.clone()))
+        .map(|s| (s.info.clone(), s.first_message.clone(), s.all_text.clone()))
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -162,7 +181,7 @@ fn wordy(n: u32, len: usize) -> Cached {
     }
     let all = all.replace('\n', "\\n");
     Some(Arc::new(FileSummary {
-        meta: format!("{{\"messageCount\":{n}}}"),
+        info: info(n),
         first_message: all[..200].to_owned(),
         all_text: all,
     }))

@@ -4,7 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{summarize_file_parts, FileSummary};
+use super::{summarize_file_parts, FileSummary, SummaryInfo};
+use crate::json::{self, Value};
 
 /// A fresh directory for one test.
 fn temp_dir(name: &str) -> PathBuf {
@@ -39,6 +40,14 @@ fn summarize(name: &str, text: &str) -> (PathBuf, Option<FileSummary>) {
     (file, summary)
 }
 
+/// The summary's fields as the listing cache stores them (the text the cache format keeps
+/// byte-identical; its serialization lives in the cache module).
+fn meta_text(s: &FileSummary) -> String {
+    let mut out = String::new();
+    crate::listing::cache::write_info(&s.info, &mut out);
+    out
+}
+
 fn quoted(p: &Path) -> String {
     format!("\"{}\"", p.to_string_lossy())
 }
@@ -61,7 +70,7 @@ fn a_session_summary_holds_the_header_fields_the_message_count_and_both_texts() 
     let (file, summary) = summarize("full", &text);
     let s = summary.expect("a session is listed");
     assert_eq!(
-        s.meta,
+        meta_text(&s),
         format!(
             r#"{{"path":{},"id":"s-1","cwd":"/work/p","parentSessionPath":"/old.jsonl","created":"2024-01-01T00:00:00.000Z","act":1704067203000,"actPending":[],"mtimeMs":5000,"messageCount":3}}"#,
             quoted(&file)
@@ -79,7 +88,7 @@ fn a_header_only_file_is_a_session_without_messages_or_activity() {
     let (file, summary) = summarize("header-only", &format!("{HEADER}\n"));
     let s = summary.expect("a header alone is a session");
     assert_eq!(
-        s.meta,
+        meta_text(&s),
         format!(
             r#"{{"path":{},"id":"s-1","cwd":"/work/p","created":"2024-01-01T00:00:00.000Z","actPending":[],"mtimeMs":5000,"messageCount":0}}"#,
             quoted(&file)
@@ -96,7 +105,11 @@ fn a_torn_last_line_is_skipped_and_the_lines_before_it_count() {
     );
     let (_, summary) = summarize("torn", &text);
     let s = summary.expect("a torn tail does not hide the session");
-    assert!(s.meta.ends_with(r#""messageCount":1}"#), "{}", s.meta);
+    assert!(
+        meta_text(&s).ends_with(r#""messageCount":1}"#),
+        "{}",
+        meta_text(&s)
+    );
     assert_eq!(s.first_message, "kept");
     assert_eq!(s.all_text, "kept");
 }
@@ -130,12 +143,12 @@ fn activity_is_the_newest_message_time_preferring_the_message_timestamp() {
     let (_, summary) = summarize("activity", &text);
     let s = summary.expect("listed");
     assert!(
-        s.meta.contains(r#""act":1704067202000,"actPending":[]"#),
+        meta_text(&s).contains(r#""act":1704067202000,"actPending":[]"#),
         "{}",
-        s.meta
+        meta_text(&s)
     );
     assert!(
-        s.meta.contains(r#""messageCount":4"#),
+        meta_text(&s).contains(r#""messageCount":4"#),
         "every message entry counts"
     );
     assert_eq!(s.all_text, "one two");
@@ -148,7 +161,7 @@ fn an_entry_timestamp_that_is_not_strict_iso_is_left_to_javascript() {
         message("a", "Jan 2 2024", r#"{"role":"user","content":"hi"}"#)
     );
     let (_, summary) = summarize("pending", &text);
-    let meta = summary.expect("listed").meta;
+    let meta = meta_text(&summary.expect("listed"));
     assert!(!meta.contains("\"act\":"), "{meta}");
     assert!(meta.contains(r#""actPending":["Jan 2 2024"]"#), "{meta}");
 }
@@ -163,7 +176,7 @@ fn the_name_is_the_last_session_info_name_trimmed_and_an_empty_one_clears_it() {
         info(r#""\t second \n""#)
     );
     let (_, summary) = summarize("named", &named);
-    let meta = summary.expect("listed").meta;
+    let meta = meta_text(&summary.expect("listed"));
     assert!(
         meta.contains(r#""cwd":"/work/p","name":"second","created""#),
         "{meta}"
@@ -171,12 +184,12 @@ fn the_name_is_the_last_session_info_name_trimmed_and_an_empty_one_clears_it() {
 
     let cleared = format!("{HEADER}\n{}\n{}\n", info(r#""kept?""#), info(r#""   ""#));
     let (_, summary) = summarize("cleared", &cleared);
-    let meta = summary.expect("listed").meta;
+    let meta = meta_text(&summary.expect("listed"));
     assert!(!meta.contains("\"name\""), "{meta}");
 
     let null = format!("{HEADER}\n{}\n{}\n", info(r#""kept?""#), info("null"));
     let (_, summary) = summarize("null-name", &null);
-    assert!(!summary.expect("listed").meta.contains("\"name\""));
+    assert!(!meta_text(&summary.expect("listed")).contains("\"name\""));
 }
 
 #[test]
@@ -191,7 +204,11 @@ fn lines_end_at_a_newline_a_crlf_or_a_lone_carriage_return() {
     let text = format!("{HEADER}\r\n{}\r{}\n", user("a", "one"), user("b", "two"));
     let (_, summary) = summarize("cr", &text);
     let s = summary.expect("listed");
-    assert!(s.meta.ends_with(r#""messageCount":2}"#), "{}", s.meta);
+    assert!(
+        meta_text(&s).ends_with(r#""messageCount":2}"#),
+        "{}",
+        meta_text(&s)
+    );
     assert_eq!(s.all_text, "one two");
 }
 
@@ -201,9 +218,9 @@ fn the_modification_time_is_the_given_one_or_else_the_files() {
     let file = write(&dir, &format!("{HEADER}\n"));
     let given = summarize_file_parts(&file, Some(1234.5)).expect("listed");
     assert!(
-        given.meta.contains(r#""mtimeMs":1234.5,"#),
+        meta_text(&given).contains(r#""mtimeMs":1234.5,"#),
         "{}",
-        given.meta
+        meta_text(&given)
     );
     let stat = fs::metadata(&file).unwrap().modified().unwrap();
     let want = format!(
@@ -211,7 +228,11 @@ fn the_modification_time_is_the_given_one_or_else_the_files() {
         crate::json::to_json(&crate::json::Value::Number(super::mtime_ms(stat)))
     );
     let own = summarize_file_parts(&file, None).expect("listed");
-    assert!(own.meta.contains(&want), "{} lacks {want}", own.meta);
+    assert!(
+        meta_text(&own).contains(&want),
+        "{} lacks {want}",
+        meta_text(&own)
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -239,4 +260,96 @@ fn files_the_reference_would_skip_have_no_summary() {
         assert!(summary.is_none(), "{name} is not listed");
     }
     assert!(summarize_file_parts(Path::new("/nonexistent/pi/s.jsonl"), None).is_none());
+}
+
+#[test]
+fn the_summary_holds_typed_fields_as_the_file_states_them() {
+    let header = r#"{"type":"session","version":3,"id":"s-1","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/work/p","parentSession":7}"#;
+    let text = format!(
+        "{header}\n{}\n{}\n",
+        message(
+            "a",
+            "2024-01-01T00:00:01.000Z",
+            r#"{"role":"user","content":"hello"}"#
+        ),
+        r#"{"type":"session_info","id":"i","parentId":"a","name":" named "}"#
+    );
+    let (file, summary) = summarize("typed", &text);
+    let s = summary.expect("listed").info;
+    assert_eq!(s.path, file.to_string_lossy());
+    assert_eq!(s.id, Some(json::parse(br#""s-1""#).unwrap()));
+    assert_eq!(s.cwd.to_string_lossy(), "/work/p");
+    assert_eq!(
+        s.name.map(|n| n.to_string_lossy()).as_deref(),
+        Some("named")
+    );
+    assert_eq!(s.parent_session_path, Some(Value::Number(7.0)));
+    assert_eq!(
+        s.created,
+        Some(json::parse(br#""2024-01-01T00:00:00.000Z""#).unwrap())
+    );
+    assert_eq!(s.activity, Some(1_704_067_201_000.0));
+    assert!(s.pending_times.is_empty());
+    assert_eq!((s.mtime_ms, s.message_count), (5000.0, 1));
+}
+
+fn info_with(
+    activity: Option<f64>,
+    pending: &[&str],
+    created: Option<&str>,
+    mtime_ms: f64,
+) -> SummaryInfo {
+    let v = |t: &str| json::parse(t.as_bytes()).unwrap();
+    SummaryInfo {
+        path: "/s.jsonl".into(),
+        id: None,
+        cwd: json::JsStr::default(),
+        name: None,
+        parent_session_path: None,
+        created: created.map(v),
+        activity,
+        pending_times: pending.iter().map(|t| v(t)).collect(),
+        mtime_ms,
+        message_count: 0,
+    }
+}
+
+#[test]
+fn modified_is_the_activity_else_a_valid_header_date_else_the_rounded_mtime() {
+    let iso = r#""2024-01-01T00:00:00.000Z""#;
+    assert_eq!(
+        info_with(Some(9.0), &[], Some(iso), 1.0).modified(),
+        Some(9.0)
+    );
+    // No positive activity: the header's timestamp, when it is a date string.
+    assert_eq!(
+        info_with(Some(0.0), &[], Some(iso), 1.0).modified(),
+        Some(1_704_067_200_000.0)
+    );
+    // Else the mtime, rounded as Math.round does (halves toward +infinity).
+    assert_eq!(info_with(None, &[], Some("12"), 2.5).modified(), Some(3.0));
+    assert_eq!(info_with(None, &[], None, -2.5).modified(), Some(-2.0));
+    assert_eq!(info_with(None, &[], None, -2.6).modified(), Some(-3.0));
+}
+
+#[test]
+fn modified_waits_for_a_js_date_where_only_javascript_reads_the_timestamp() {
+    let pending = info_with(Some(5.0), &[r#""Jan 2 2024""#], None, 1.0);
+    assert_eq!(pending.modified(), None);
+    let jan2 = 1_704_153_600_000.0;
+    let by = |v: &Value| -> Result<Option<f64>, ()> {
+        Ok(matches!(v, Value::String(s) if s.eq_str("Jan 2 2024")).then_some(jan2))
+    };
+    assert_eq!(pending.modified_by(by), Ok(jan2));
+    // An invalid pending date leaves the activity as it was.
+    let invalid = info_with(Some(5.0), &[r#"{"a":1}"#], None, 1.0);
+    assert_eq!(invalid.modified_by(by), Ok(5.0));
+    // A header timestamp that is not strict ISO needs Date too, unless an activity decides.
+    let loose = info_with(None, &[], Some(r#""Jan 2 2024""#), 1.0);
+    assert_eq!(loose.modified(), None);
+    assert_eq!(loose.modified_by(by), Ok(jan2));
+    assert_eq!(
+        info_with(Some(4.0), &[], Some(r#""Jan 2 2024""#), 1.0).modified(),
+        Some(4.0)
+    );
 }

@@ -1,0 +1,206 @@
+// The wire formats between the binding (src/wire.rs) and JS (lib/wire.js, lib/listing.js), through
+// the real addon: one small session with a branch, a label, children with non-strict timestamps
+// and two compactions, read as a tree (getTree), a context plan (buildSessionContext /
+// buildSessionProjection) and pages of it (readTranscriptPage); and a listing's summaries, one
+// whose dates the core reads and one whose dates only JavaScript's Date reads, fresh and from the
+// listing cache; each with the decoded structures asserted.
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { createRequire } from "node:module";
+import {
+  T0,
+  iso,
+  tempDir,
+  useAgentDir,
+  header,
+  entry,
+  msgEntry,
+  compaction,
+  user,
+  assistant,
+  writeJsonl,
+} from "./helpers/fixtures.mjs";
+
+const require = createRequire(import.meta.url);
+const { SessionManager } = require("../index.js");
+const wire = require("../lib/wire.js");
+
+//  u1 ── a1 ─┬─ u2a (09 s, "+00:00": not strict ISO)  [label "side"]
+//            ├─ u2b (07.6 s, strict) ── c ── u3 ── c2 ── u4 ── l (the label)
+//            └─ u2c (07 s, a Date string that is not ISO)
+// c keeps from a1; c2 keeps from c, which makes c a compaction after the leading one.
+function records() {
+  return [
+    header(),
+    msgEntry("u1", null, user("first"), iso(T0)),
+    msgEntry("a1", "u1", assistant("reply"), iso(T0 + 1000)),
+    msgEntry("u2a", "a1", user("side branch"), "2026-01-02T03:04:09+00:00"),
+    msgEntry("u2b", "a1", user("main branch"), iso(T0 + 2000)),
+    msgEntry("u2c", "a1", user("third branch"), "Fri Jan 02 2026 03:04:07 GMT+0000"),
+    compaction("c", "u2b", { firstKeptEntryId: "a1" }, iso(T0 + 3000)),
+    msgEntry("u3", "c", user("after the first compaction"), iso(T0 + 4000)),
+    compaction("c2", "u3", { firstKeptEntryId: "c" }, iso(T0 + 5000)),
+    msgEntry("u4", "c2", user("after the second compaction"), iso(T0 + 6000)),
+    entry("label", "l", "u4", { targetId: "u2a", label: "side" }, iso(T0 + 7000)),
+  ];
+}
+
+function open(t) {
+  const dir = tempDir(t, "pi-wire-");
+  const file = path.join(dir, "s.jsonl");
+  writeJsonl(file, records());
+  return SessionManager.open(file, dir);
+}
+
+/** A tree node as `[id, label, children]`, recursively. */
+function shape(node) {
+  return [node.entry.id, node.label, node.children.map(shape)];
+}
+
+describe("wire formats", () => {
+  test("the tree format decodes to getTree's nodes, children sorted with Date semantics where the core could not", (t) => {
+    const sm = open(t);
+    const roots = sm.getTree();
+    assert.deepEqual(roots.map(shape), [
+      [
+        "u1",
+        undefined,
+        [
+          [
+            "a1",
+            undefined,
+            [
+              ["u2c", undefined, []],
+              ["u2b", undefined, [["c", undefined, [["u3", undefined, [["c2", undefined, [["u4", undefined, [["l", undefined, []]]]]]]]]]]],
+              ["u2a", "side", []],
+            ],
+          ],
+        ],
+      ],
+    ]);
+    const side = roots[0].children[0].children[2];
+    assert.equal(side.labelTimestamp, iso(T0 + 7000));
+    // The nodes hold the session's own entry objects.
+    assert.equal(side.entry, sm.getEntry("u2a"));
+    assert.equal(roots[0].entry, sm.getEntry("u1"));
+  });
+
+  test("the context plan decodes to the selected entries, a later compaction contributing nothing", (t) => {
+    const sm = open(t);
+    const projection = sm.buildSessionProjection();
+    assert.deepEqual(
+      projection.entries.map((e) => [e.sourceEntry.id, e.messages.map((m) => m.role)]),
+      [
+        ["c2", ["compactionSummary"]],
+        ["c", []],
+        ["u3", ["user"]],
+        ["u4", ["user"]],
+        ["l", []],
+      ],
+    );
+    assert.equal(projection.entries[2].sourceEntry, sm.getEntry("u3"));
+    const context = sm.buildSessionContext();
+    assert.deepEqual(
+      context.messages.map((m) => m.role),
+      ["compactionSummary", "user", "user"],
+    );
+    // The model comes from the last assistant message on the path (a1, before the cut).
+    assert.deepEqual(context.model, { provider: "prov", modelId: "mod" });
+  });
+
+  test("the page format decodes to a window of the plan with its place in the whole", (t) => {
+    const sm = open(t);
+    const last = sm.readTranscriptPage({ limit: 2 });
+    assert.equal(last.total, 5);
+    assert.deepEqual(
+      last.entries.map((e) => e.sourceEntry.id),
+      ["u4", "l"],
+    );
+    assert.equal(last.hasBefore, true);
+    assert.equal(last.hasAfter, false);
+    const before = sm.readTranscriptPage({ limit: 2, before: last.before });
+    assert.deepEqual(
+      before.entries.map((e) => [e.sourceEntry.id, e.messages.length]),
+      [
+        ["c", 0],
+        ["u3", 1],
+      ],
+    );
+    const first = sm.readTranscriptPage({ limit: 2, before: before.before });
+    assert.deepEqual(
+      first.entries.map((e) => e.sourceEntry.id),
+      ["c2"],
+    );
+    assert.equal(first.hasBefore, false);
+  });
+
+  test("the plan decoder reads offsets, NONE and the suppressed flag by name", () => {
+    const { NONE, FLAG_SUPPRESSED, FLAG_RETAINED_TAIL } = wire;
+    const plan = wire.decodePlan(Uint32Array.of(NONE, 7, 2, 3, NONE, FLAG_RETAINED_TAIL, 4, 9, FLAG_SUPPRESSED));
+    assert.deepEqual(
+      [plan.thinking, plan.model, plan.count, plan.total, plan.start],
+      [NONE, 7, 2, 2, 0],
+    );
+    assert.deepEqual(
+      [0, 1].map((i) => [plan.entry(i), plan.edit(i), plan.silent(i)]),
+      [
+        [3, NONE, false],
+        [4, 9, true],
+      ],
+    );
+    const page = wire.decodePage(Uint32Array.of(1, NONE, 10, 6, 5, NONE, 0));
+    assert.deepEqual([page.thinking, page.model, page.count, page.total, page.start, page.entry(0)], [1, NONE, 1, 10, 6, 5]);
+    assert.equal(wire.pageTotal(Uint32Array.of(1, NONE, 10, 6)), 10);
+  });
+
+  test("the summary format decodes to SessionInfo, modified decided by the core or, for loose dates, by Date", async (t) => {
+    const agentDir = useAgentDir(t);
+    const dir = tempDir(t, "pi-wire-list-");
+    const plain = (id, parentId, role, content, timestamp) => ({ type: "message", id, parentId, timestamp, message: { role, content } });
+    // Strict ISO timestamps everywhere: the core decides `modified` (the last message's time).
+    writeJsonl(path.join(dir, "a.jsonl"), [
+      header({ id: "a", cwd: "/tmp/wire-cwd" }),
+      plain("m1", null, "user", "hello there", iso(T0 + 1000)),
+      plain("m2", "m1", "assistant", [{ type: "text", text: "general" }], iso(T0 + 2000)),
+      { type: "session_info", id: "i1", parentId: "m2", timestamp: iso(T0 + 3000), name: "  wired  " },
+    ]);
+    // A message timestamp and a header timestamp that are not strict ISO: Date decides in JS.
+    writeJsonl(path.join(dir, "b.jsonl"), [
+      header({ id: "b", cwd: "/tmp/wire-cwd", timestamp: "Jan 2 2026", parentSession: "/x/parent.jsonl" }),
+      plain("n1", null, "user", "loose", "2026-01-02T03:04:09+00:00"),
+    ]);
+    const want = [
+      {
+        path: path.join(dir, "b.jsonl"),
+        id: "b",
+        cwd: "/tmp/wire-cwd",
+        name: undefined,
+        parentSessionPath: "/x/parent.jsonl",
+        created: new Date("Jan 2 2026"),
+        modified: new Date("2026-01-02T03:04:09+00:00"),
+        messageCount: 1,
+        firstMessage: "loose",
+        allMessagesText: "loose",
+      },
+      {
+        path: path.join(dir, "a.jsonl"),
+        id: "a",
+        cwd: "/tmp/wire-cwd",
+        name: "wired",
+        parentSessionPath: undefined,
+        created: new Date(T0),
+        modified: new Date(T0 + 2000),
+        messageCount: 2,
+        firstMessage: "hello there",
+        allMessagesText: "hello there general",
+      },
+    ];
+    assert.deepEqual(await SessionManager.list("/tmp/wire-cwd", dir), want);
+    // The second listing reads the summaries from the listing cache: the same infos.
+    const cache = path.join(agentDir, ".pi-session-native", "list-cache");
+    assert.ok(fs.statSync(cache).size > 0, "the first listing wrote the cache");
+    assert.deepEqual(await SessionManager.list("/tmp/wire-cwd", dir), want);
+  });
+});

@@ -1,0 +1,135 @@
+//! The wire formats: the core's typed query results encoded for JavaScript, one encoder per
+//! format. JavaScript decodes each in one place, `lib/wire.js`, whose named offsets follow the
+//! layouts documented here. Bulk results cross as one `Uint32Array` (no per-node napi objects:
+//! JavaScript builds the objects, over entries it parses in one batch).
+//!
+//! "No record" is [`NONE`] (`u32::MAX`, `NONE` in `lib/wire.js`) in every format. A listing's
+//! summaries cross as one JSON text each ([`summary_info`]), decoded by `lib/listing.js`.
+
+use pi_session_core::context::{Compaction, Page, Plan};
+use pi_session_core::json::{self, JsStr};
+use pi_session_core::listing::SummaryInfo;
+use pi_session_core::tree::{ChildOrder, Tree};
+
+/// "No record" in a position slot.
+pub const NONE: u32 = u32::MAX;
+
+/// Item flag: the entry contributes no messages (a compaction after the leading one).
+pub const FLAG_SUPPRESSED: u32 = 1;
+/// Item flag: the leading compaction carries `retainedTail`.
+pub const FLAG_RETAINED_TAIL: u32 = 2;
+
+fn pos(p: Option<u32>) -> u32 {
+    p.unwrap_or(NONE)
+}
+
+/// `getTree()`: `[rootCount, rootPos…, nodeCount, node…, childPos…]`, a node being
+/// `[entryPos, labelPos|NONE, sortByDate, childCount]` and the children of all nodes following
+/// the nodes, node after node. `sortByDate` 1 means JS sorts the node's children by
+/// `new Date(timestamp)` (see [`ChildOrder::ByDate`]), 0 that they are in order. Fixed-size nodes
+/// and one block of children make this two bulk copies and a tight loop.
+pub fn tree(t: &Tree) -> Vec<u32> {
+    let children = t.all_children();
+    let mut out = Vec::with_capacity(2 + t.roots.len() + t.nodes.len() * 4 + children.len());
+    out.push(t.roots.len() as u32);
+    out.extend_from_slice(&t.roots);
+    out.push(t.nodes.len() as u32);
+    for n in &t.nodes {
+        out.extend_from_slice(&[
+            n.pos,
+            pos(n.label()),
+            u32::from(n.order() == ChildOrder::ByDate),
+            n.child_count() as u32,
+        ]);
+    }
+    out.extend_from_slice(children);
+    out
+}
+
+/// The context plan: `[thinkingPos|NONE, modelPos|NONE, count, item…]`, an item being
+/// `[entryPos, editPos|NONE, flags]` (`FLAG_*`).
+pub fn plan(p: &Plan) -> Vec<u32> {
+    let mut out = Vec::with_capacity(3 + p.entries.len() * 3);
+    out.push(pos(p.thinking));
+    out.push(pos(p.model));
+    out.push(p.entries.len() as u32);
+    items(&p.entries, &mut out);
+    out
+}
+
+/// A page of the plan (the transcript read model):
+/// `[thinkingPos|NONE, modelPos|NONE, total, start, item…]`, items as in [`plan`].
+pub fn page(p: &Plan, page: Page<'_>) -> Vec<u32> {
+    let mut out = Vec::with_capacity(4 + page.entries.len() * 3);
+    out.push(pos(p.thinking));
+    out.push(pos(p.model));
+    out.push(page.total as u32);
+    out.push(page.start as u32);
+    items(page.entries, &mut out);
+    out
+}
+
+fn items(entries: &[pi_session_core::context::Selected], out: &mut Vec<u32>) {
+    for e in entries {
+        out.push(e.pos);
+        out.push(pos(e.edit));
+        out.push(match e.compaction {
+            Compaction::None => 0,
+            Compaction::Suppressed => FLAG_SUPPRESSED,
+            Compaction::RetainedTail => FLAG_RETAINED_TAIL,
+        });
+    }
+}
+
+/// A listing summary's fields as one JSON text: `{path, id?, cwd, name?, parentSessionPath?,
+/// created?, modified?, messageCount}` (values as the file states them), and when the core could
+/// not decide `modified` (a date only JavaScript's `Date` reads, see `SummaryInfo::modified`)
+/// instead of it the ingredients of the rule: `{…, act?, actPending, mtimeMs, …}`.
+pub fn summary_info(s: &SummaryInfo) -> String {
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"path\":");
+    json::write_js_string(&JsStr::from_str(&s.path), &mut out);
+    if let Some(id) = &s.id {
+        out.push_str(",\"id\":");
+        json::write_json(id, &mut out);
+    }
+    out.push_str(",\"cwd\":");
+    json::write_js_string(&s.cwd, &mut out);
+    if let Some(n) = &s.name {
+        out.push_str(",\"name\":");
+        json::write_js_string(n, &mut out);
+    }
+    if let Some(p) = &s.parent_session_path {
+        out.push_str(",\"parentSessionPath\":");
+        json::write_json(p, &mut out);
+    }
+    if let Some(t) = &s.created {
+        out.push_str(",\"created\":");
+        json::write_json(t, &mut out);
+    }
+    match s.modified() {
+        Some(m) => {
+            out.push_str(",\"modified\":");
+            json::write_number(m, &mut out);
+        }
+        None => {
+            if let Some(a) = s.activity {
+                out.push_str(",\"act\":");
+                json::write_number(a, &mut out);
+            }
+            out.push_str(",\"actPending\":[");
+            for (i, p) in s.pending_times.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json::write_json(p, &mut out);
+            }
+            out.push_str("],\"mtimeMs\":");
+            json::write_number(s.mtime_ms, &mut out);
+        }
+    }
+    out.push_str(",\"messageCount\":");
+    out.push_str(&s.message_count.to_string());
+    out.push('}');
+    out
+}
