@@ -124,7 +124,7 @@ class PartialPacer {
 
 /**
  * The listing cache (`<agentDir>/.pi-session-native/list-cache`, the file `pi-sessions list`
- * uses too: `list_cache::file_in` in the core): summaries of unchanged files are reused between
+ * uses too: `listing::cache::file_in` in the core): summaries of unchanged files are reused between
  * runs. Not a `*.jsonl` in the agent root, which the stock agent reads in full on every start
  * (README "Listing cache"). Set PI_SESSION_LIST_CACHE=0 to read every file every time.
  */

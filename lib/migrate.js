@@ -1,7 +1,7 @@
 "use strict";
 // Entry objects of old session versions, brought to the current one in place, as the reference
 // does (`migrateSessionEntries`), and `parseSessionEntries`. Files are migrated by the core
-// (crates/pi-session-core/src/migrate.rs); this is for entries a caller holds.
+// (crates/pi-session-core/src/file/migrate.rs); this is for entries a caller holds.
 const { CURRENT_SESSION_VERSION } = require("./session-state.js");
 const { randomEntryId } = require("./appends.js");
 

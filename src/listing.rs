@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::json::JsText;
 use pi_session_core::listing;
-use pi_session_core::listing::job::{self as summary_job, SummaryJob};
+use pi_session_core::listing::job::{default_threads, SummaryJob};
 
 use crate::strings::external_js_text;
 use crate::task::OffThread;
@@ -90,7 +90,7 @@ impl SummaryRun {
             job: Arc::new(SummaryJob::start(
                 files,
                 cache_file.map(PathBuf::from),
-                summary_job::default_threads(),
+                default_threads(),
             )),
         }
     }

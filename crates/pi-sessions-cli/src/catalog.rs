@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use pi_session_core::json::{self, Value};
 use pi_session_core::listing;
-use pi_session_core::listing::job::{self as summary_job, Ready, SummaryJob};
+use pi_session_core::listing::job::{default_threads, Ready, SummaryJob};
 use pi_session_core::listing::SummaryInfo;
 
 use crate::env::CliEnv;
@@ -131,7 +131,7 @@ pub fn summarize(
     cache_file: Option<PathBuf>,
     progress: &mut Progress,
 ) -> Vec<Info> {
-    let job = SummaryJob::start(files.to_vec(), cache_file, summary_job::default_threads());
+    let job = SummaryJob::start(files.to_vec(), cache_file, default_threads());
     let mut infos = Vec::new();
     let mut done = 0;
     while done < files.len() {

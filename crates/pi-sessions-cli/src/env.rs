@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use pi_session_core::listing::cache as list_cache;
+use pi_session_core::listing::cache;
 use pi_session_core::{paths, Config};
 
 /// The environment of one run.
@@ -98,10 +98,10 @@ impl CliEnv {
     }
 
     /// The listing cache file shared with the addon (`lib/listing.js`), unless turned off:
-    /// `<agent dir>/.pi-session-native/list-cache` (see `list_cache::DIR` for why there).
+    /// `<agent dir>/.pi-session-native/list-cache` (see `cache::DIR` for why there).
     pub fn list_cache_file(&self) -> Option<PathBuf> {
         self.list_cache
-            .then(|| list_cache::file_in(Path::new(&self.agent_dir())))
+            .then(|| cache::file_in(Path::new(&self.agent_dir())))
     }
 
     /// The working directory, resolved.
