@@ -5,7 +5,7 @@
 //     one's pid, and a default-mode process may open but not write; after the holder exits, its
 //     lease is gone and the file is free.
 //   - A lease left by a killed holder (or any dead pid on this host) is taken over.
-import { test } from "node:test";
+import { afterEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -39,11 +39,21 @@ function existingSession(dir) {
 }
 
 /** Start an append-child; `lines` fills as it prints, `ready`/`exit` resolve on those events. */
+/** Children still running: a test that fails before it ends them must not leave the file's
+ * process waiting on them (a `hold` child never exits by itself). */
+const running = new Set();
+afterEach(() => {
+  for (const child of running) child.kill("SIGKILL");
+  running.clear();
+});
+
 function startChild(opts, env = {}) {
   const child = spawn(process.execPath, [CHILD, JSON.stringify(opts)], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, PI_SESSION_EXCLUSIVE: "", ...env },
   });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
   const state = { child, pid: child.pid, lines: [], stderr: "" };
   let buf = "";
   let onReady;
