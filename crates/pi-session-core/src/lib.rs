@@ -29,6 +29,9 @@ pub mod text;
 pub mod timefmt;
 pub mod tree;
 
+#[cfg(test)]
+mod testing;
+
 pub use config::{Config, Tuning};
 pub use error::{Error, ErrorCode, Result};
 pub use session::Session;

@@ -163,14 +163,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pi-append-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::testing::temp_dir;
 
     fn user(id: &str, parent: &str) -> Vec<u8> {
         format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"user","content":"hi"}}}}"#).into_bytes()

@@ -259,12 +259,7 @@ fn fork_migrated(
 mod tests {
     use super::*;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pi-fork-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::testing::temp_dir;
 
     #[test]
     fn a_fork_holds_every_entry_under_a_header_that_names_its_source() {

@@ -247,12 +247,7 @@ impl Session {
 mod tests {
     use super::*;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pi-load-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::testing::temp_dir;
 
     #[test]
     fn an_empty_file_receives_a_fresh_header() {

@@ -157,14 +157,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pi-persist-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::testing::temp_dir;
 
     const CUSTOM: &[u8] = br#"{"type":"custom","id":"c","parentId":null,"customType":"t"}"#;
     const USER: &[u8] =

@@ -59,12 +59,7 @@ fn owned(c: &Cached) -> Option<(SummaryInfo, String, String)> {
         .map(|s| (s.info.clone(), s.first_message.clone(), s.all_text.clone()))
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pi-list-cache-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::testing::temp_dir;
 
 fn path(n: u32) -> String {
     format!("/s/\"q\"{n}.jsonl")

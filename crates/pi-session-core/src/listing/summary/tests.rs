@@ -7,13 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{summarize_file_parts, FileSummary, SummaryInfo};
 use crate::json::{self, Value};
 
-/// A fresh directory for one test.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pi-summary-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::testing::temp_dir;
 
 fn write(dir: &Path, text: &str) -> PathBuf {
     let file = dir.join("s.jsonl");
