@@ -7,7 +7,7 @@
 //! summaries cross as one JSON text each ([`summary_info`]), decoded by `lib/listing.js`.
 
 use pi_session_core::context::{Compaction, Page, Plan};
-use pi_session_core::json::{self, JsStr};
+use pi_session_core::json;
 use pi_session_core::listing::SummaryInfo;
 use pi_session_core::tree::{ChildOrder, Tree};
 
@@ -87,46 +87,14 @@ fn items(entries: &[pi_session_core::context::Selected], out: &mut Vec<u32>) {
 /// instead of it the ingredients of the rule: `{…, act?, actPending, mtimeMs, …}`.
 pub fn summary_info(s: &SummaryInfo) -> String {
     let mut out = String::with_capacity(256);
-    out.push_str("{\"path\":");
-    json::write_js_string(&JsStr::from_str(&s.path), &mut out);
-    if let Some(id) = &s.id {
-        out.push_str(",\"id\":");
-        json::write_json(id, &mut out);
-    }
-    out.push_str(",\"cwd\":");
-    json::write_js_string(&s.cwd, &mut out);
-    if let Some(n) = &s.name {
-        out.push_str(",\"name\":");
-        json::write_js_string(n, &mut out);
-    }
-    if let Some(p) = &s.parent_session_path {
-        out.push_str(",\"parentSessionPath\":");
-        json::write_json(p, &mut out);
-    }
-    if let Some(t) = &s.created {
-        out.push_str(",\"created\":");
-        json::write_json(t, &mut out);
-    }
+    out.push('{');
+    s.write_head_members(&mut out);
     match s.modified() {
         Some(m) => {
             out.push_str(",\"modified\":");
             json::write_number(m, &mut out);
         }
-        None => {
-            if let Some(a) = s.activity {
-                out.push_str(",\"act\":");
-                json::write_number(a, &mut out);
-            }
-            out.push_str(",\"actPending\":[");
-            for (i, p) in s.pending_times.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                json::write_json(p, &mut out);
-            }
-            out.push_str("],\"mtimeMs\":");
-            json::write_number(s.mtime_ms, &mut out);
-        }
+        None => s.write_activity_members(&mut out),
     }
     out.push_str(",\"messageCount\":");
     out.push_str(&s.message_count.to_string());

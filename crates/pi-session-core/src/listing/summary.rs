@@ -53,6 +53,50 @@ pub struct SummaryInfo {
 pub struct NeedsJsDate;
 
 impl SummaryInfo {
+    /// The JSON members `"path":…,"id":…,"cwd":…,"name":…,"parentSessionPath":…,"created":…`
+    /// (absent fields left out), values as the file states them: the head of both texts a summary
+    /// becomes, the list cache's record and the binding's wire text.
+    pub fn write_head_members(&self, out: &mut String) {
+        out.push_str("\"path\":");
+        json::write_js_string(&JsStr::from_str(&self.path), out);
+        if let Some(id) = &self.id {
+            out.push_str(",\"id\":");
+            json::write_json(id, out);
+        }
+        out.push_str(",\"cwd\":");
+        json::write_js_string(&self.cwd, out);
+        if let Some(n) = &self.name {
+            out.push_str(",\"name\":");
+            json::write_js_string(n, out);
+        }
+        if let Some(p) = &self.parent_session_path {
+            out.push_str(",\"parentSessionPath\":");
+            json::write_json(p, out);
+        }
+        if let Some(t) = &self.created {
+            out.push_str(",\"created\":");
+            json::write_json(t, out);
+        }
+    }
+
+    /// The ingredients of the "modified" rule as JSON members, each after a comma:
+    /// `,"act":…,"actPending":[…],"mtimeMs":…` (`act` left out when there is none).
+    pub fn write_activity_members(&self, out: &mut String) {
+        if let Some(a) = self.activity {
+            out.push_str(",\"act\":");
+            json::write_number(a, out);
+        }
+        out.push_str(",\"actPending\":[");
+        for (i, p) in self.pending_times.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            json::write_json(p, out);
+        }
+        out.push_str("],\"mtimeMs\":");
+        json::write_number(self.mtime_ms, out);
+    }
+
     /// `SessionInfo.modified` (ms) where it needs no date that only JavaScript reads exactly:
     /// `None` when it does (then the binding leaves the rule to `lib/listing.js`, which has
     /// `Date`; the CLI uses [`SummaryInfo::modified_by`] with its own reading of dates).

@@ -52,39 +52,9 @@ impl Hit {
 /// parentSessionPath?, created?, act?, actPending, mtimeMs, messageCount}`, values as the file
 /// states them. [`parse_info`] reads it back.
 pub(crate) fn write_info(s: &SummaryInfo, out: &mut String) {
-    out.push_str("{\"path\":");
-    json::write_js_string(&JsStr::from_str(&s.path), out);
-    if let Some(id) = &s.id {
-        out.push_str(",\"id\":");
-        json::write_json(id, out);
-    }
-    out.push_str(",\"cwd\":");
-    json::write_js_string(&s.cwd, out);
-    if let Some(n) = &s.name {
-        out.push_str(",\"name\":");
-        json::write_js_string(n, out);
-    }
-    if let Some(p) = &s.parent_session_path {
-        out.push_str(",\"parentSessionPath\":");
-        json::write_json(p, out);
-    }
-    if let Some(t) = &s.created {
-        out.push_str(",\"created\":");
-        json::write_json(t, out);
-    }
-    if let Some(a) = s.activity {
-        out.push_str(",\"act\":");
-        json::write_number(a, out);
-    }
-    out.push_str(",\"actPending\":[");
-    for (i, p) in s.pending_times.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        json::write_json(p, out);
-    }
-    out.push_str("],\"mtimeMs\":");
-    json::write_number(s.mtime_ms, out);
+    out.push('{');
+    s.write_head_members(out);
+    s.write_activity_members(out);
     out.push_str(",\"messageCount\":");
     out.push_str(&s.message_count.to_string());
     out.push('}');
