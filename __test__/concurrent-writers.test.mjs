@@ -48,7 +48,7 @@ afterEach(() => {
 });
 
 function startChild(opts, env = {}) {
-  const child = spawn(process.execPath, [CHILD, JSON.stringify(opts)], {
+  const child = spawn(process.execPath, ["--expose-gc", CHILD, JSON.stringify(opts)], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, PI_SESSION_EXCLUSIVE: "", ...env },
   });
@@ -57,8 +57,12 @@ function startChild(opts, env = {}) {
   const state = { child, pid: child.pid, lines: [], stderr: "" };
   let buf = "";
   let onReady;
+  let onHeld;
   state.ready = new Promise((resolve) => {
     onReady = resolve;
+  });
+  state.held = new Promise((resolve) => {
+    onHeld = resolve;
   });
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (chunk) => {
@@ -68,6 +72,7 @@ function startChild(opts, env = {}) {
     for (const line of parts) {
       state.lines.push(line);
       if (line === "ready" || line.startsWith("error ")) onReady(line);
+      if (line === "held") onHeld(line);
     }
   });
   child.stderr.on("data", (chunk) => {
@@ -76,6 +81,7 @@ function startChild(opts, env = {}) {
   state.exit = new Promise((resolve) => {
     child.on("close", (code, signal) => {
       onReady("closed");
+      onHeld("closed");
       resolve({ code, signal });
     });
   });
@@ -214,6 +220,8 @@ test("a lease left by a dead process on this host is taken over", { timeout: 60_
   // A holder killed with SIGKILL cannot clean up: its lease stays, and is taken over.
   const victim = startChild({ file, count: 10, hold: true }, { PI_SESSION_EXCLUSIVE: "1" });
   assert.equal(await victim.ready, "ready");
+  // After its appends and a garbage collection: its manager is still alive, so is the lease.
+  assert.equal(await victim.held, "held", victim.stderr);
   assert.equal(leaseOf(file)?.pid, victim.pid);
   victim.child.kill("SIGKILL");
   await victim.exit;

@@ -4,7 +4,8 @@
 //     file        session file to open (SessionManager.open); or
 //     dir         directory to create a new session in (SessionManager.create)
 //     count       appends to make, then exit 0 (default: forever, until killed)
-//     hold        after `count` appends, wait to be killed instead of exiting
+//     hold        after `count` appends, wait to be killed instead of exiting (prints `held`
+//                 once waiting, after a garbage collection when run with --expose-gc)
 //     exclusive   call sm.setExclusive(true) after opening
 //     waitGo      after "ready", wait for a line on stdin before appending
 //     bigEvery    one append in bigEvery carries 16–128 KB of text (default: never)
@@ -98,4 +99,15 @@ for (let i = 0; i < count && !(opts.maxBytes && total >= opts.maxBytes); i++) {
   out(id);
 }
 out("done");
-if (opts.hold) setInterval(() => {}, 60_000);
+// The timer keeps `sm` reachable: once this module's body has run, a manager nothing refers to is
+// collected, and an exclusive one's lease goes with it (seen on Node 24 as a holder whose lease
+// vanished right after "ready").
+if (opts.hold) {
+  setInterval(() => sm.getSessionFile(), 60_000);
+  // Run with --expose-gc, a holder collects once its module body is done and says `held`, so a
+  // test sees the lease as it is after a collection, not by luck before one.
+  setImmediate(() => {
+    globalThis.gc?.();
+    setImmediate(() => out("held"));
+  });
+}
