@@ -8,14 +8,19 @@ use pi_session_core::materialize;
 use pi_session_core::Error as CoreError;
 
 use crate::error::js_error;
-use crate::strings::{external_js_text, latin1};
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::strings::{external_js_text, external_latin1_in, latin1};
 
 /// Record lines for `JSON.parse`: the text alone when nothing was cut, else the array
 /// `[text, item, depth, ...steps, string, item, depth, ...]`, where each cut string goes at the
 /// path of `depth` steps (names as strings, indexes as numbers) in item `item` of the parsed text.
 /// The values were made during this call (they live in its handle scope).
 pub struct JsLines {
-    text: String,
+    /// The text's code units (see [`json::json_text_units`]): a batch of lines is up to a
+    /// megabyte, handed over as an external string rather than decoded from UTF-8 into a copy.
+    text: JsText,
     cuts: Vec<sys::napi_value>,
 }
 
@@ -34,7 +39,7 @@ impl ToNapiValue for JsLines {
         // SAFETY: napi-rs converts a return value with the environment of the running call, on
         // its thread; the cut values were made during this same call and are alive in its handle
         // scope (see the type's doc), the array is made here. The same holds for each block below.
-        let text = unsafe { String::to_napi_value(env, val.text) }?;
+        let text = unsafe { external_js_text(env, val.text) }?;
         if val.cuts.is_empty() {
             return Ok(text);
         }
@@ -77,7 +82,7 @@ impl JsCuts {
         match self.failed {
             Some(e) => Err(js_error(env, CoreError::internal(e.reason))),
             None => Ok(JsLines {
-                text,
+                text: json::json_text_units(text),
                 cuts: self.values,
             }),
         }
@@ -95,6 +100,52 @@ impl JsCuts {
         escaped: &[u8],
         plain: bool,
     ) -> Result<()> {
+        // SAFETY: this function's contract.
+        unsafe { self.push_path(item, path) }?;
+        // Cut strings are long (see MIN_CUT_BYTES): as external strings V8 keeps pointing at
+        // their decoded buffer instead of copying it onto its heap, where a tool output of tens
+        // of kilobytes would also be copied again by every young-generation collection.
+        let text = if plain {
+            JsText::Latin1(escaped.to_vec())
+        } else {
+            json::decode_escaped_bytes(escaped)
+        };
+        // SAFETY: this function's contract.
+        self.values
+            .push(unsafe { external_js_text(self.env, text) }?);
+        Ok(())
+    }
+
+    /// [`JsCuts::push_cut`] for a string in a line read into a buffer of its own: image data
+    /// becomes an external string pointing into that buffer (no copy), anything else is decoded.
+    ///
+    /// # Safety
+    /// As for [`JsCuts::push_cut`].
+    unsafe fn push_shared_cut(
+        &mut self,
+        item: u32,
+        path: &[Step<'_>],
+        line: &Arc<Vec<u8>>,
+        range: Range<usize>,
+        plain: bool,
+    ) -> Result<()> {
+        if !plain {
+            // SAFETY: this function's contract.
+            return unsafe { self.push_cut(item, path, &line[range], plain) };
+        }
+        // SAFETY: this function's contract.
+        unsafe { self.push_path(item, path) }?;
+        // SAFETY: as above.
+        self.values
+            .push(unsafe { external_latin1_in(self.env, line, range) }?);
+        Ok(())
+    }
+
+    /// The item, depth and steps of one cut string's path.
+    ///
+    /// # Safety
+    /// As for [`JsCuts::push_cut`].
+    unsafe fn push_path(&mut self, item: u32, path: &[Step<'_>]) -> Result<()> {
         let env = self.env;
         // SAFETY: `env` is live and this is its thread, the function's contract (the same holds
         // for each block below).
@@ -111,16 +162,6 @@ impl JsCuts {
                 }
             });
         }
-        // Cut strings are long (see MIN_CUT_BYTES): as external strings V8 keeps pointing at
-        // their decoded buffer instead of copying it onto its heap, where a tool output of tens
-        // of kilobytes would also be copied again by every young-generation collection.
-        let text = if plain {
-            JsText::Latin1(escaped.to_vec())
-        } else {
-            json::decode_escaped_bytes(escaped)
-        };
-        // SAFETY: as above.
-        self.values.push(unsafe { external_js_text(env, text) }?);
         Ok(())
     }
 }
@@ -131,6 +172,22 @@ impl materialize::CutSink for JsCuts {
             // SAFETY: `env` is the environment of the call this sink was made in, still running
             // (the core calls the sink only inside `line_for_js`/`lines_for_js` of that call).
             if let Err(e) = unsafe { self.push_cut(item, path, escaped, plain) } {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    fn cut_shared(
+        &mut self,
+        item: u32,
+        path: &[Step<'_>],
+        line: &Arc<Vec<u8>>,
+        range: Range<usize>,
+        plain: bool,
+    ) {
+        if self.failed.is_none() {
+            // SAFETY: as in `cut`.
+            if let Err(e) = unsafe { self.push_shared_cut(item, path, line, range, plain) } {
                 self.failed = Some(e);
             }
         }

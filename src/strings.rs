@@ -5,6 +5,9 @@
 //! environment, used on its own thread, during the call), since their values go into arrays
 //! built with raw `napi_value`s (see `crate::cut` and `crate::listing`).
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use napi::bindgen_prelude::*;
 use pi_session_core::json::JsText;
 
@@ -80,6 +83,61 @@ pub unsafe fn external_js_text(env: sys::napi_env, t: JsText) -> Result<sys::nap
     }
     check_status!(status)?;
     Ok(v)
+}
+
+/// A JS string of the Latin-1 bytes `buffer[range]` that points into `buffer` (kept alive, shared,
+/// until V8 collects the string) instead of copying them: a string cut from a line read from
+/// the file, whose buffer is then the string's storage.
+///
+/// # Safety
+/// `env` is the environment of the running call, on its thread.
+pub unsafe fn external_latin1_in(
+    env: sys::napi_env,
+    buffer: &Arc<Vec<u8>>,
+    range: Range<usize>,
+) -> Result<sys::napi_value> {
+    let bytes = &buffer[range];
+    // SAFETY: `env` is live, this function's contract.
+    if bytes.len() < EXTERNAL_TEXT_MIN || !unsafe { has_external_strings(env) } {
+        // SAFETY: as above.
+        return unsafe { latin1(env, bytes) };
+    }
+    let hint = Box::into_raw(Box::new(Arc::clone(buffer)));
+    let mut v = std::ptr::null_mut();
+    let mut copied = false;
+    // SAFETY: `env` is live (this function's contract). `bytes` lies in the buffer `*hint` holds
+    // a reference to, which stays allocated until V8 passes `hint` to `drop_shared_buffer` (at
+    // once if it copied the text instead), so it outlives the string that points into it.
+    let status = unsafe {
+        sys::node_api_create_external_string_latin1(
+            env,
+            bytes.as_ptr().cast_mut().cast(),
+            bytes.len() as isize,
+            Some(drop_shared_buffer),
+            hint.cast(),
+            &mut v,
+            &mut copied,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        // SAFETY: no string was made, so no finalizer runs for `hint`: it is still ours alone.
+        drop(unsafe { Box::from_raw(hint) });
+    }
+    check_status!(status)?;
+    Ok(v)
+}
+
+/// The finalizer of [`external_latin1_in`]'s strings: lets go of the buffer they pointed into.
+///
+/// # Safety
+/// `hint` is the `Box<Arc<Vec<u8>>>` pointer given with the string; V8 finalizes a string once.
+unsafe extern "C" fn drop_shared_buffer(
+    _env: sys::node_api_basic_env,
+    _data: *mut std::ffi::c_void,
+    hint: *mut std::ffi::c_void,
+) {
+    // SAFETY: this function's contract: `hint` came from `Box::into_raw` and is passed once.
+    drop(unsafe { Box::from_raw(hint.cast::<Arc<Vec<u8>>>()) });
 }
 
 /// `node_api_create_external_string_*` exist from Node 20.4 on (and must not be called before:

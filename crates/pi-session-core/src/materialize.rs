@@ -6,6 +6,10 @@
 //! the same size until the next collection: opening a big session and building its context held
 //! every long string twice. Cut out, it is decoded once (off V8's parser) and copied once.
 
+use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
+
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Step};
 use crate::session::Session;
@@ -20,6 +24,21 @@ pub const MIN_CUT_BYTES: usize = 16 << 10;
 /// the string's code units as they are.
 pub trait CutSink {
     fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8], plain: bool);
+
+    /// The same for a line read from the file into a buffer of its own: the string is
+    /// `line[range]`, and a sink may keep `line` (shared) instead of copying the string out of
+    /// it. Image data read from a big session's file is then handed to JS without a copy: an
+    /// external string pointing into the buffer the file was read into.
+    fn cut_shared(
+        &mut self,
+        item: u32,
+        path: &[Step<'_>],
+        line: &Arc<Vec<u8>>,
+        range: Range<usize>,
+        plain: bool,
+    ) {
+        self.cut(item, path, &line[range], plain)
+    }
 }
 
 impl<F: FnMut(u32, &[Step<'_>], &[u8], bool)> CutSink for F {
@@ -49,7 +68,7 @@ impl Session {
                 out.push(b',');
             }
             let line = self.full_line(self.checked(p)?)?;
-            cut_bytes += push_line(&line, i as u32, &mut out, sink).1;
+            cut_bytes += push_any_line(line, i as u32, &mut out, sink).1;
         }
         out.push(b']');
         Ok(into_string(out))
@@ -59,7 +78,7 @@ impl Session {
     pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<String> {
         let line = self.full_line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
-        push_line(&line, 0, &mut out, sink);
+        push_any_line(line, 0, &mut out, sink);
         Ok(into_string(out))
     }
 
@@ -75,9 +94,32 @@ impl Session {
     }
 }
 
-/// Appends `line` to `out` with its long strings given to `sink`; returns how many were cut and
-/// their bytes.
-fn push_line(line: &[u8], item: u32, out: &mut Vec<u8>, sink: &mut impl CutSink) -> (usize, usize) {
+/// [`push_line`] for a line held in memory (borrowed) or read for this call (owned: its buffer
+/// is shared with the sink, which may keep it for the strings cut from it).
+fn push_any_line(
+    line: Cow<'_, [u8]>,
+    item: u32,
+    out: &mut Vec<u8>,
+    sink: &mut impl CutSink,
+) -> (usize, usize) {
+    match line {
+        Cow::Owned(bytes) if bytes.len() >= MIN_CUT_BYTES + 2 => {
+            let shared = Arc::new(bytes);
+            push_line(&shared, Some(&shared), item, out, sink)
+        }
+        line => push_line(&line, None, item, out, sink),
+    }
+}
+
+/// Appends `line` to `out` with its long strings given to `sink` (with `shared`, the same bytes
+/// in a buffer the sink may keep, when there is one); returns how many were cut and their bytes.
+fn push_line(
+    line: &[u8],
+    shared: Option<&Arc<Vec<u8>>>,
+    item: u32,
+    out: &mut Vec<u8>,
+    sink: &mut impl CutSink,
+) -> (usize, usize) {
     if line.len() < MIN_CUT_BYTES + 2 {
         out.extend_from_slice(line);
         return (0, 0);
@@ -98,7 +140,10 @@ fn push_line(line: &[u8], item: u32, out: &mut Vec<u8>, sink: &mut impl CutSink)
         prev = s.range.end + 1;
         cuts += 1;
         cut_bytes += escaped.len();
-        sink.cut(item, &s.path, escaped, plain);
+        match shared {
+            Some(buffer) => sink.cut_shared(item, &s.path, buffer, s.range.clone(), plain),
+            None => sink.cut(item, &s.path, escaped, plain),
+        }
     }
     out.extend_from_slice(&line[prev..]);
     (cuts, cut_bytes)
@@ -147,7 +192,7 @@ mod tests {
                 latin1,
             });
         };
-        let (n, _) = push_line(line, 3, &mut out, &mut sink);
+        let (n, _) = push_line(line, None, 3, &mut out, &mut sink);
         assert_eq!(n, cuts.len());
         (out, cuts)
     }
@@ -186,6 +231,43 @@ mod tests {
         );
         assert!(json::is_plain_ascii(big.as_bytes()));
         assert!(!json::is_plain_ascii(esc.as_bytes()));
+    }
+
+    #[test]
+    fn lines_read_for_the_call_share_their_buffer_with_the_sink() {
+        struct Shared(Vec<(Range<usize>, bool, usize)>, usize);
+        impl CutSink for Shared {
+            fn cut(&mut self, _: u32, _: &[Step<'_>], _: &[u8], _: bool) {
+                self.1 += 1;
+            }
+            fn cut_shared(
+                &mut self,
+                _: u32,
+                _: &[Step<'_>],
+                line: &Arc<Vec<u8>>,
+                range: Range<usize>,
+                plain: bool,
+            ) {
+                self.0.push((range, plain, Arc::strong_count(line)));
+            }
+        }
+        let big = "x".repeat(MIN_CUT_BYTES);
+        let line = format!(r#"{{"a":"{big}","b":"{big}\n"}}"#).into_bytes();
+        // Owned (read from the file for this call): shared, by range into the line itself.
+        let mut sink = Shared(Vec::new(), 0);
+        let mut out = Vec::new();
+        push_any_line(Cow::Owned(line.clone()), 0, &mut out, &mut sink);
+        assert_eq!(out, br#"{"a":0,"b":0}"#);
+        assert_eq!(sink.1, 0);
+        let [(a, true, 1), (b, false, 1)] = &sink.0[..] else {
+            panic!("two shared cuts, the first plain: {:?}", sink.0)
+        };
+        assert_eq!(&line[a.clone()], big.as_bytes());
+        assert_eq!(&line[b.clone()], format!("{big}\\n").as_bytes());
+        // Borrowed (held in memory): the string itself, as before.
+        let mut sink = Shared(Vec::new(), 0);
+        push_any_line(Cow::Borrowed(&line), 0, &mut Vec::new(), &mut sink);
+        assert_eq!((sink.0.len(), sink.1), (0, 2));
     }
 
     #[test]

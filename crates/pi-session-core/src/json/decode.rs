@@ -44,6 +44,85 @@ pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
     }
 }
 
+/// A JSON text in the form a JS string of it is cheapest to make and parse: no copy, no UTF-8
+/// decoding, one byte per unit where that is possible (V8's parser reads one-byte text faster,
+/// and the binding hands the buffer over as an external string). `JSON.parse` reads the same
+/// values from it as from `text`:
+/// - ASCII text is its own Latin-1 code units;
+/// - text with a little non-ASCII (at most one byte in [`ESCAPE_NON_ASCII_AT_MOST`]) has each
+///   non-ASCII character written as a `\u` escape (a surrogate pair above U+FFFF), so it stays
+///   ASCII. In a JSON text such characters stand only inside strings, where the escape is the
+///   same character; anywhere else both forms are a syntax error;
+/// - other text becomes UTF-16.
+pub fn json_text_units(text: String) -> JsText {
+    let bytes = text.into_bytes();
+    let high = count_non_ascii(&bytes);
+    if high == 0 {
+        return JsText::Latin1(bytes);
+    }
+    if high > bytes.len() / ESCAPE_NON_ASCII_AT_MOST {
+        // Valid UTF-8: it was a String.
+        return JsText::Utf16(
+            std::str::from_utf8(&bytes)
+                .map(|t| t.encode_utf16().collect())
+                .unwrap_or_default(),
+        );
+    }
+    // At most 2 more bytes per non-ASCII byte: 2 bytes become 6, 3 become 6, 4 become 12.
+    let mut out = Vec::with_capacity(bytes.len() + 2 * high);
+    let mut i = 0;
+    while i < bytes.len() {
+        let stop = find_high(&bytes, i);
+        out.extend_from_slice(&bytes[i..stop]);
+        if stop == bytes.len() {
+            break;
+        }
+        let (ch, len) = char_at(&bytes, stop);
+        let mut units = [0u16; 2];
+        for &unit in ch.encode_utf16(&mut units).iter() {
+            out.extend_from_slice(b"\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(b"0123456789abcdef"[usize::from((unit >> shift) & 0xf)]);
+            }
+        }
+        i = stop + len;
+    }
+    JsText::Latin1(out)
+}
+
+/// [`json_text_units`] escapes the non-ASCII characters of a text when at most one byte in this
+/// many is non-ASCII, and makes UTF-16 of it otherwise: beyond that the escaped text outgrows
+/// the UTF-16 one and the parser's escape decoding costs more than it saves.
+pub const ESCAPE_NON_ASCII_AT_MOST: usize = 8;
+
+/// How many bytes of `s` are not ASCII.
+fn count_non_ascii(s: &[u8]) -> usize {
+    let mut chunks = s.chunks_exact(8);
+    let mut n = 0;
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        n += (word & 0x8080_8080_8080_8080).count_ones() as usize;
+    }
+    n + chunks.remainder().iter().filter(|&&b| b >= 0x80).count()
+}
+
+/// Offset of the first non-ASCII byte at or after `i` (or `s.len()`).
+fn find_high(s: &[u8], i: usize) -> usize {
+    let mut j = i;
+    while j + 8 <= s.len() {
+        let word = u64::from_le_bytes(s[j..j + 8].try_into().unwrap_or([0; 8]));
+        let high = word & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return j + (high.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    s[j..]
+        .iter()
+        .position(|&b| b >= 0x80)
+        .map_or(s.len(), |k| j + k)
+}
+
 /// True when escaped string contents are their own code units: ASCII without a backslash (the
 /// usual image data), so they can be handed to JS as Latin-1 without decoding.
 pub fn is_plain_ascii(escaped: &[u8]) -> bool {
@@ -208,5 +287,56 @@ mod js_text_tests {
         // Lone surrogates stay single units.
         let t = decode_escaped("a\\ud800b\\udc00");
         assert_eq!(units(&t), vec![0x61, 0xd800, 0x62, 0xdc00]);
+    }
+
+    /// The JS string `JSON.parse` would read `json` as: the code units of its one string value.
+    fn parsed_units(t: &JsText) -> Vec<u16> {
+        let text = t.to_string_lossy();
+        let inner = text
+            .trim()
+            .strip_prefix("[\"")
+            .and_then(|r| r.strip_suffix("\"]"));
+        decode_escaped(inner.expect("a one-string array")).into_units()
+    }
+
+    impl JsText {
+        fn into_units(self) -> Vec<u16> {
+            units(&self)
+        }
+    }
+
+    #[test]
+    fn json_texts_keep_their_values_in_the_cheapest_form() {
+        // ASCII: the same bytes.
+        let t = json_text_units(r#"["plain \"q\""]"#.to_owned());
+        assert_eq!(t, JsText::Latin1(br#"["plain \"q\""]"#.to_vec()));
+        // A little non-ASCII: escaped, one unit per byte, same string value (BMP and beyond).
+        let value = format!("{}caf\u{e9} \u{4e2d} \u{1f600}", "a".repeat(64));
+        let t = json_text_units(format!("[\"{value}\"]"));
+        let JsText::Latin1(bytes) = &t else {
+            panic!("escaped text stays Latin-1: {t:?}")
+        };
+        assert!(bytes.is_ascii());
+        assert!(String::from_utf8_lossy(bytes).contains(r"caf\u00e9 \u4e2d \ud83d\ude00"));
+        assert_eq!(parsed_units(&t), value.encode_utf16().collect::<Vec<_>>());
+        // Mostly non-ASCII: UTF-16 of the text itself.
+        let value = "\u{4e2d}\u{6587}".repeat(20);
+        let t = json_text_units(format!("[\"{value}\"]"));
+        assert!(matches!(t, JsText::Utf16(_)));
+        assert_eq!(parsed_units(&t), value.encode_utf16().collect::<Vec<_>>());
+        // The boundary: one non-ASCII byte in ESCAPE_NON_ASCII_AT_MOST escapes.
+        let t = json_text_units(format!("[\"\u{e9}{}\"]", "a".repeat(12)));
+        assert!(matches!(t, JsText::Latin1(_)));
+    }
+
+    #[test]
+    fn non_ascii_is_counted_and_found_across_word_boundaries() {
+        for at in 0..20 {
+            let mut s = vec![b'a'; 20];
+            s[at] = 0xc3;
+            assert_eq!(count_non_ascii(&s), 1);
+            assert_eq!(find_high(&s, 0), at);
+            assert_eq!(find_high(&s, at + 1), 20);
+        }
     }
 }

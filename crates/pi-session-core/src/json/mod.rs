@@ -11,7 +11,10 @@ mod ser;
 mod string;
 mod trusted;
 
-pub use decode::{decode_escaped, decode_escaped_bytes, is_plain_ascii, JsText};
+pub use decode::{
+    decode_escaped, decode_escaped_bytes, is_plain_ascii, json_text_units, JsText,
+    ESCAPE_NON_ASCII_AT_MOST,
+};
 pub use object::Object;
 pub use parse::{
     is_canonical, normalize, parse, top_level_members, validate, visit_canonical_object,
