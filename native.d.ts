@@ -66,12 +66,13 @@ export declare class NativeSession {
    */
   line(pos: number): string | Array<string | number>
   /**
-   * `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
-   * when long strings were cut out (see [`JsLines`]). Stops after the line that reaches
-   * `max_bytes` (JS strings have a size limit), so the text may cover only a prefix of
-   * `positions`; the caller asks again for the rest.
+   * The lines of many records for `JSON.parse`, in batches of about `budget` bytes (about
+   * `max_total` bytes in all) prepared on several threads. Each batch is given as `line` gives
+   * one record (the text, or `[text, ...cuts]` when long strings were cut out, see
+   * [`JsLines`]), its text being the JSON array `[line, line, …]`; the batches together cover
+   * a prefix of `positions`.
    */
-  linesJson(positions: Uint32Array, maxBytes?: number | undefined | null): string | Array<string | number>
+  linesJsonBatches(positions: Uint32Array, budget: number, maxTotal: number): Array<string | Array<string | number>>
   entryPositions(): Uint32Array
   /** The positions `getEntriesSince(count)` returns; null past the end. */
   entryPositionsSince(count: number): Uint32Array | null

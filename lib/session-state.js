@@ -15,7 +15,7 @@
 //                       an agent's append-then-getBranch loop from re-reading the branch.
 // Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
 // count), nothing more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
-const { NONE, BATCH_BYTES, parseLines, valueOfKey, keyOf, pageTotal } = require("./wire.js");
+const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf, pageTotal } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { sessionError } = require("./errors.js");
 
@@ -271,20 +271,24 @@ class SessionState {
     if (missing !== null) {
       const want = new Uint32Array(missing.length);
       for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
-      // In batches of at most ~1 MB of JSON text (a JS string could not hold a huge session anyway).
+      // In batches of at most ~1 MB of JSON text (a JS string could not hold a huge session
+      // anyway), up to CALL_BYTES of them per call, prepared by the core on several threads.
       for (let done = 0; done < want.length; ) {
-        const parsed = parseLines(this.n.linesJson(want.subarray(done), BATCH_BYTES), false);
-        for (let j = 0; j < parsed.length; j++) {
-          const p = want[done + j];
-          // Two requests for one position in the same call must yield one object.
-          let o = objs[p];
-          if (o === undefined) {
-            o = objs[p] = parsed[j];
-            this.mark(o, p);
+        const batches = this.n.linesJsonBatches(want.subarray(done), BATCH_BYTES, CALL_BYTES);
+        for (let b = 0; b < batches.length; b++) {
+          const parsed = parseLines(batches[b], false);
+          for (let j = 0; j < parsed.length; j++) {
+            const p = want[done + j];
+            // Two requests for one position in the same call must yield one object.
+            let o = objs[p];
+            if (o === undefined) {
+              o = objs[p] = parsed[j];
+              this.mark(o, p);
+            }
+            out[missing[done + j]] = o;
           }
-          out[missing[done + j]] = o;
+          done += parsed.length;
         }
-        done += parsed.length;
       }
     }
     return out;

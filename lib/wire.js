@@ -155,6 +155,8 @@ function pageTotal(buf) {
  * of the objects themselves.
  */
 const BATCH_BYTES = 1024 * 1024;
+/** How much of a session one `linesJsonBatches` call prepares (its batches exist at once). */
+const CALL_BYTES = 16 * BATCH_BYTES;
 
 /**
  * The core's key for a JS id value, or null when no record can have it (objects, NaN, symbols).
@@ -184,7 +186,7 @@ function valueOfKey(key) {
 }
 
 /**
- * Parses what the core's `line` / `linesJson` return: a JSON text, or `[text, ...cuts]` when long
+ * Parses what the core's `line` returns (and each batch of `linesJsonBatches`): a JSON text, or `[text, ...cuts]` when long
  * strings were cut out of it (each replaced by 0 in the text): per cut, the item it belongs to,
  * the number of steps, the steps (names and indexes) and the string. The strings are put back
  * where they were, so the objects equal `JSON.parse` of the original lines, member order included
@@ -285,6 +287,7 @@ module.exports = {
   decodePage,
   pageTotal,
   BATCH_BYTES,
+  CALL_BYTES,
   keyOf,
   valueOfKey,
   parseLines,

@@ -3,7 +3,7 @@
 
 use napi::bindgen_prelude::*;
 use pi_session_core::json::{self, JsText, Step};
-use pi_session_core::materialize;
+use pi_session_core::materialize::{self, CutValue, OwnedStep, PreparedBatch};
 
 use pi_session_core::Error as CoreError;
 
@@ -170,7 +170,7 @@ impl materialize::CutSink for JsCuts {
     fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8], plain: bool) {
         if self.failed.is_none() {
             // SAFETY: `env` is the environment of the call this sink was made in, still running
-            // (the core calls the sink only inside `line_for_js`/`lines_for_js` of that call).
+            // (the core calls the sink only inside `line_for_js` of that call).
             if let Err(e) = unsafe { self.push_cut(item, path, escaped, plain) } {
                 self.failed = Some(e);
             }
@@ -192,4 +192,78 @@ impl materialize::CutSink for JsCuts {
             }
         }
     }
+}
+
+/// Several batches of lines, each as [`JsLines`] gives one (`string | [text, ...cuts]`), made
+/// from batches the core prepared on several threads (see `Session::prepare_batches`).
+pub struct JsBatches(pub Vec<PreparedBatch>);
+
+impl TypeName for JsBatches {
+    fn type_name() -> &'static str {
+        "Array<string | Array<string | number>>"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for JsBatches {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let mut arr = std::ptr::null_mut();
+        // SAFETY: napi-rs converts a return value with the environment of the running call, on
+        // its thread; every value below is made with it during this conversion (the same holds
+        // for each block below).
+        check_status!(unsafe { sys::napi_create_array_with_length(env, val.0.len(), &mut arr) })?;
+        for (i, batch) in val.0.into_iter().enumerate() {
+            // SAFETY: as above.
+            let v = unsafe { batch_value(env, batch) }?;
+            // SAFETY: as above.
+            check_status!(unsafe { sys::napi_set_element(env, arr, i as u32, v) })?;
+        }
+        Ok(arr)
+    }
+}
+
+/// One prepared batch as JS values: the text, or `[text, item, depth, ...steps, string, ...]`.
+///
+/// # Safety
+/// `env` is the environment of the running call, on its thread.
+unsafe fn batch_value(env: sys::napi_env, batch: PreparedBatch) -> Result<sys::napi_value> {
+    // SAFETY: this function's contract (the same holds for each block below).
+    let text = unsafe { external_js_text(env, batch.text) }?;
+    if batch.cuts.is_empty() {
+        return Ok(text);
+    }
+    let mut values = vec![text];
+    for cut in batch.cuts {
+        // SAFETY: as above.
+        values.push(unsafe { u32::to_napi_value(env, cut.item) }?);
+        // SAFETY: as above.
+        values.push(unsafe { u32::to_napi_value(env, cut.path.len() as u32) }?);
+        for step in &cut.path {
+            // SAFETY: as above.
+            values.push(unsafe {
+                match step {
+                    OwnedStep::Key(name) => latin1(env, name)?,
+                    OwnedStep::Index(i) => u32::to_napi_value(env, *i)?,
+                }
+            });
+        }
+        // SAFETY: as above.
+        values.push(unsafe {
+            match cut.value {
+                CutValue::Text(t) => external_js_text(env, t)?,
+                CutValue::Shared(buffer, range) => external_latin1_in(env, &buffer, range)?,
+            }
+        });
+    }
+    let mut arr = std::ptr::null_mut();
+    // SAFETY: as above.
+    check_status!(unsafe { sys::napi_create_array_with_length(env, values.len(), &mut arr) })?;
+    for (i, v) in values.into_iter().enumerate() {
+        // SAFETY: as above.
+        check_status!(unsafe { sys::napi_set_element(env, arr, i as u32, v) })?;
+    }
+    Ok(arr)
 }

@@ -6,7 +6,11 @@ use napi_derive::napi;
 use pi_session_core::{context, tree};
 
 use super::{core_key, js_key, pos_or_none, NativeSession};
-use crate::cut::{JsCuts, JsLines};
+use crate::cut::{JsBatches, JsCuts, JsLines};
+
+/// At most this many threads prepare batches of lines (see `lines_json_batches`): beyond it the
+/// page faults of the buffers being filled contend more than they gain.
+const MAX_PREPARE_THREADS: usize = 4;
 use crate::error::ForJs;
 use crate::wire;
 
@@ -81,24 +85,28 @@ impl NativeSession {
         cuts.finish(&env, text)
     }
 
-    /// `[line, line, …]` for many records, parsed by JS in one `JSON.parse`, or `[text, ...cuts]`
-    /// when long strings were cut out (see [`JsLines`]). Stops after the line that reaches
-    /// `max_bytes` (JS strings have a size limit), so the text may cover only a prefix of
-    /// `positions`; the caller asks again for the rest.
-    #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
-    pub fn lines_json(
+    /// The lines of many records for `JSON.parse`, in batches of about `budget` bytes (about
+    /// `max_total` bytes in all) prepared on several threads. Each batch is given as `line` gives
+    /// one record (the text, or `[text, ...cuts]` when long strings were cut out, see
+    /// [`JsLines`]), its text being the JSON array `[line, line, …]`; the batches together cover
+    /// a prefix of `positions`.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "Array<string | Array<string | number>>"
+    )]
+    pub fn lines_json_batches(
         &self,
         env: Env,
         positions: Uint32Array,
-        max_bytes: Option<u32>,
-    ) -> Result<JsLines> {
-        let budget = max_bytes.unwrap_or(u32::MAX) as usize;
-        let mut cuts = JsCuts::new(&env);
-        let text = self
-            .inner
-            .lines_for_js(&positions, budget, &mut cuts)
-            .for_js(&env)?;
-        cuts.finish(&env, text)
+        budget: u32,
+        max_total: u32,
+    ) -> Result<JsBatches> {
+        let threads =
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PREPARE_THREADS));
+        self.inner
+            .prepare_batches(&positions, budget as usize, max_total as usize, threads)
+            .map(JsBatches)
+            .for_js(&env)
     }
 
     #[napi(catch_unwind)]

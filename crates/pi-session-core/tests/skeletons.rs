@@ -74,7 +74,9 @@ fn a_skeleton_is_never_handed_out() {
     let b = s.append(MSG_B.as_bytes()).unwrap();
     assert_eq!(code(s.line_for_js(a, &mut NoCuts)), ErrorCode::Internal);
     assert_eq!(
-        code(s.lines_for_js(&[b, a], usize::MAX, &mut NoCuts)),
+        s.prepare_batches(&[b, a], usize::MAX, usize::MAX, 1)
+            .unwrap_err()
+            .code,
         ErrorCode::Internal
     );
     // Whole records still are.

@@ -181,6 +181,10 @@ impl Session {
     pub fn line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
         self.records.line(pos)
     }
+    /// The length of the record's line in bytes (wherever it is), `pos` in range.
+    pub(crate) fn line_len(&self, pos: u32) -> usize {
+        self.records.recs[pos as usize].len()
+    }
     pub fn full_line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
         self.records.full_line(pos)
     }

@@ -14,6 +14,10 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Step};
 use crate::session::Session;
 
+mod batches;
+
+pub use batches::{CutValue, OwnedStep, PreparedBatch, PreparedCut};
+
 /// String values at least this long (in bytes, as written) are cut out. Shorter ones cost more
 /// to hand over one by one than to parse.
 pub const MIN_CUT_BYTES: usize = 16 << 10;
@@ -48,33 +52,8 @@ impl<F: FnMut(u32, &[Step<'_>], &[u8], bool)> CutSink for F {
 }
 
 impl Session {
-    /// The JSON text `[line, line, …]` for `positions`, each long string replaced by `0` (and
-    /// given to `sink`), stopping after the line that brings the text and cut strings to `budget`
-    /// bytes (JS strings have a size limit), so it may cover only a prefix of `positions`.
-    pub fn lines_for_js(
-        &self,
-        positions: &[u32],
-        budget: usize,
-        sink: &mut impl CutSink,
-    ) -> Result<String> {
-        let mut out = Vec::with_capacity(2 + positions.len() * 64);
-        let mut cut_bytes = 0;
-        out.push(b'[');
-        for (i, &p) in positions.iter().enumerate() {
-            if i > 0 {
-                if out.len() + cut_bytes >= budget {
-                    break;
-                }
-                out.push(b',');
-            }
-            let line = self.full_line(self.checked(p)?)?;
-            cut_bytes += push_any_line(line, i as u32, &mut out, sink).1;
-        }
-        out.push(b']');
-        Ok(into_string(out))
-    }
-
-    /// One record's line as [`Session::lines_for_js`] gives it (no brackets; cuts are of item 0).
+    /// One record's line for `JSON.parse`, its long strings given to `sink` (cuts are of item 0;
+    /// [`Session::prepare_batches`] gives many lines at once).
     pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<String> {
         let line = self.full_line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
@@ -82,7 +61,7 @@ impl Session {
         Ok(into_string(out))
     }
 
-    fn checked(&self, pos: u32) -> Result<u32> {
+    pub(crate) fn checked(&self, pos: u32) -> Result<u32> {
         if (pos as usize) < self.record_count() {
             Ok(pos)
         } else {
@@ -96,7 +75,7 @@ impl Session {
 
 /// [`push_line`] for a line held in memory (borrowed) or read for this call (owned: its buffer
 /// is shared with the sink, which may keep it for the strings cut from it).
-fn push_any_line(
+pub(crate) fn push_any_line(
     line: Cow<'_, [u8]>,
     item: u32,
     out: &mut Vec<u8>,
@@ -149,7 +128,7 @@ fn push_line(
     (cuts, cut_bytes)
 }
 
-fn into_string(out: Vec<u8>) -> String {
+pub(crate) fn into_string(out: Vec<u8>) -> String {
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
