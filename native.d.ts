@@ -67,12 +67,15 @@ export declare class NativeSession {
   line(pos: number): string | Array<string | number>
   /**
    * The lines of many records for `JSON.parse`, in batches of about `budget` bytes (about
-   * `max_total` bytes in all) prepared on several threads. Each batch is given as `line` gives
-   * one record (the text, or `[text, ...cuts]` when long strings were cut out, see
-   * [`JsLines`]), its text being the JSON array `[line, line, …]`; the batches together cover
-   * a prefix of `positions`.
+   * `max_total` bytes in all): `each(batch)` is called with each batch in order as soon as it
+   * is ready, while other threads prepare the next ones, so that its `JSON.parse` overlaps
+   * their work. A batch is given as `line` gives one record (the text, or `[text, ...cuts]`
+   * when long strings were cut out, see [`JsLines`]), its text being the JSON array
+   * `[line, line, …]`. Returns how many positions the batches covered (a prefix of
+   * `positions`); an exception thrown by `each` ends the call with it. `each` must not call
+   * into this session (it runs while the session is being read).
    */
-  linesJsonBatches(positions: Uint32Array, budget: number, maxTotal: number): Array<string | Array<string | number>>
+  eachLinesJson(positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | Array<string | number>) => void): number
   entryPositions(): Uint32Array
   /** The positions `getEntriesSince(count)` returns; null past the end. */
   entryPositionsSince(count: number): Uint32Array | null

@@ -272,22 +272,26 @@ class SessionState {
       const want = new Uint32Array(missing.length);
       for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
       // In batches of at most ~1 MB of JSON text (a JS string could not hold a huge session
-      // anyway), up to CALL_BYTES of them per call, prepared by the core on several threads.
-      for (let done = 0; done < want.length; ) {
-        const batches = this.n.linesJsonBatches(want.subarray(done), BATCH_BYTES, CALL_BYTES);
-        for (let b = 0; b < batches.length; b++) {
-          const parsed = parseLines(batches[b], false);
-          for (let j = 0; j < parsed.length; j++) {
-            const p = want[done + j];
-            // Two requests for one position in the same call must yield one object.
-            let o = objs[p];
-            if (o === undefined) {
-              o = objs[p] = parsed[j];
-              this.mark(o, p);
-            }
-            out[missing[done + j]] = o;
+      // anyway), up to CALL_BYTES of them per call, prepared by the core on other threads while
+      // this one parses the batch before. The callback must not call into the native session.
+      let done = 0;
+      const take = (/** @type {string | Array<string | number>} */ batch) => {
+        const parsed = parseLines(batch, false);
+        for (let j = 0; j < parsed.length; j++) {
+          const p = want[done + j];
+          // Two requests for one position in the same call must yield one object.
+          let o = objs[p];
+          if (o === undefined) {
+            o = objs[p] = parsed[j];
+            this.mark(o, p);
           }
-          done += parsed.length;
+          out[missing[done + j]] = o;
+        }
+        done += parsed.length;
+      };
+      while (done < want.length) {
+        if (this.n.eachLinesJson(want.subarray(done), BATCH_BYTES, CALL_BYTES, take) === 0) {
+          throw sessionError("INTERNAL_ERROR", `no entry lines were read for record ${want[done]}`);
         }
       }
     }

@@ -194,42 +194,14 @@ impl materialize::CutSink for JsCuts {
     }
 }
 
-/// Several batches of lines, each as [`JsLines`] gives one (`string | [text, ...cuts]`), made
-/// from batches the core prepared on several threads (see `Session::prepare_batches`).
-pub struct JsBatches(pub Vec<PreparedBatch>);
-
-impl TypeName for JsBatches {
-    fn type_name() -> &'static str {
-        "Array<string | Array<string | number>>"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
-
-impl ToNapiValue for JsBatches {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let mut arr = std::ptr::null_mut();
-        // SAFETY: napi-rs converts a return value with the environment of the running call, on
-        // its thread; every value below is made with it during this conversion (the same holds
-        // for each block below).
-        check_status!(unsafe { sys::napi_create_array_with_length(env, val.0.len(), &mut arr) })?;
-        for (i, batch) in val.0.into_iter().enumerate() {
-            // SAFETY: as above.
-            let v = unsafe { batch_value(env, batch) }?;
-            // SAFETY: as above.
-            check_status!(unsafe { sys::napi_set_element(env, arr, i as u32, v) })?;
-        }
-        Ok(arr)
-    }
-}
-
 /// One prepared batch as JS values: the text, or `[text, item, depth, ...steps, string, ...]`.
 ///
 /// # Safety
 /// `env` is the environment of the running call, on its thread.
-unsafe fn batch_value(env: sys::napi_env, batch: PreparedBatch) -> Result<sys::napi_value> {
+pub(crate) unsafe fn batch_value(
+    env: sys::napi_env,
+    batch: PreparedBatch,
+) -> Result<sys::napi_value> {
     // SAFETY: this function's contract (the same holds for each block below).
     let text = unsafe { external_js_text(env, batch.text) }?;
     if batch.cuts.is_empty() {

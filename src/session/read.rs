@@ -6,13 +6,33 @@ use napi_derive::napi;
 use pi_session_core::{context, tree};
 
 use super::{core_key, js_key, pos_or_none, NativeSession};
-use crate::cut::{JsBatches, JsCuts, JsLines};
-
-/// At most this many threads prepare batches of lines (see `lines_json_batches`): beyond it the
-/// page faults of the buffers being filled contend more than they gain.
-const MAX_PREPARE_THREADS: usize = 4;
+use crate::cut::{batch_value, JsCuts, JsLines};
 use crate::error::ForJs;
 use crate::wire;
+
+/// At most this many threads prepare batches of lines (see `each_lines_json`): beyond it the
+/// page faults of the buffers being filled contend more than they gain.
+const MAX_PREPARE_THREADS: usize = 4;
+
+/// `each(batch)` with the JS values of one prepared batch.
+///
+/// # Safety
+/// `env` is the environment of the running call, on its thread, and `each` a value of it.
+unsafe fn call_each(
+    env: sys::napi_env,
+    each: sys::napi_value,
+    batch: pi_session_core::materialize::PreparedBatch,
+) -> Result<()> {
+    // SAFETY: this function's contract (the same holds for each block below).
+    let value = unsafe { batch_value(env, batch) }?;
+    let mut undefined = std::ptr::null_mut();
+    // SAFETY: as above.
+    check_status!(unsafe { sys::napi_get_undefined(env, &mut undefined) })?;
+    let mut result = std::ptr::null_mut();
+    // SAFETY: as above; one argument, `value`. A thrown exception stays pending, and the error
+    // made of the status (PendingException) leaves it to be thrown as it is.
+    check_status!(unsafe { sys::napi_call_function(env, undefined, each, 1, &value, &mut result) })
+}
 
 #[napi]
 impl NativeSession {
@@ -86,27 +106,54 @@ impl NativeSession {
     }
 
     /// The lines of many records for `JSON.parse`, in batches of about `budget` bytes (about
-    /// `max_total` bytes in all) prepared on several threads. Each batch is given as `line` gives
-    /// one record (the text, or `[text, ...cuts]` when long strings were cut out, see
-    /// [`JsLines`]), its text being the JSON array `[line, line, …]`; the batches together cover
-    /// a prefix of `positions`.
+    /// `max_total` bytes in all): `each(batch)` is called with each batch in order as soon as it
+    /// is ready, while other threads prepare the next ones, so that its `JSON.parse` overlaps
+    /// their work. A batch is given as `line` gives one record (the text, or `[text, ...cuts]`
+    /// when long strings were cut out, see [`JsLines`]), its text being the JSON array
+    /// `[line, line, …]`. Returns how many positions the batches covered (a prefix of
+    /// `positions`); an exception thrown by `each` ends the call with it. `each` must not call
+    /// into this session (it runs while the session is being read).
     #[napi(
         catch_unwind,
-        ts_return_type = "Array<string | Array<string | number>>"
+        ts_args_type = "positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | Array<string | number>) => void"
     )]
-    pub fn lines_json_batches(
+    pub fn each_lines_json(
         &self,
         env: Env,
         positions: Uint32Array,
         budget: u32,
         max_total: u32,
-    ) -> Result<JsBatches> {
+        each: Unknown<'_>,
+    ) -> Result<u32> {
         let threads =
             std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PREPARE_THREADS));
-        self.inner
-            .prepare_batches(&positions, budget as usize, max_total as usize, threads)
-            .map(JsBatches)
-            .for_js(&env)
+        let raw_env = env.raw();
+        let mut failed: Option<napi::Error> = None;
+        let covered = self
+            .inner
+            .for_each_batch(
+                &positions,
+                budget as usize,
+                max_total as usize,
+                threads,
+                |batch| {
+                    // SAFETY: this runs on the calling thread, during this call, with its
+                    // environment; `each` is a value of this call (the core calls `consume` on
+                    // the thread that called `for_each_batch`).
+                    match unsafe { call_each(raw_env, each.raw(), batch) } {
+                        Ok(()) => true,
+                        Err(e) => {
+                            failed = Some(e);
+                            false
+                        }
+                    }
+                },
+            )
+            .for_js(&env)?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(covered as u32),
+        }
     }
 
     #[napi(catch_unwind)]

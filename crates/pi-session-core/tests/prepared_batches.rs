@@ -217,3 +217,37 @@ fn a_file_changed_behind_the_session_stops_the_batches_at_the_changed_line() {
     assert_eq!(err.code, ErrorCode::FileChanged);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn batches_reach_the_consumer_in_order_and_it_can_stop_them() {
+    let dir = temp_dir("batches-each");
+    let (s, _) = session(&dir, 40);
+    let positions = s.entry_positions();
+    let all = s.prepare_batches(&positions, 100_000, usize::MAX, 1).unwrap();
+    for threads in [1, 2, 4] {
+        // In order, whichever thread prepared them.
+        let mut seen = Vec::new();
+        let covered = s
+            .for_each_batch(&positions, 100_000, usize::MAX, threads, |b| {
+                seen.push(b);
+                true
+            })
+            .unwrap();
+        assert_eq!(covered, positions.len());
+        assert_eq!(seen.len(), all.len());
+        for (a, b) in seen.iter().zip(&all) {
+            assert_eq!((a.count, &a.text), (b.count, &b.text), "threads {threads}");
+        }
+        // A consumer that stops after two batches gets no third, and the count says so.
+        let mut calls = 0;
+        let covered = s
+            .for_each_batch(&positions, 100_000, usize::MAX, threads, |_| {
+                calls += 1;
+                calls < 2
+            })
+            .unwrap();
+        assert_eq!(calls, 2);
+        assert_eq!(covered, all[0].count + all[1].count);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}

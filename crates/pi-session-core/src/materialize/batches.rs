@@ -9,10 +9,10 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::{into_string, push_any_line, CutSink};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::json::{self, JsText, Step};
 use crate::session::Session;
 
@@ -108,38 +108,88 @@ impl Session {
         max_total: usize,
         threads: usize,
     ) -> Result<Vec<PreparedBatch>> {
-        let spans = self.batch_spans(positions, budget, max_total)?;
-        let threads = threads.clamp(1, spans.len().max(1));
-        let prepare = |span: &Range<usize>| self.prepare_batch(&positions[span.clone()]);
-        let mut results: Vec<Option<Result<PreparedBatch>>> = if threads == 1 {
-            spans.iter().map(|s| Some(prepare(s))).collect()
-        } else {
-            let next = AtomicUsize::new(0);
-            let slots: Mutex<Vec<Option<Result<PreparedBatch>>>> =
-                Mutex::new((0..spans.len()).map(|_| None).collect());
-            let work = || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(span) = spans.get(k) else { break };
-                let r = prepare(span);
-                slots.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r);
-            };
-            std::thread::scope(|scope| {
-                for _ in 1..threads {
-                    scope.spawn(work);
-                }
-                work();
-            });
-            slots.into_inner().unwrap_or_else(|p| p.into_inner())
-        };
-        let mut out = Vec::with_capacity(results.len());
-        for slot in results.iter_mut() {
-            match slot.take() {
-                Some(Ok(batch)) => out.push(batch),
-                Some(Err(e)) if out.is_empty() => return Err(e),
-                _ => break,
-            }
-        }
+        let mut out = Vec::new();
+        self.for_each_batch(positions, budget, max_total, threads, |b| {
+            out.push(b);
+            true
+        })?;
         Ok(out)
+    }
+
+    /// [`Session::prepare_batches`] that hands each batch to `consume` on the calling thread, in
+    /// order, as soon as it is ready, while helper threads (`threads` in all, the calling one
+    /// included) prepare the next ones: the caller's work on a batch (for JS, making its values
+    /// and `JSON.parse`) overlaps the preparing of the others. Stops when `consume` returns
+    /// false. Returns how many positions the batches given to `consume` covered; an error only
+    /// when the first batch fails (see [`Session::prepare_batches`]).
+    pub fn for_each_batch(
+        &self,
+        positions: &[u32],
+        budget: usize,
+        max_total: usize,
+        threads: usize,
+        mut consume: impl FnMut(PreparedBatch) -> bool,
+    ) -> Result<usize> {
+        let spans = self.batch_spans(positions, budget, max_total)?;
+        let prepare = |k: usize| self.prepare_batch(&positions[spans[k].clone()]);
+        let next = AtomicUsize::new(0);
+        let claim = || {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            (k < spans.len()).then_some(k)
+        };
+        let helpers = threads.min(spans.len()).saturating_sub(1);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<PreparedBatch>)>();
+        std::thread::scope(|scope| {
+            for _ in 0..helpers {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    while let Some(k) = claim() {
+                        // The caller stopped: nobody wants the rest.
+                        if tx.send((k, prepare(k))).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut ready: Vec<Option<Result<PreparedBatch>>> =
+                (0..spans.len()).map(|_| None).collect();
+            let mut covered = 0;
+            for k in 0..spans.len() {
+                // Batch k, from a helper or prepared here while the helpers are busy.
+                let batch = loop {
+                    if let Some(r) = ready[k].take() {
+                        break r;
+                    }
+                    if let Some(j) = claim() {
+                        ready[j] = Some(prepare(j));
+                        continue;
+                    }
+                    match rx.recv() {
+                        Ok((j, r)) => ready[j] = Some(r),
+                        // Every helper ended without delivering it (one panicked).
+                        Err(_) => {
+                            return Err(Error::internal(format!(
+                                "batch {k} of entry lines was never prepared"
+                            )))
+                        }
+                    }
+                };
+                match batch {
+                    Ok(b) => {
+                        let count = b.count;
+                        if !consume(b) {
+                            return Ok(covered + count);
+                        }
+                        covered += count;
+                    }
+                    Err(e) if k == 0 => return Err(e),
+                    Err(_) => break,
+                }
+            }
+            // Dropping the receiver (here, or at an early return) stops the helpers.
+            Ok(covered)
+        })
     }
 
     /// Where `positions` is cut into batches (see [`Session::prepare_batches`]); each position is
