@@ -223,7 +223,9 @@ fn batches_reach_the_consumer_in_order_and_it_can_stop_them() {
     let dir = temp_dir("batches-each");
     let (s, _) = session(&dir, 40);
     let positions = s.entry_positions();
-    let all = s.prepare_batches(&positions, 100_000, usize::MAX, 1).unwrap();
+    let all = s
+        .prepare_batches(&positions, 100_000, usize::MAX, 1)
+        .unwrap();
     for threads in [1, 2, 4] {
         // In order, whichever thread prepared them.
         let mut seen = Vec::new();
