@@ -116,16 +116,56 @@ pub const CHUNK_BYTES: usize = 8 << 20;
 /// scan's peak memory is what a huge session's open adds to the process.
 pub const SCAN_CHUNK_BYTES: usize = 1 << 20;
 
+/// Files at least this big are scanned by several threads, each over its own part (split at
+/// line ends): reading and looking at a line is independent of every other line, and opening a
+/// big session is mostly that (134 MB: ~60 ms on one thread).
+pub const PARALLEL_SCAN_BYTES: u64 = 16 << 20;
+
+/// At most this many threads scan one file.
+const MAX_SCAN_THREADS: usize = 4;
+
 /// Scan `path` line by line (split on `\n`, as the loader does). `Ok(None)` when it is missing.
 /// Records also learn whether they are canonical ([`Meta::canonical`]), which lets
 /// `createBranchedSession` copy them without looking at them again.
 pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SCAN_THREADS));
+    scan_file_in_parts(path, PARALLEL_SCAN_BYTES, threads)
+}
+
+/// [`scan_file`] on up to `threads` threads when the file has at least `parallel_bytes`.
+fn scan_file_in_parts(path: &Path, parallel_bytes: u64, threads: usize) -> Result<Option<Scan>> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&e, "open", path)),
     };
-    let mut chunks = LineChunks::new(file, SCAN_CHUNK_BYTES);
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(&e, "fstat", path))?
+        .len();
+    let bounds = if len >= parallel_bytes && threads > 1 {
+        part_bounds(&file, len, threads).map_err(|e| Error::io(&e, "read", path))?
+    } else {
+        vec![0, len]
+    };
+    let scan_part = |k: usize| scan_range(&file, bounds[k], bounds[k + 1]);
+    let parts: Vec<std::io::Result<Part>> =
+        if bounds.len() == 2 {
+            vec![scan_part(0)]
+        } else {
+            std::thread::scope(|scope| {
+                let helpers: Vec<_> = (1..bounds.len() - 1)
+                    .map(|k| scope.spawn(move || scan_part(k)))
+                    .collect();
+                let mut parts = vec![scan_part(0)];
+                for h in helpers {
+                    parts.push(h.join().unwrap_or_else(|_| {
+                        Err(std::io::Error::other("a scanning thread panicked"))
+                    }));
+                }
+                parts
+            })
+        };
     let mut scan = Scan {
         recs: Vec::new(),
         header_id: String::new(),
@@ -133,31 +173,19 @@ pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
         ends_with_newline: true,
     };
     let mut seen_header = false;
-    while let Some((base, chunk)) = chunks
-        .next_chunk()
-        .map_err(|e| Error::io(&e, "read", path))?
-    {
-        for (at, body, has_nl) in chunk_lines(chunk) {
-            scan.ends_with_newline = has_nl;
-            let Some(meta) = record::read_meta_canonical(body) else {
-                continue;
-            };
-            if !seen_header && meta.kind == Kind::Header {
-                seen_header = true;
-                if let Ok(v) = json::parse(body) {
-                    if let Some(Value::String(id)) = v.get("id") {
-                        scan.header_id = id.to_string_lossy();
-                    }
-                    scan.header_version = match v.get("version") {
-                        None | Some(Value::Null) => 1.0,
-                        Some(Value::Number(x)) => *x,
-                        Some(_) => f64::NAN,
-                    };
-                }
-            }
-            let check = super::fingerprint(body);
-            let start = base as usize + at;
-            scan.recs.push((start, start + body.len(), meta, check));
+    for part in parts {
+        let part = part.map_err(|e| Error::io(&e, "read", path))?;
+        if let (false, Some((id, version))) = (seen_header, part.header) {
+            seen_header = true;
+            (scan.header_id, scan.header_version) = (id, version);
+        }
+        if let Some(nl) = part.ends_with_newline {
+            scan.ends_with_newline = nl;
+        }
+        if scan.recs.is_empty() {
+            scan.recs = part.recs;
+        } else {
+            scan.recs.extend(part.recs);
         }
     }
     let leading = record::leading_count(scan.recs.iter().map(|r| &r.2));
@@ -165,6 +193,129 @@ pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
         r.2.kind = Kind::Leading;
     }
     Ok(Some(scan))
+}
+
+/// What one part of a file holds: its records, its first header's id and version, and whether
+/// its last line ends with a newline (`None`: no line).
+struct Part {
+    recs: Vec<ScannedRec>,
+    header: Option<(String, f64)>,
+    ends_with_newline: Option<bool>,
+}
+
+/// `[0, b1, …, len]`: up to `parts` parts of about equal size, each starting right after a
+/// newline (so no line spans two); fewer when lines are long.
+fn part_bounds(file: &File, len: u64, parts: usize) -> std::io::Result<Vec<u64>> {
+    let mut bounds = vec![0];
+    let mut window = vec![0u8; 64 << 10];
+    for k in 1..parts {
+        let mut at = (len * k as u64 / parts as u64).max(*bounds.last().unwrap_or(&0));
+        // The first newline at or after `at`: the next part starts after it.
+        let next = loop {
+            if at >= len {
+                break None;
+            }
+            let n = window.len().min((len - at) as usize);
+            read_exact_at(file, &mut window[..n], at)?;
+            if let Some(i) = memchr::memchr(b'\n', &window[..n]) {
+                break Some(at + i as u64 + 1);
+            }
+            at += n as u64;
+        };
+        match next {
+            Some(b) if b < len && b > *bounds.last().unwrap_or(&0) => bounds.push(b),
+            _ => break,
+        }
+    }
+    bounds.push(len);
+    Ok(bounds)
+}
+
+/// Reads `file[pos..end]` through `read_at` (no shared file offset: parts are read at once).
+struct RangeReader<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = buf.len().min((self.end - self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = read_at(self.file, &mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// The lines of `file[start..end]` (`start` at a line's beginning; `end` after a newline or at
+/// the end of the file).
+fn scan_range(file: &File, start: u64, end: u64) -> std::io::Result<Part> {
+    let reader = RangeReader {
+        file,
+        pos: start,
+        end,
+    };
+    let mut chunks = LineChunks::new(reader, SCAN_CHUNK_BYTES);
+    let mut part = Part {
+        recs: Vec::new(),
+        header: None,
+        ends_with_newline: None,
+    };
+    while let Some((base, chunk)) = chunks.next_chunk()? {
+        for (at, body, has_nl) in chunk_lines(chunk) {
+            part.ends_with_newline = Some(has_nl);
+            let Some(meta) = record::read_meta_canonical(body) else {
+                continue;
+            };
+            if part.header.is_none() && meta.kind == Kind::Header {
+                part.header = Some(header_of(body));
+            }
+            let check = super::fingerprint(body);
+            let line_start = (start + base) as usize + at;
+            part.recs
+                .push((line_start, line_start + body.len(), meta, check));
+        }
+    }
+    Ok(part)
+}
+
+/// A header line's `id` and `version` (1 when absent; NaN when not a number).
+fn header_of(body: &[u8]) -> (String, f64) {
+    let mut out = (String::new(), 1.0);
+    if let Ok(v) = json::parse(body) {
+        if let Some(Value::String(id)) = v.get("id") {
+            out.0 = id.to_string_lossy();
+        }
+        out.1 = match v.get("version") {
+            None | Some(Value::Null) => 1.0,
+            Some(Value::Number(x)) => *x,
+            Some(_) => f64::NAN,
+        };
+    }
+    out
+}
+
+/// Read up to `buf.len()` bytes at `offset`; how many were read (0 at the end).
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    loop {
+        #[cfg(unix)]
+        let r = {
+            use std::os::unix::fs::FileExt;
+            file.read_at(buf, offset)
+        };
+        #[cfg(windows)]
+        let r = {
+            use std::os::windows::fs::FileExt;
+            file.seek_read(buf, offset)
+        };
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
 }
 
 /// Read exactly `buf.len()` bytes at `offset`.
@@ -186,5 +337,111 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Resul
             done += n;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files that differ in where their lines, header and end fall.
+    fn files() -> Vec<Vec<u8>> {
+        let header = br#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}"#;
+        let entry = |i: usize| {
+            format!(
+                r#"{{"type":"message","id":"e{i}","parentId":null,"timestamp":"t","message":{{"role":"user","content":"{}"}}}}"#,
+                "x".repeat(i * 7 % 300)
+            )
+        };
+        let mut out = Vec::new();
+        let body: Vec<String> = (0..200).map(entry).collect();
+        let lines = |pre: &[&[u8]], post: &str| {
+            let mut f = Vec::new();
+            for l in pre {
+                f.extend_from_slice(l);
+                f.push(b'\n');
+            }
+            f.extend_from_slice(header);
+            f.push(b'\n');
+            f.extend_from_slice(body.join("\n").as_bytes());
+            f.extend_from_slice(post.as_bytes());
+            f
+        };
+        out.push(lines(&[], "\n"));
+        // A torn tail, blank lines, CRLF, garbage and a second header.
+        out.push(lines(&[], "\n\n{\"type\":\"message\",\"id\":\"torn"));
+        out.push(lines(
+            &[b"not json", b"", br#"{"type":"message","id":"lead"}"#],
+            "\r\n\n",
+        ));
+        let mut second = lines(&[], "\n");
+        second.extend_from_slice(
+            br#"{"type":"session","version":2,"id":"s2","timestamp":"t","cwd":"/w"}"#,
+        );
+        out.push(second);
+        // The header far into the file (found by a later part), one long line.
+        let lead: Vec<Vec<u8>> = (0..150).map(|i| entry(i).into_bytes()).collect();
+        let lead: Vec<&[u8]> = lead.iter().map(|l| l.as_slice()).collect();
+        out.push(lines(&lead, ""));
+        let long = format!(
+            r#"{{"type":"message","id":"long","parentId":null,"timestamp":"t","message":{{"role":"user","content":"{}"}}}}"#,
+            "y".repeat(100_000)
+        );
+        out.push(format!("{}\n{long}\n", String::from_utf8_lossy(header)).into_bytes());
+        out.push(Vec::new());
+        out
+    }
+
+    fn summary(s: &Scan) -> (String, String, String, bool) {
+        (
+            format!("{:?}", s.recs),
+            s.header_id.clone(),
+            format!("{:?}", s.header_version),
+            s.ends_with_newline,
+        )
+    }
+
+    #[test]
+    fn a_file_scanned_in_parts_is_scanned_as_in_one() {
+        let dir = crate::testing::temp_dir("scan-parts");
+        for (i, bytes) in files().iter().enumerate() {
+            let path = dir.join(format!("f{i}.jsonl"));
+            std::fs::write(&path, bytes).unwrap();
+            let whole = scan_file_in_parts(&path, u64::MAX, 1).unwrap().unwrap();
+            for threads in [2, 3, 7, 64] {
+                let parts = scan_file_in_parts(&path, 0, threads).unwrap().unwrap();
+                assert_eq!(
+                    summary(&parts),
+                    summary(&whole),
+                    "file {i}, {threads} threads"
+                );
+            }
+        }
+        assert!(scan_file_in_parts(&dir.join("missing"), 0, 2)
+            .unwrap()
+            .is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parts_start_after_a_newline_and_never_split_a_line() {
+        let dir = crate::testing::temp_dir("scan-bounds");
+        let path = dir.join("f.jsonl");
+        let bytes = b"aaaa\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\ncc\nd";
+        std::fs::write(&path, bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        let len = bytes.len() as u64;
+        for parts in 1..12 {
+            let b = part_bounds(&file, len, parts).unwrap();
+            assert_eq!((b[0], *b.last().unwrap()), (0, len));
+            assert!(b.windows(2).all(|w| w[0] < w[1]), "{b:?}");
+            assert!(
+                b[1..b.len() - 1]
+                    .iter()
+                    .all(|&x| bytes[x as usize - 1] == b'\n'),
+                "{b:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
