@@ -128,8 +128,6 @@ impl LoadedFile {
 
 /// Read a session file like `loadEntriesFromFile`: `None` when missing; when the header is valid and
 /// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
-/// Read a session file like `loadEntriesFromFile`: `None` when missing; when the header is valid and
-/// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
 /// fresh line (nothing else is changed; see [`super::end_torn_tail`]).
 pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     let Some(text) = fsio::read_all(path)? else {
