@@ -146,3 +146,35 @@ test("long strings read from a big session's file stay whole after the entries a
   const again = SessionManager.open(file, dir).getEntries();
   assert.equal(JSON.stringify(again), JSON.stringify(expected));
 });
+
+for (const lazy of [false, true]) {
+  test(`entries of many batches, prepared on several threads, are the reference's (${lazy ? "lines read from the file" : "lines in memory"})`, (t) => {
+    if (lazy) tuneFor(t, { lazyFileBytes: 0 });
+    // ~6 MB: several batches of ~1 MB, prepared by helper threads while earlier ones are parsed.
+    const image = (i) => String.fromCharCode(65 + (i % 26)).repeat(LONG + (i % 97));
+    const lines = chain(
+      900,
+      (i) =>
+        i % 3 === 0
+          ? `"message":{"role":"user","content":[{"type":"image","data":"${image(i)}","mimeType":"image/png"},{"type":"text","text":${JSON.stringify(`caption ${i} ${words[i % words.length]}`)}}],"timestamp":1}`
+          : i % 3 === 1
+            ? userText(`${"tool output line\n".repeat(1100)}${words[i % words.length]} ${i}`)
+            : userText(`short ${i} ${words[i % words.length]}`),
+      (i) => (i % 50 === 7 ? "mystery_type" : "message"),
+    );
+    const { file, dir } = writeLines(t, `batches-${lazy}`, lines);
+    assert.ok(fs.statSync(file).size > 5 << 20, "several batches");
+    const ours = SessionManager.open(file, dir);
+    const theirs = ref.SessionManager.open(file, dir);
+    // The branch first (one request for every entry), then each entry by id: the same objects.
+    const a = ours.getBranch();
+    const b = theirs.getBranch();
+    assert.equal(a.length, b.length);
+    for (let i = 0; i < a.length; i++) {
+      assert.equal(JSON.stringify(a[i]), JSON.stringify(b[i]), `entry ${i}`);
+      assert.equal(ours.getEntry(a[i].id), a[i]);
+    }
+    assert.deepStrictEqual(ours.getEntries(), theirs.getEntries());
+    assert.equal(ours.getEntries()[450], a[450]);
+  });
+}

@@ -152,6 +152,9 @@ impl Session {
                 });
             }
             drop(tx);
+            // Owned here, so that leaving this closure (at the end, or early) drops it before the
+            // scope waits for the helpers: their next send fails and they stop.
+            let rx = rx;
             let mut ready: Vec<Option<Result<PreparedBatch>>> =
                 (0..spans.len()).map(|_| None).collect();
             let mut covered = 0;
@@ -187,7 +190,6 @@ impl Session {
                     Err(_) => break,
                 }
             }
-            // Dropping the receiver (here, or at an early return) stops the helpers.
             Ok(covered)
         })
     }
