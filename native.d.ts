@@ -61,8 +61,8 @@ export declare class NativeSession {
   labelPositions(): Uint32Array
   sessionNamePos(): number
   /**
-   * The JSON text of one record, or `[text, ...cuts]` when long strings were cut out of it
-   * (see [`JsLines`]).
+   * One record's line for `JSON.parse`, as a batch of one (see `batch_value` in
+   * src/cut.rs): the JSON text `[line]`, or `[text, ...cuts]` when long strings were cut out.
    */
   line(pos: number): string | Array<string | number>
   /**
@@ -70,8 +70,8 @@ export declare class NativeSession {
    * `max_total` bytes in all): `each(batch)` is called with each batch in order as soon as it
    * is ready, while other threads prepare the next ones, so that its `JSON.parse` overlaps
    * their work. A batch is given as `line` gives one record (the text, or `[text, ...cuts]`
-   * when long strings were cut out, see [`JsLines`]), its text being the JSON array
-   * `[line, line, …]`. Returns how many positions the batches covered (a prefix of
+   * when long strings were cut out; see `batch_value` in src/cut.rs), its text being the
+   * JSON array `[line, line, …]`. Returns how many positions the batches covered (a prefix of
    * `positions`); an exception thrown by `each` ends the call with it. `each` must not call
    * into this session (it runs while the session is being read).
    */

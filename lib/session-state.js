@@ -249,7 +249,7 @@ class SessionState {
   entry(pos) {
     let o = this.objs[pos];
     if (o === undefined) {
-      o = parseLines(this.n.line(pos), true)[0];
+      o = parseLines(this.n.line(pos))[0];
       this.objs[pos] = o;
       this.mark(o, pos);
     }
@@ -276,7 +276,7 @@ class SessionState {
       // this one parses the batch before. The callback must not call into the native session.
       let done = 0;
       const take = (/** @type {string | Array<string | number>} */ batch) => {
-        const parsed = parseLines(batch, false);
+        const parsed = parseLines(batch);
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
           // Two requests for one position in the same call must yield one object.
@@ -337,7 +337,7 @@ class SessionState {
   seedFreshHeader() {
     const pos = this.n.headerPos();
     if (pos < 0) return;
-    const h = parseLines(this.n.line(pos), true)[0];
+    const h = parseLines(this.n.line(pos))[0];
     if (!("parentSession" in h)) h.parentSession = undefined;
     this.objs[pos] = h;
     this.mark(h, pos);

@@ -186,19 +186,19 @@ function valueOfKey(key) {
 }
 
 /**
- * Parses what the core's `line` returns (and each batch of `linesJsonBatches`): a JSON text, or `[text, ...cuts]` when long
- * strings were cut out of it (each replaced by 0 in the text): per cut, the item it belongs to,
- * the number of steps, the steps (names and indexes) and the string. The strings are put back
- * where they were, so the objects equal `JSON.parse` of the original lines, member order included
- * (assigning to an existing own property keeps its place; the core cuts nothing where a name
- * repeats). Returns an array of items; `single` means the text is one line, not an array.
+ * Parses a batch of record lines as the core gives it (`line`, and each batch of `eachLinesJson`):
+ * the JSON text `[line, line, …]`, or `[text, ...cuts]` when long strings were cut out of it
+ * (each replaced by 0 in the text): per cut, the item it belongs to, the number of steps, the
+ * steps (names and indexes) and the string. The strings are put back where they were, so the
+ * objects equal `JSON.parse` of the original lines, member order included (assigning to an
+ * existing own property keeps its place; the core cuts nothing where a name repeats). Returns
+ * an array of items.
  * @param {string | Array<string | number>} r
- * @param {boolean} single
  * @returns {any[]}
  */
-function parseLines(r, single) {
-  if (typeof r === "string") return single ? [JSON.parse(r)] : JSON.parse(r);
-  const items = single ? [JSON.parse(/** @type {string} */ (r[0]))] : JSON.parse(/** @type {string} */ (r[0]));
+function parseLines(r) {
+  if (typeof r === "string") return JSON.parse(r);
+  const items = JSON.parse(/** @type {string} */ (r[0]));
   for (let i = 1; i < r.length; ) {
     let o = items[/** @type {number} */ (r[i++])];
     const depth = /** @type {number} */ (r[i++]);

@@ -6,8 +6,8 @@ use napi_derive::napi;
 use pi_session_core::{context, tree};
 
 use super::{core_key, js_key, pos_or_none, NativeSession};
-use crate::cut::{batch_value, JsCuts, JsLines};
-use crate::error::ForJs;
+use crate::cut::{batch_value, JsBatch};
+use crate::error::{js_error, ForJs};
 use crate::wire;
 
 /// At most this many threads prepare batches of lines (see `each_lines_json`): beyond it the
@@ -96,21 +96,29 @@ impl NativeSession {
         pos_or_none(self.inner.session_name_pos())
     }
 
-    /// The JSON text of one record, or `[text, ...cuts]` when long strings were cut out of it
-    /// (see [`JsLines`]).
+    /// One record's line for `JSON.parse`, as a batch of one (see `batch_value` in
+    /// src/cut.rs): the JSON text `[line]`, or `[text, ...cuts]` when long strings were cut out.
     #[napi(catch_unwind, ts_return_type = "string | Array<string | number>")]
-    pub fn line(&self, env: Env, pos: u32) -> Result<JsLines> {
-        let mut cuts = JsCuts::new(&env);
-        let text = self.inner.line_for_js(pos, &mut cuts).for_js(&env)?;
-        cuts.finish(&env, text)
+    pub fn line(&self, env: Env, pos: u32) -> Result<JsBatch> {
+        let mut batches = self
+            .inner
+            .prepare_batches(&[pos], usize::MAX, usize::MAX, 1)
+            .for_js(&env)?;
+        match batches.pop() {
+            Some(batch) => Ok(JsBatch(batch)),
+            None => Err(js_error(
+                &env,
+                pi_session_core::Error::internal(format!("record {pos} gave no line")),
+            )),
+        }
     }
 
     /// The lines of many records for `JSON.parse`, in batches of about `budget` bytes (about
     /// `max_total` bytes in all): `each(batch)` is called with each batch in order as soon as it
     /// is ready, while other threads prepare the next ones, so that its `JSON.parse` overlaps
     /// their work. A batch is given as `line` gives one record (the text, or `[text, ...cuts]`
-    /// when long strings were cut out, see [`JsLines`]), its text being the JSON array
-    /// `[line, line, …]`. Returns how many positions the batches covered (a prefix of
+    /// when long strings were cut out; see `batch_value` in src/cut.rs), its text being the
+    /// JSON array `[line, line, …]`. Returns how many positions the batches covered (a prefix of
     /// `positions`); an exception thrown by `each` ends the call with it. `each` must not call
     /// into this session (it runs while the session is being read).
     #[napi(
