@@ -133,8 +133,7 @@ impl NativeSession {
         max_total: u32,
         each: Unknown<'_>,
     ) -> Result<u32> {
-        let threads =
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PREPARE_THREADS));
+        let threads = pi_session_core::cores::available().map_or(1, |n| n.min(MAX_PREPARE_THREADS));
         let raw_env = env.raw();
         let mut failed: Option<napi::Error> = None;
         let covered = self

@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod context;
+pub mod cores;
 pub mod error;
 pub mod fault;
 pub mod file;

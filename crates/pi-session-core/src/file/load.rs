@@ -84,7 +84,7 @@ impl LoadedFile {
     /// scoped threads and joined in order: the same lines, sooner (a resume waits for it).
     pub fn parse(text: Vec<u8>) -> LoadedFile {
         let pieces = (text.len() / PARALLEL_PIECE_BYTES)
-            .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(crate::cores::available().unwrap_or(1))
             .min(MAX_PARSE_THREADS);
         let lines = lines_in_pieces(&text, pieces);
         LoadedFile { text, lines }

@@ -128,7 +128,7 @@ const MAX_SCAN_THREADS: usize = 4;
 /// Records also learn whether they are canonical ([`Meta::canonical`]), which lets
 /// `createBranchedSession` copy them without looking at them again.
 pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_SCAN_THREADS));
+    let threads = crate::cores::available().map_or(1, |n| n.min(MAX_SCAN_THREADS));
     scan_file_in_parts(path, PARALLEL_SCAN_BYTES, threads)
 }
 

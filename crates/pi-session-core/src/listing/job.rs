@@ -149,10 +149,7 @@ fn lock_cache(c: &Mutex<ListCache>) -> MutexGuard<'_, ListCache> {
 
 /// Workers for a listing: one per core, at most 8 (reading and parsing stop scaling there).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(8)
+    crate::cores::available().unwrap_or(2).min(8)
 }
 
 /// A running listing; dropping it cancels the workers (which finish their current file on their

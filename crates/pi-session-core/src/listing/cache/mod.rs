@@ -266,7 +266,7 @@ impl ListCache {
                 raw: Vec::with_capacity(BLOCK + (BLOCK >> 2)),
                 pending: Vec::new(),
                 wave: Vec::new(),
-                threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+                threads: crate::cores::available().map_or(1, |n| n.min(4)),
                 at: header.len() as u64,
                 index: String::with_capacity(entries.len() * 220),
             };
