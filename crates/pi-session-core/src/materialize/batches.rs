@@ -138,6 +138,26 @@ impl Session {
             (k < spans.len()).then_some(k)
         };
         let helpers = threads.min(spans.len()).saturating_sub(1);
+        let mut covered = 0;
+        // Hands batch k (or its error) over; false: stop. A failing batch after the first ends
+        // the run without an error (the caller asks for the rest and meets it then).
+        let mut deliver = |k: usize, batch: Result<PreparedBatch>| match batch {
+            Ok(b) => {
+                covered += b.count;
+                Ok(consume(b))
+            }
+            Err(e) if k == 0 => Err(e),
+            Err(_) => Ok(false),
+        };
+        if helpers == 0 {
+            // One batch (a single line) or one thread: no channel, no thread scope.
+            for k in 0..spans.len() {
+                if !deliver(k, prepare(k))? {
+                    break;
+                }
+            }
+            return Ok(covered);
+        }
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<PreparedBatch>)>();
         std::thread::scope(|scope| {
             for _ in 0..helpers {
@@ -157,7 +177,6 @@ impl Session {
             let rx = rx;
             let mut ready: Vec<Option<Result<PreparedBatch>>> =
                 (0..spans.len()).map(|_| None).collect();
-            let mut covered = 0;
             for k in 0..spans.len() {
                 // Batch k, from a helper or prepared here while the helpers are busy.
                 let batch = loop {
@@ -178,20 +197,13 @@ impl Session {
                         }
                     }
                 };
-                match batch {
-                    Ok(b) => {
-                        let count = b.count;
-                        if !consume(b) {
-                            return Ok(covered + count);
-                        }
-                        covered += count;
-                    }
-                    Err(e) if k == 0 => return Err(e),
-                    Err(_) => break,
+                if !deliver(k, batch)? {
+                    break;
                 }
             }
-            Ok(covered)
-        })
+            Ok(())
+        })?;
+        Ok(covered)
     }
 
     /// Where `positions` is cut into batches (see [`Session::prepare_batches`]); each position is
