@@ -5,7 +5,7 @@
 use napi::bindgen_prelude::*;
 use pi_session_core::materialize::{CutValue, OwnedStep, PreparedBatch};
 
-use crate::strings::{external_js_text, external_latin1_in, latin1};
+use crate::strings::{external_string, latin1, Storage};
 
 /// A batch of record lines for `JSON.parse` (see [`batch_value`]), as a return value.
 pub struct JsBatch(pub PreparedBatch);
@@ -41,7 +41,7 @@ pub(crate) unsafe fn batch_value(
     batch: PreparedBatch,
 ) -> Result<sys::napi_value> {
     // SAFETY: this function's contract (the same holds for each block below).
-    let text = unsafe { external_js_text(env, batch.text) }?;
+    let text = unsafe { external_string(env, batch.text) }?;
     if batch.cuts.is_empty() {
         return Ok(text);
     }
@@ -63,8 +63,10 @@ pub(crate) unsafe fn batch_value(
         // SAFETY: as above.
         values.push(unsafe {
             match cut.value {
-                CutValue::Text(t) => external_js_text(env, t)?,
-                CutValue::Shared(buffer, range) => external_latin1_in(env, &buffer, range)?,
+                CutValue::Text(t) => external_string(env, t)?,
+                CutValue::Shared(buffer, range) => {
+                    external_string(env, Storage::Shared(buffer, range))?
+                }
             }
         });
     }

@@ -10,7 +10,7 @@ use pi_session_core::json::JsText;
 use pi_session_core::listing;
 use pi_session_core::listing::job::{default_threads, SummaryJob};
 
-use crate::strings::external_js_text;
+use crate::strings::external_string;
 use crate::task::OffThread;
 use crate::wire;
 
@@ -128,7 +128,7 @@ impl SummaryRun {
 
 /// Summaries on their way to JS, made off the JS thread: the fields' JSON text, and the texts
 /// decoded into JS code units, so each string is a copy, or for long texts no copy at all (see
-/// [`external_js_text`]).
+/// [`external_string`]).
 pub struct SummaryBatch(Vec<Option<(String, JsText, JsText)>>);
 
 impl TypeName for SummaryBatch {
@@ -151,7 +151,7 @@ impl ToNapiValue for SummaryBatch {
             sys::napi_create_array_with_length(env, val.0.len() * 3, &mut arr)
         })?;
         // SAFETY: as above.
-        let text = |t: JsText| unsafe { external_js_text(env, t) };
+        let text = |t: JsText| unsafe { external_string(env, t) };
         let mut null = std::ptr::null_mut();
         // SAFETY: as above.
         check_status!(unsafe { sys::napi_get_null(env, &mut null) })?;

@@ -28,49 +28,84 @@ pub unsafe fn latin1(env: sys::napi_env, bytes: &[u8]) -> Result<sys::napi_value
     Ok(v)
 }
 
-/// A JS string of `t`'s code units that, when long, keeps pointing at `t`'s buffer instead of
-/// copying it onto the V8 heap (an external string; the finalizer frees the buffer when the string
-/// is collected). A warm listing hands over ~40 MB of session text: copied, that was most of the
-/// JS thread's work (allocation, page faults, then the young-generation GC copying it again).
+/// Where an external string's characters live, kept until V8 collects the string.
+pub enum Storage {
+    /// Code units of its own (decoded, or copied out of a line).
+    Text(JsText),
+    /// Latin-1 bytes inside a shared buffer: a string cut from a line read from the file, whose
+    /// buffer is then the string's storage (no copy).
+    Shared(Arc<Vec<u8>>, Range<usize>),
+}
+
+impl From<JsText> for Storage {
+    fn from(t: JsText) -> Storage {
+        Storage::Text(t)
+    }
+}
+
+/// A string's code units, borrowed from its [`Storage`].
+enum Units<'a> {
+    Latin1(&'a [u8]),
+    Utf16(&'a [u16]),
+}
+
+impl Storage {
+    fn units(&self) -> Units<'_> {
+        match self {
+            Storage::Text(JsText::Latin1(b)) => Units::Latin1(b),
+            Storage::Text(JsText::Utf16(u)) => Units::Utf16(u),
+            Storage::Shared(buffer, range) => Units::Latin1(&buffer[range.clone()]),
+        }
+    }
+}
+
+/// A JS string of `storage`'s code units that, when long, keeps pointing at them instead of
+/// copying them onto the V8 heap (an external string; the finalizer lets go of the storage when
+/// the string is collected). A warm listing hands over ~40 MB of session text: copied, that was
+/// most of the JS thread's work (allocation, page faults, then the young-generation GC copying it
+/// again). Short texts, and every text on a Node without external strings, are copied.
 ///
 /// # Safety
 /// `env` is the environment of the running call, on its thread.
-pub unsafe fn external_js_text(env: sys::napi_env, t: JsText) -> Result<sys::napi_value> {
-    let units = match &t {
-        JsText::Latin1(b) => b.len(),
-        JsText::Utf16(u) => u.len(),
+pub unsafe fn external_string(
+    env: sys::napi_env,
+    storage: impl Into<Storage>,
+) -> Result<sys::napi_value> {
+    let storage = storage.into();
+    let len = match storage.units() {
+        Units::Latin1(b) => b.len(),
+        Units::Utf16(u) => u.len(),
     };
     // SAFETY: `env` is live, this function's contract.
-    let external = units >= EXTERNAL_TEXT_MIN && unsafe { has_external_strings(env) };
-    if !external {
+    if len < EXTERNAL_TEXT_MIN || !unsafe { has_external_strings(env) } {
         // SAFETY: as above.
-        return unsafe { js_text(env, &t) };
+        return unsafe { copied_string(env, storage.units()) };
     }
-    let hint = Box::into_raw(Box::new(t));
+    let hint = Box::into_raw(Box::new(storage));
     // SAFETY: `hint` comes from `Box::into_raw` just above and is freed only by the finalizer
-    // or below, after the last use of `text`.
-    let text = unsafe { &*hint };
+    // or below, after the last use of `units`.
+    let units = unsafe { &*hint }.units();
     let mut v = std::ptr::null_mut();
     let mut copied = false;
-    // SAFETY: `env` is live (this function's contract). The buffer belongs to `*hint`, which
-    // stays allocated until V8 passes `hint` to `drop_external_text` (at once if it copied the
-    // text instead), so it outlives the string that points into it.
+    // SAFETY: `env` is live (this function's contract). The units belong to `*hint`, which stays
+    // allocated until V8 passes `hint` to `drop_storage` (at once if it copied the text instead),
+    // so they outlive the string that points at them.
     let status = unsafe {
-        match text {
-            JsText::Latin1(b) => sys::node_api_create_external_string_latin1(
+        match units {
+            Units::Latin1(b) => sys::node_api_create_external_string_latin1(
                 env,
                 b.as_ptr().cast_mut().cast(),
                 b.len() as isize,
-                Some(drop_external_text),
+                Some(drop_storage),
                 hint.cast(),
                 &mut v,
                 &mut copied,
             ),
-            JsText::Utf16(u) => sys::node_api_create_external_string_utf16(
+            Units::Utf16(u) => sys::node_api_create_external_string_utf16(
                 env,
                 u.as_ptr(),
                 u.len() as isize,
-                Some(drop_external_text),
+                Some(drop_storage),
                 hint.cast(),
                 &mut v,
                 &mut copied,
@@ -85,59 +120,17 @@ pub unsafe fn external_js_text(env: sys::napi_env, t: JsText) -> Result<sys::nap
     Ok(v)
 }
 
-/// A JS string of the Latin-1 bytes `buffer[range]` that points into `buffer` (kept alive, shared,
-/// until V8 collects the string) instead of copying them: a string cut from a line read from
-/// the file, whose buffer is then the string's storage.
+/// The finalizer of [`external_string`]'s strings: lets go of the storage they pointed at.
 ///
 /// # Safety
-/// `env` is the environment of the running call, on its thread.
-pub unsafe fn external_latin1_in(
-    env: sys::napi_env,
-    buffer: &Arc<Vec<u8>>,
-    range: Range<usize>,
-) -> Result<sys::napi_value> {
-    let bytes = &buffer[range];
-    // SAFETY: `env` is live, this function's contract.
-    if bytes.len() < EXTERNAL_TEXT_MIN || !unsafe { has_external_strings(env) } {
-        // SAFETY: as above.
-        return unsafe { latin1(env, bytes) };
-    }
-    let hint = Box::into_raw(Box::new(Arc::clone(buffer)));
-    let mut v = std::ptr::null_mut();
-    let mut copied = false;
-    // SAFETY: `env` is live (this function's contract). `bytes` lies in the buffer `*hint` holds
-    // a reference to, which stays allocated until V8 passes `hint` to `drop_shared_buffer` (at
-    // once if it copied the text instead), so it outlives the string that points into it.
-    let status = unsafe {
-        sys::node_api_create_external_string_latin1(
-            env,
-            bytes.as_ptr().cast_mut().cast(),
-            bytes.len() as isize,
-            Some(drop_shared_buffer),
-            hint.cast(),
-            &mut v,
-            &mut copied,
-        )
-    };
-    if status != sys::Status::napi_ok {
-        // SAFETY: no string was made, so no finalizer runs for `hint`: it is still ours alone.
-        drop(unsafe { Box::from_raw(hint) });
-    }
-    check_status!(status)?;
-    Ok(v)
-}
-
-/// The finalizer of [`external_latin1_in`]'s strings: lets go of the buffer they pointed into.
-///
-/// # Safety
-/// `hint` is the `Box<Arc<Vec<u8>>>` pointer given with the string; V8 finalizes a string once.
-unsafe extern "C" fn drop_shared_buffer(
+/// `hint` is the `Box<Storage>` pointer given with the string; V8 finalizes a string once.
+unsafe extern "C" fn drop_storage(
     _env: sys::node_api_basic_env,
     _data: *mut std::ffi::c_void,
     hint: *mut std::ffi::c_void,
 ) {
     // SAFETY: this function's contract: `hint` came from `Box::into_raw` and is passed once.
-    drop(unsafe { Box::from_raw(hint.cast::<Arc<Vec<u8>>>()) });
+    drop(unsafe { Box::from_raw(hint.cast::<Storage>()) });
 }
 
 /// `node_api_create_external_string_*` exist from Node 20.4 on (and must not be called before:
@@ -157,28 +150,15 @@ unsafe fn has_external_strings(env: sys::napi_env) -> bool {
     })
 }
 
-/// The finalizer of an external string: frees the text it pointed at.
-///
-/// # Safety
-/// `hint` is the `Box<JsText>` pointer given with the string; V8 finalizes a string once.
-unsafe extern "C" fn drop_external_text(
-    _env: sys::node_api_basic_env,
-    _data: *mut std::ffi::c_void,
-    hint: *mut std::ffi::c_void,
-) {
-    // SAFETY: this function's contract: `hint` came from `Box::into_raw` and is passed once.
-    drop(unsafe { Box::from_raw(hint.cast::<JsText>()) });
-}
-
-/// A JS string of `text`'s code units (a plain copy on the JS side, unlike UTF-8).
+/// A JS string of `units` (a plain copy on the JS side, unlike UTF-8).
 ///
 /// # Safety
 /// `env` is the environment of the running call, on its thread.
-unsafe fn js_text(env: sys::napi_env, t: &JsText) -> Result<sys::napi_value> {
-    match t {
+unsafe fn copied_string(env: sys::napi_env, units: Units<'_>) -> Result<sys::napi_value> {
+    match units {
         // SAFETY: `env` is live, this function's contract.
-        JsText::Latin1(b) => unsafe { latin1(env, b) },
-        JsText::Utf16(u) => {
+        Units::Latin1(b) => unsafe { latin1(env, b) },
+        Units::Utf16(u) => {
             let mut v = std::ptr::null_mut();
             // SAFETY: `env` is live (this function's contract); pointer and length describe
             // `u`, which V8 copies before the call returns.
