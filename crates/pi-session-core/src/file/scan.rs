@@ -172,13 +172,10 @@ fn scan_file_in_parts(path: &Path, parallel_bytes: u64, threads: usize) -> Resul
         header_version: 1.0,
         ends_with_newline: true,
     };
-    let mut seen_header = false;
+    let mut header = None;
     for part in parts {
         let part = part.map_err(|e| Error::io(&e, "read", path))?;
-        if let (false, Some((id, version))) = (seen_header, part.header) {
-            seen_header = true;
-            (scan.header_id, scan.header_version) = (id, version);
-        }
+        header = header.or(part.header);
         if let Some(nl) = part.ends_with_newline {
             scan.ends_with_newline = nl;
         }
@@ -187,6 +184,9 @@ fn scan_file_in_parts(path: &Path, parallel_bytes: u64, threads: usize) -> Resul
         } else {
             scan.recs.extend(part.recs);
         }
+    }
+    if let Some((id, version)) = header {
+        (scan.header_id, scan.header_version) = (id, version);
     }
     let leading = record::leading_count(scan.recs.iter().map(|r| &r.2));
     for r in &mut scan.recs[..leading] {
@@ -320,24 +320,14 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
 
 /// Read exactly `buf.len()` bytes at `offset`.
 pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(buf, offset)
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            let n = file.seek_read(&mut buf[done..], offset + done as u64)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            done += n;
+    let mut done = 0;
+    while done < buf.len() {
+        match read_at(file, &mut buf[done..], offset + done as u64)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => done += n,
         }
-        Ok(())
     }
+    Ok(())
 }
 
 #[cfg(test)]
