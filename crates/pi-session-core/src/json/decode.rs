@@ -54,20 +54,28 @@ pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
 ///   ASCII. In a JSON text such characters stand only inside strings, where the escape is the
 ///   same character; anywhere else both forms are a syntax error;
 /// - other text becomes UTF-16.
-pub fn json_text_units(text: String) -> JsText {
-    let bytes = text.into_bytes();
-    let high = count_non_ascii(&bytes);
+///
+/// `text` should be UTF-8 (the lines as written); bytes that are not read as U+FFFD, as
+/// `String::from_utf8_lossy` reads them. ASCII text is valid as it is: only text with non-ASCII
+/// bytes is checked.
+pub fn json_text_units(text: impl Into<Vec<u8>>) -> JsText {
+    let bytes = text.into();
+    let mut high = count_non_ascii(&bytes);
     if high == 0 {
         return JsText::Latin1(bytes);
     }
-    if high > bytes.len() / ESCAPE_NON_ASCII_AT_MOST {
-        // Valid UTF-8: it was a String.
-        return JsText::Utf16(
-            std::str::from_utf8(&bytes)
-                .map(|t| t.encode_utf16().collect())
-                .unwrap_or_default(),
-        );
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let t = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            high = count_non_ascii(t.as_bytes());
+            t
+        }
+    };
+    if high > text.len() / ESCAPE_NON_ASCII_AT_MOST {
+        return JsText::Utf16(text.encode_utf16().collect());
     }
+    let bytes = text.into_bytes();
     // At most 2 more bytes per non-ASCII byte: 2 bytes become 6, 3 become 6, 4 become 12.
     let mut out = Vec::with_capacity(bytes.len() + 2 * high);
     let mut i = 0;

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{into_string, push_any_line, CutSink};
+use super::{push_any_line, CutSink};
 use crate::error::{Error, Result};
 use crate::json::{self, JsText, Step};
 use crate::session::Session;
@@ -247,7 +247,7 @@ impl Session {
         out.push(b']');
         Ok(PreparedBatch {
             count: positions.len(),
-            text: json::json_text_units(into_string(out)),
+            text: json::json_text_units(out),
             cuts: cuts.0,
         })
     }
