@@ -62,20 +62,21 @@ export declare class NativeSession {
   sessionNamePos(): number
   /**
    * One record's line for `JSON.parse`, as a batch of one (see `batch_value` in
-   * src/cut.rs): the JSON text `[line]`, or `[text, ...cuts]` when long strings were cut out.
+   * src/cut.rs): the JSON text `[line]`, or `[text, plan, names, wide, ...values]` when strings
+   * were cut out.
    */
-  line(pos: number): string | Array<string | number>
+  line(pos: number): string | [string, Uint32Array, string[], string, ...string[]]
   /**
    * The lines of many records for `JSON.parse`, in batches of about `budget` bytes (about
    * `max_total` bytes in all): `each(batch)` is called with each batch in order as soon as it
    * is ready, while other threads prepare the next ones, so that its `JSON.parse` overlaps
-   * their work. A batch is given as `line` gives one record (the text, or `[text, ...cuts]`
-   * when long strings were cut out; see `batch_value` in src/cut.rs), its text being the
+   * their work. A batch is given as `line` gives one record (the text, or the array of
+   * `batch_value` when strings were cut out; see `batch_value` in src/cut.rs), its text being the
    * JSON array `[line, line, …]`. Returns how many positions the batches covered (a prefix of
    * `positions`); an exception thrown by `each` ends the call with it. `each` must not call
    * into this session (it runs while the session is being read).
    */
-  eachLinesJson(positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | Array<string | number>) => void): number
+  eachLinesJson(positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | [string, Uint32Array, string[], string, ...string[]]) => void): number
   entryPositions(): Uint32Array
   /** The positions `getEntriesSince(count)` returns; null past the end. */
   entryPositionsSince(count: number): Uint32Array | null

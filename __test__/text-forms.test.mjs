@@ -1,9 +1,11 @@
 // Entries reach JS as one JSON text per batch of lines, handed over without being decoded from
-// UTF-8 (crates/pi-session-core/src/json/decode.rs `json_text_units`): ASCII text as it is, text
-// with a little non-ASCII with those characters written as \u escapes, other text as UTF-16; and
-// long plain strings of lines read from a big session's file point into the buffer the line was
-// read into. Whatever the form, the entries must be the reference's: values, member order,
-// unknown entry types, invalid UTF-8, and one object per entry.
+// UTF-8 (crates/pi-session-core/src/json/decode.rs `json_text_units`): ASCII and Latin-1 text one
+// byte per character, with the few characters above U+00FF written as \u escapes, other text as
+// UTF-16; strings with characters above U+00FF cut out of the text and given back as slices of
+// one string per batch (crates/pi-session-core/src/materialize); and long plain strings of lines
+// read from a big session's file point into the buffer the line was read into. Whatever the
+// form, the entries must be the reference's: values, member order, unknown entry types, invalid
+// UTF-8, and one object per entry.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -147,7 +149,57 @@ test("long strings read from a big session's file stay whole after the entries a
   assert.equal(JSON.stringify(again), JSON.stringify(expected));
 });
 
+const WIDE = 64; // the core's MIN_WIDE_CUT_BYTES
+
+/** A string of exactly `bytes` bytes of UTF-8 ending in `tail` (which should be wide text). */
+function sized(bytes, tail) {
+  return "x".repeat(bytes - Buffer.byteLength(tail)) + tail;
+}
+
 for (const lazy of [false, true]) {
+  test(`strings with characters above U+00FF, cut out and put back as slices, read as the reference's (${lazy ? "lines read from the file" : "lines in memory"})`, (t) => {
+    if (lazy) tuneFor(t, { lazyFileBytes: 0 });
+    const prose = (i) => `Step ${i} — moved the cursor → line ${i}; 日本語 naïve café 😀 ${"prose ".repeat(i % 40)}done`;
+    const lines = chain(
+      4000,
+      (i) => {
+        switch (i % 6) {
+          case 0:
+            return userText(prose(i));
+          case 1:
+            // An assistant turn: text, thinking and a tool call whose arguments hold wide text.
+            return `"message":{"role":"assistant","content":[{"type":"thinking","thinking":${JSON.stringify(`Thinking about ${i} → ${"更多 ".repeat(i % 30)}`)}},{"type":"toolCall","id":"c${i}","name":"edit","arguments":{"path":"/w/ü.txt","newText":${JSON.stringify(prose(i))},"list":[${JSON.stringify(prose(i + 1))},1,null]}}],"provider":"p","model":"m","usage":{"input":1,"output":2},"timestamp":1}`;
+          case 2:
+            // At the cut's threshold: one byte short of it, and exactly it (as written).
+            return userText(i % 12 === 2 ? sized(WIDE - 1, "→日") : sized(WIDE, "→日"));
+          case 3:
+            // Names that are not ASCII, or repeat, keep their object's strings in the text.
+            return `"data":{"naïve key":${JSON.stringify(prose(i))},"dup":{"x":${JSON.stringify(prose(i))},"x":${JSON.stringify(prose(i + 2))}},"ok":${JSON.stringify(prose(i))}}`;
+          case 4:
+            // Escapes among wide characters: a lone surrogate, a pair, a line separator, \u spellings.
+            return `"message":{"role":"user","content":[{"type":"text","text":"lone \\ud800 then 日本 and \\ud83d\\ude00 \\u2028 \\u65e5 ${"wide → ".repeat(12)}\\n end"}],"timestamp":1}`;
+          default:
+            return `"customType":"ext","data":{"notes":[${JSON.stringify(prose(i))},${JSON.stringify("短")}],"deep":{"a":{"b":{"c":[[${JSON.stringify(prose(i))}]]}}}}`;
+        }
+      },
+      (i) => (i % 6 === 3 ? "unknown_kind" : i % 6 === 5 ? "custom" : "message"),
+    );
+    const { file, dir } = writeLines(t, `wide-${lazy}`, lines);
+    assert.ok(fs.statSync(file).size > 1 << 20, "more than one batch");
+    const entries = sameAsReference(file, dir);
+    assert.equal(Buffer.byteLength(entries[2].message.content[0].text), WIDE - 1);
+    assert.equal(Buffer.byteLength(entries[8].message.content[0].text), WIDE);
+    assert.equal(entries[3].data.dup.x, prose(5), "the last of a repeated name");
+    assert.equal(entries[4].message.content[0].text.slice(0, 21), "lone \ud800 then 日本 and \ud83d\ude00");
+    // Strings kept from entries whose manager is gone stay whole.
+    let sm = SessionManager.open(file, dir);
+    const kept = sm.getEntries().filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text);
+    const expected = kept.slice().map((x) => x.split("").join(""));
+    sm = null;
+    for (let i = 0; i < 3; i++) gc();
+    assert.deepStrictEqual(kept, expected);
+  });
+
   test(`entries of many batches, prepared on several threads, are the reference's (${lazy ? "lines read from the file" : "lines in memory"})`, (t) => {
     if (lazy) tuneFor(t, { lazyFileBytes: 0 });
     // ~6 MB: several batches of ~1 MB, prepared by helper threads while earlier ones are parsed.

@@ -275,7 +275,7 @@ class SessionState {
       // anyway), up to CALL_BYTES of them per call, prepared by the core on other threads while
       // this one parses the batch before. The callback must not call into the native session.
       let done = 0;
-      const take = (/** @type {string | Array<string | number>} */ batch) => {
+      const take = (/** @type {string | [string, Uint32Array, string[], string, ...string[]]} */ batch) => {
         const parsed = parseLines(batch);
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];

@@ -187,23 +187,38 @@ function valueOfKey(key) {
 
 /**
  * Parses a batch of record lines as the core gives it (`line`, and each batch of `eachLinesJson`):
- * the JSON text `[line, line, …]`, or `[text, ...cuts]` when long strings were cut out of it
- * (each replaced by 0 in the text): per cut, the item it belongs to, the number of steps, the
- * steps (names and indexes) and the string. The strings are put back where they were, so the
- * objects equal `JSON.parse` of the original lines, member order included (assigning to an
- * existing own property keeps its place; the core cuts nothing where a name repeats). Returns
- * an array of items.
- * @param {string | Array<string | number>} r
+ * the JSON text `[line, line, …]`, or `[text, plan, names, wide, ...values]` when strings were
+ * cut out of it (each replaced by 0 in the text; `batch_value` in src/cut.rs). Per cut, `plan`
+ * holds the item it belongs to, the number of steps, each step as two numbers (0 and an index
+ * into `names`, or 1 and an array index), then 0 for the next of `values` or 1, start and end of
+ * a slice of `wide`. The strings are put back where they were, so the objects equal `JSON.parse`
+ * of the original lines, member order included (assigning to an existing own property keeps its
+ * place; the core cuts nothing where a name repeats). Returns an array of items.
+ * @param {string | [string, Uint32Array, string[], string, ...string[]]} r
  * @returns {any[]}
  */
 function parseLines(r) {
   if (typeof r === "string") return JSON.parse(r);
-  const items = JSON.parse(/** @type {string} */ (r[0]));
-  for (let i = 1; i < r.length; ) {
-    let o = items[/** @type {number} */ (r[i++])];
-    const depth = /** @type {number} */ (r[i++]);
-    for (let d = 1; d < depth; d++) o = o[r[i++]];
-    o[r[i++]] = r[i++];
+  const items = JSON.parse(r[0]);
+  const plan = r[1];
+  const names = r[2];
+  const wide = r[3];
+  let next = 4;
+  for (let i = 0; i < plan.length; ) {
+    let o = items[plan[i++]];
+    const depth = plan[i++];
+    for (let d = 1; d < depth; d++) {
+      const at = plan[i + 1];
+      o = o[plan[i] === 0 ? names[at] : at];
+      i += 2;
+    }
+    const key = plan[i] === 0 ? names[plan[i + 1]] : plan[i + 1];
+    i += 2;
+    if (plan[i++] === 0) o[key] = r[next++];
+    else {
+      o[key] = wide.slice(plan[i], plan[i + 1]);
+      i += 2;
+    }
   }
   return items;
 }

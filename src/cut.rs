@@ -3,7 +3,8 @@
 //! each cut string as a value of its own with the path where it goes back in.
 
 use napi::bindgen_prelude::*;
-use pi_session_core::materialize::{CutValue, OwnedStep, PreparedBatch};
+use pi_session_core::json::JsText;
+use pi_session_core::materialize::{CutValue, PreparedBatch};
 
 use crate::strings::{external_string, latin1, Storage};
 
@@ -12,7 +13,7 @@ pub struct JsBatch(pub PreparedBatch);
 
 impl TypeName for JsBatch {
     fn type_name() -> &'static str {
-        "string | Array<string | number>"
+        "string | [string, Uint32Array, string[], string, ...string[]]"
     }
 
     fn value_type() -> ValueType {
@@ -29,10 +30,12 @@ impl ToNapiValue for JsBatch {
 }
 
 /// One prepared batch as JS values: the text (the JSON array `[line, line, …]`) alone when nothing
-/// was cut, else the array `[text, item, depth, ...steps, string, item, depth, ...]`, where each
-/// cut string goes at the path of `depth` steps (names as strings, indexes as numbers) in item
-/// `item` of the parsed text. Image data is an external string over the buffer it was read into,
-/// other cut strings and the text external strings of their decoded code units.
+/// was cut, else the array `[text, plan, names, wide, ...values]`, the batch's fields of the same
+/// names (see `PreparedBatch` in the core): `plan` a Uint32Array, `names` an array of strings,
+/// `wide` one string of the short cut strings, which JS slices (one value instead of thousands),
+/// then the other cut strings. Image data is an external string over the buffer it was read
+/// into; other cut strings, the text and `wide` are external strings of their decoded code
+/// units.
 ///
 /// # Safety
 /// `env` is the environment of the running call, on its thread.
@@ -42,36 +45,41 @@ pub(crate) unsafe fn batch_value(
 ) -> Result<sys::napi_value> {
     // SAFETY: this function's contract (the same holds for each block below).
     let text = unsafe { external_string(env, batch.text) }?;
-    if batch.cuts.is_empty() {
+    if batch.plan.is_empty() {
         return Ok(text);
     }
-    let mut values = vec![text];
-    for cut in batch.cuts {
+    let mut names = Vec::with_capacity(batch.names.len());
+    for name in &batch.names {
         // SAFETY: as above.
-        values.push(unsafe { u32::to_napi_value(env, cut.item) }?);
-        // SAFETY: as above.
-        values.push(unsafe { u32::to_napi_value(env, cut.path.len() as u32) }?);
-        for step in &cut.path {
-            // SAFETY: as above.
-            values.push(unsafe {
-                match step {
-                    OwnedStep::Key(name) => latin1(env, name)?,
-                    OwnedStep::Index(i) => u32::to_napi_value(env, *i)?,
-                }
-            });
-        }
-        // SAFETY: as above.
-        values.push(unsafe {
-            match cut.value {
-                CutValue::Text(t) => external_string(env, t)?,
-                CutValue::Shared(buffer, range) => {
-                    external_string(env, Storage::Shared(buffer, range))?
-                }
-            }
-        });
+        names.push(unsafe { latin1(env, name) }?);
     }
-    let mut arr = std::ptr::null_mut();
+    let mut all = Vec::with_capacity(4 + batch.values.len());
+    all.push(text);
     // SAFETY: as above.
+    all.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(batch.plan)) }?);
+    // SAFETY: as above.
+    all.push(unsafe { array_of(env, names) }?);
+    // SAFETY: as above.
+    all.push(unsafe { external_string(env, JsText::Utf16(batch.wide)) }?);
+    for value in batch.values {
+        let storage = match value {
+            CutValue::Text(t) => Storage::Text(t),
+            CutValue::Shared(buffer, range) => Storage::Shared(buffer, range),
+        };
+        // SAFETY: as above.
+        all.push(unsafe { external_string(env, storage) }?);
+    }
+    // SAFETY: as above.
+    unsafe { array_of(env, all) }
+}
+
+/// A JS array of `values`, in order.
+///
+/// # Safety
+/// `env` is the environment of the running call, on its thread, and `values` values of it.
+unsafe fn array_of(env: sys::napi_env, values: Vec<sys::napi_value>) -> Result<sys::napi_value> {
+    let mut arr = std::ptr::null_mut();
+    // SAFETY: this function's contract.
     check_status!(unsafe { sys::napi_create_array_with_length(env, values.len(), &mut arr) })?;
     for (i, v) in values.into_iter().enumerate() {
         // SAFETY: as above.

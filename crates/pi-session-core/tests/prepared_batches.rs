@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use pi_session_core::json::{self, JsText, Step};
-use pi_session_core::materialize::{CutValue, OwnedStep, PreparedBatch};
+use pi_session_core::materialize::{CutRef, CutValue, OwnedStep, PreparedBatch};
 use pi_session_core::{Config, ErrorCode, Session, Tuning};
 
 mod common;
@@ -17,7 +17,8 @@ use common::temp_dir;
 const LONG: usize = 16 << 10;
 
 /// A session file of `n` long lines — images (plain long strings), escaped tool output (long
-/// strings to decode), a little non-ASCII text — opened so that its lines are read from the file
+/// strings to decode), prose with characters above U+00FF (short strings cut for them), a little
+/// non-ASCII text — opened so that its lines are read from the file
 /// when asked for; with its file.
 fn session(dir: &Path, n: usize) -> (Session, PathBuf) {
     let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
@@ -31,8 +32,12 @@ fn session(dir: &Path, n: usize) -> (Session, PathBuf) {
         let output = format!("line\\n{}\\u00e9 caf\u{e9} \u{1f600}", "o".repeat(LONG));
         let role = if i == 0 { "user" } else { "assistant" };
         let cjk = '\u{4e2d}';
+        let prose = format!(
+            "step {i} \u{2014} caf\u{e9} \u{2192} \u{65e5}\u{672c}\\n{}",
+            "p".repeat(80)
+        );
         let line = format!(
-            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2024-01-01T00:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"image","data":"{image}"}},{{"type":"text","text":"{output}"}},{{"type":"text","text":"short {cjk} {i}"}}]}}}}"#
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2024-01-01T00:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"image","data":"{image}"}},{{"type":"text","text":"{output}"}},{{"type":"text","text":"short {cjk} {i}"}},{{"type":"text","text":"{prose}"}}]}}}}"#
         );
         s.append(line.as_bytes()).unwrap();
         parent = format!("\"{id}\"");
@@ -69,8 +74,8 @@ fn units(t: &JsText) -> Vec<u16> {
 }
 
 fn prepared_cuts(b: &PreparedBatch) -> Vec<Cut> {
-    b.cuts
-        .iter()
+    b.cuts()
+        .into_iter()
         .map(|c| {
             let path = c
                 .path
@@ -80,11 +85,12 @@ fn prepared_cuts(b: &PreparedBatch) -> Vec<Cut> {
                     OwnedStep::Index(i) => i.to_string(),
                 })
                 .collect();
-            let value = match &c.value {
-                CutValue::Text(t) => units(t),
-                CutValue::Shared(buf, range) => {
+            let value = match c.value {
+                CutRef::Value(CutValue::Text(t)) => units(t),
+                CutRef::Value(CutValue::Shared(buf, range)) => {
                     buf[range.clone()].iter().map(|&c| u16::from(c)).collect()
                 }
+                CutRef::Wide(units) => units.to_vec(),
             };
             (c.item, path, value)
         })
@@ -135,19 +141,16 @@ fn batches_prepared_on_several_threads_are_the_lines_batch_by_batch() {
             let (text, cuts) = one_by_one(&s, span);
             assert_eq!(b.text, text, "threads {threads}, batch at {at}");
             assert_eq!(prepared_cuts(b), cuts, "threads {threads}, batch at {at}");
-            // Two long strings per line: the image shared, the tool output decoded.
-            assert_eq!(b.cuts.len(), 2 * b.count);
-            assert!(b
-                .cuts
-                .iter()
-                .step_by(2)
-                .all(|c| matches!(c.value, CutValue::Shared(..))));
-            assert!(b
-                .cuts
-                .iter()
-                .skip(1)
-                .step_by(2)
-                .all(|c| matches!(c.value, CutValue::Text(_))));
+            // Three cuts per line: the image shared, the tool output decoded, the prose in the
+            // batch's wide units (the short string with one CJK character stays in the text).
+            let cuts = b.cuts();
+            assert_eq!(cuts.len(), 3 * b.count);
+            for line in cuts.chunks(3) {
+                assert!(matches!(line[0].value, CutRef::Value(CutValue::Shared(..))));
+                assert!(matches!(line[1].value, CutRef::Value(CutValue::Text(_))));
+                assert!(matches!(line[2].value, CutRef::Wide(_)));
+            }
+            assert_eq!(b.values.len(), 2 * b.count);
             at += b.count;
         }
         assert_eq!(at, positions.len(), "all of it");

@@ -49,10 +49,11 @@ pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
 /// and the binding hands the buffer over as an external string). `JSON.parse` reads the same
 /// values from it as from `text`:
 /// - ASCII text is its own Latin-1 code units;
-/// - text with a little non-ASCII (at most one byte in [`ESCAPE_NON_ASCII_AT_MOST`]) has each
-///   non-ASCII character written as a `\u` escape (a surrogate pair above U+FFFF), so it stays
-///   ASCII. In a JSON text such characters stand only inside strings, where the escape is the
-///   same character; anywhere else both forms are a syntax error;
+/// - text with few characters above U+00FF (at most one in [`ESCAPE_WIDE_AT_MOST`] bytes) is
+///   Latin-1: characters up to U+00FF are their own byte, the others are written as `\u`
+///   escapes (a surrogate pair above U+FFFF). In a JSON text such characters stand only inside
+///   strings, where the escape is the same character; anywhere else both forms are a syntax
+///   error;
 /// - other text becomes UTF-16.
 ///
 /// `text` should be UTF-8 (the lines as written); bytes that are not read as U+FFFD, as
@@ -60,37 +61,38 @@ pub fn decode_escaped_bytes(escaped: &[u8]) -> JsText {
 /// bytes is checked.
 pub fn json_text_units(text: impl Into<Vec<u8>>) -> JsText {
     let bytes = text.into();
-    let mut high = count_non_ascii(&bytes);
-    if high == 0 {
+    if count_non_ascii(&bytes) == 0 {
         return JsText::Latin1(bytes);
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
-        Err(e) => {
-            let t = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            high = count_non_ascii(t.as_bytes());
-            t
-        }
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    if high > text.len() / ESCAPE_NON_ASCII_AT_MOST {
+    let bytes = text.as_bytes();
+    let wide = count_wide(bytes);
+    if wide > bytes.len() / ESCAPE_WIDE_AT_MOST {
         return JsText::Utf16(text.encode_utf16().collect());
     }
-    let bytes = text.into_bytes();
-    // At most 2 more bytes per non-ASCII byte: 2 bytes become 6, 3 become 6, 4 become 12.
-    let mut out = Vec::with_capacity(bytes.len() + 2 * high);
+    // A wide character of 2 to 4 bytes becomes 6 or 12: at most 8 more bytes each.
+    let mut out = Vec::with_capacity(bytes.len() + 8 * wide);
     let mut i = 0;
     while i < bytes.len() {
-        let stop = find_high(&bytes, i);
+        let stop = find_high(bytes, i);
         out.extend_from_slice(&bytes[i..stop]);
         if stop == bytes.len() {
             break;
         }
-        let (ch, len) = char_at(&bytes, stop);
-        let mut units = [0u16; 2];
-        for &unit in ch.encode_utf16(&mut units).iter() {
-            out.extend_from_slice(b"\\u");
-            for shift in [12, 8, 4, 0] {
-                out.push(b"0123456789abcdef"[usize::from((unit >> shift) & 0xf)]);
+        let (ch, len) = char_at(bytes, stop);
+        match u8::try_from(u32::from(ch)) {
+            Ok(latin1) => out.push(latin1),
+            Err(_) => {
+                let mut units = [0u16; 2];
+                for &unit in ch.encode_utf16(&mut units).iter() {
+                    out.extend_from_slice(b"\\u");
+                    for shift in [12, 8, 4, 0] {
+                        out.push(b"0123456789abcdef"[usize::from((unit >> shift) & 0xf)]);
+                    }
+                }
             }
         }
         i = stop + len;
@@ -98,10 +100,29 @@ pub fn json_text_units(text: impl Into<Vec<u8>>) -> JsText {
     JsText::Latin1(out)
 }
 
-/// [`json_text_units`] escapes the non-ASCII characters of a text when at most one byte in this
-/// many is non-ASCII, and makes UTF-16 of it otherwise: beyond that the escaped text outgrows
-/// the UTF-16 one and the parser's escape decoding costs more than it saves.
-pub const ESCAPE_NON_ASCII_AT_MOST: usize = 8;
+/// [`json_text_units`] keeps a text Latin-1 (escaping its characters above U+00FF) when at most
+/// one character in this many bytes is above U+00FF, and makes UTF-16 of it otherwise: for
+/// text in a script of 3-byte characters that is one byte in 8, beyond which the escaped text
+/// outgrows the UTF-16 one and the parser's escape decoding costs more than it saves.
+pub const ESCAPE_WIDE_AT_MOST: usize = 24;
+
+/// True when UTF-8 `s` holds a character above U+00FF written as itself (not escaped): a string
+/// value with one is two bytes per unit in JS.
+pub fn has_wide_chars(s: &[u8]) -> bool {
+    // Such a character, and only such, starts with a byte of at least 0xC4; a maximum over a
+    // chunk is cheap to compute for many bytes at once.
+    s.chunks(64)
+        .any(|c| c.iter().fold(0u8, |m, &b| m.max(b)) >= WIDE_LEAD)
+}
+
+/// The smallest first byte of a character above U+00FF in UTF-8 (U+0100 is C4 80).
+const WIDE_LEAD: u8 = 0xc4;
+
+/// How many characters above U+00FF UTF-8 `s` holds (each has exactly one byte of at least
+/// [`WIDE_LEAD`], its first).
+fn count_wide(s: &[u8]) -> usize {
+    s.iter().filter(|&&b| b >= WIDE_LEAD).count()
+}
 
 /// How many bytes of `s` are not ASCII.
 fn count_non_ascii(s: &[u8]) -> usize {
@@ -231,6 +252,13 @@ fn decode_latin1(s: &[u8]) -> Option<Vec<u8>> {
 
 fn decode_utf16(s: &[u8]) -> Vec<u16> {
     let mut out: Vec<u16> = Vec::with_capacity(s.len());
+    decode_utf16_into(s, &mut out);
+    out
+}
+
+/// [`decode_escaped_bytes`] as UTF-16, appended to `out`.
+pub fn decode_utf16_into(s: &[u8], out: &mut Vec<u16>) {
+    out.reserve(s.len());
     let mut i = 0;
     while i < s.len() {
         let stop = find_backslash_or_high(s, i);
@@ -251,7 +279,6 @@ fn decode_utf16(s: &[u8]) -> Vec<u16> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -318,23 +345,59 @@ mod js_text_tests {
         // ASCII: the same bytes.
         let t = json_text_units(r#"["plain \"q\""]"#.to_owned());
         assert_eq!(t, JsText::Latin1(br#"["plain \"q\""]"#.to_vec()));
-        // A little non-ASCII: escaped, one unit per byte, same string value (BMP and beyond).
+        // Few wide characters: Latin-1, the characters up to U+00FF as their own byte and the
+        // others escaped (BMP and beyond), same string value.
         let value = format!("{}caf\u{e9} \u{4e2d} \u{1f600}", "a".repeat(64));
         let t = json_text_units(format!("[\"{value}\"]"));
         let JsText::Latin1(bytes) = &t else {
             panic!("escaped text stays Latin-1: {t:?}")
         };
-        assert!(bytes.is_ascii());
-        assert!(String::from_utf8_lossy(bytes).contains(r"caf\u00e9 \u4e2d \ud83d\ude00"));
+        assert_eq!(
+            bytes.iter().filter(|&&b| b >= 0x80).collect::<Vec<_>>(),
+            [&0xe9]
+        );
+        let tail = b"caf\xe9 \\u4e2d \\ud83d\\ude00";
+        assert!(bytes.windows(tail.len()).any(|w| w == tail), "{t:?}");
         assert_eq!(parsed_units(&t), value.encode_utf16().collect::<Vec<_>>());
-        // Mostly non-ASCII: UTF-16 of the text itself.
+        // Latin-1 text, however much of it: one byte per character.
+        let value = "\u{e9}\u{fc}\u{df}".repeat(20);
+        let t = json_text_units(format!("[\"{value}\"]"));
+        assert_eq!(
+            t,
+            JsText::Latin1(
+                format!("[\"{}\"]", "\u{e9}\u{fc}\u{df}".repeat(20))
+                    .chars()
+                    .map(|c| c as u8)
+                    .collect()
+            )
+        );
+        // Mostly wide characters: UTF-16 of the text itself.
         let value = "\u{4e2d}\u{6587}".repeat(20);
         let t = json_text_units(format!("[\"{value}\"]"));
         assert!(matches!(t, JsText::Utf16(_)));
         assert_eq!(parsed_units(&t), value.encode_utf16().collect::<Vec<_>>());
-        // The boundary: one non-ASCII byte in ESCAPE_NON_ASCII_AT_MOST escapes.
-        let t = json_text_units(format!("[\"\u{e9}{}\"]", "a".repeat(12)));
-        assert!(matches!(t, JsText::Latin1(_)));
+        // The boundary: one wide character in ESCAPE_WIDE_AT_MOST bytes is escaped, in one
+        // byte fewer it is not.
+        let at = |n: usize| json_text_units(format!("[\"\u{4e2d}{}\"]", "a".repeat(n - 7)));
+        assert!(matches!(at(ESCAPE_WIDE_AT_MOST), JsText::Latin1(_)));
+        assert!(matches!(at(ESCAPE_WIDE_AT_MOST - 1), JsText::Utf16(_)));
+        // Bytes that are not UTF-8 read as U+FFFD, a wide character.
+        let t = json_text_units(b"[\"a\xffb\"]".to_vec());
+        assert_eq!(parsed_units(&t), [0x61, 0xfffd, 0x62]);
+    }
+
+    #[test]
+    fn wide_characters_are_told_from_latin1_ones() {
+        for at in 0..130 {
+            let mut s = vec![b'a'; 130];
+            s[at] = 0xc3; // U+00C0..U+00FF start with C2 or C3
+            assert!(!has_wide_chars(&s));
+            s[at] = 0xc4;
+            assert!(has_wide_chars(&s), "{at}");
+            assert_eq!(count_wide(&s), 1);
+        }
+        assert!(has_wide_chars("\u{1f600}".as_bytes()));
+        assert_eq!(count_wide("\u{e9}\u{100}\u{4e2d}\u{1f600}".as_bytes()), 3);
     }
 
     #[test]

@@ -12,8 +12,8 @@ mod string;
 mod trusted;
 
 pub use decode::{
-    decode_escaped, decode_escaped_bytes, is_plain_ascii, json_text_units, JsText,
-    ESCAPE_NON_ASCII_AT_MOST,
+    decode_escaped, decode_escaped_bytes, decode_utf16_into, has_wide_chars, is_plain_ascii,
+    json_text_units, JsText, ESCAPE_WIDE_AT_MOST,
 };
 pub use object::Object;
 pub use parse::{
@@ -23,7 +23,8 @@ pub use parse::{
 pub use ser::{string_to_json, to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;
 pub use trusted::{
-    long_strings, visit_items_valid, visit_members_trusted, visit_members_valid, LongString, Step,
+    strings_where, visit_items_valid, visit_members_trusted, visit_members_valid, FoundStrings,
+    Step,
 };
 
 /// A JSON value as JavaScript sees it.

@@ -126,135 +126,164 @@ pub enum Step<'a> {
     Index(u32),
 }
 
-/// A long string value found by [`long_strings`]: the path to it and its contents (the bytes
-/// between the quotes, still escaped).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LongString<'a> {
-    pub path: Vec<Step<'a>>,
-    pub range: Range<usize>,
+/// The string values found by [`strings_where`], in text order: for each, the path to it and its
+/// contents (the bytes between the quotes, still escaped). The paths are kept one after the other
+/// in one vector, so that finding thousands of strings allocates next to nothing (allocating on
+/// several threads at once made them wait for the allocator's lock).
+#[derive(Debug, Default)]
+pub struct FoundStrings<'a> {
+    steps: Vec<Step<'a>>,
+    found: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl<'a> FoundStrings<'a> {
+    /// Each string's path and contents' range, in text order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[Step<'a>], Range<usize>)> + '_ {
+        self.found
+            .iter()
+            .map(|(path, range)| (&self.steps[path.clone()], range.clone()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// Forget the strings found from the `mark`th on.
+    fn truncate(&mut self, mark: usize) {
+        if let Some((path, _)) = self.found.get(mark) {
+            self.steps.truncate(path.start);
+        }
+        self.found.truncate(mark);
+    }
 }
 
 /// Past this nesting, strings are left in place (paths stay short, the walk stays shallow).
 const MAX_LONG_STRING_DEPTH: usize = 32;
 
 /// The string values of at least `min_len` bytes inside the object or array `b` (validated JSON
-/// text), in text order. Only strings that can be put back by path into `JSON.parse`'s result of
-/// the text with each string replaced by another value are given: none in an object that repeats
-/// a member name (JSON.parse keeps the last one) or has a name that is escaped or not ASCII (its
-/// JS name would need decoding). Text that turns out not to be valid JSON gives none.
-pub fn long_strings(b: &[u8], min_len: usize) -> Vec<LongString<'_>> {
-    let mut out = Vec::new();
+/// text) whose contents (as written: between the quotes, still escaped) `wanted` accepts, in
+/// text order. Only strings that can be put back by path into `JSON.parse`'s result of the text
+/// with each string replaced by another value are given: none in an object that repeats a member
+/// name (JSON.parse keeps the last one) or has a name that is escaped or not ASCII (its JS name
+/// would need decoding). Text that turns out not to be valid JSON gives none.
+pub fn strings_where(b: &[u8], min_len: usize, wanted: impl Fn(&[u8]) -> bool) -> FoundStrings<'_> {
+    let mut walk = Walk {
+        b,
+        min_len,
+        wanted: &wanted,
+        path: Vec::new(),
+        names: Vec::new(),
+        out: FoundStrings::default(),
+    };
     if b.len() < min_len.saturating_add(2) {
-        return out;
+        return walk.out;
     }
     let i = skip_ws(b, 0);
-    if matches!(b.get(i), Some(b'{' | b'['))
-        && walk_long(b, i, min_len, &mut Vec::new(), &mut out).is_none()
-    {
-        out.clear();
+    if matches!(b.get(i), Some(b'{' | b'[')) && walk.value(i).is_none() {
+        walk.out.truncate(0);
     }
-    out
+    walk.out
 }
 
-/// Walks the value at `i`, collecting long strings; the index after the value, or None when the
-/// text is not what it should be.
-fn walk_long<'a>(
+/// The state of [`strings_where`]'s walk: which strings it wants (at least `min_len` bytes, and
+/// accepted by `wanted`), the path to the value at hand, the member names of the objects being
+/// walked (a stack: each object's names follow its parent's), and what was found.
+struct Walk<'a, 'w> {
     b: &'a [u8],
-    i: usize,
     min_len: usize,
-    path: &mut Vec<Step<'a>>,
-    out: &mut Vec<LongString<'a>>,
-) -> Option<usize> {
-    match *b.get(i)? {
-        b'"' => {
-            let end = skip_valid_string(b, i + 1);
-            if end < i + 2 || b.get(end - 1) != Some(&b'"') {
-                return None;
-            }
-            if end - i - 2 >= min_len {
-                out.push(LongString {
-                    path: path.clone(),
-                    range: i + 1..end - 1,
-                });
-            }
-            Some(end)
-        }
-        b'{' if path.len() < MAX_LONG_STRING_DEPTH => {
-            let mark = out.len();
-            let mut names: Vec<&[u8]> = Vec::new();
-            let mut j = skip_ws(b, i + 1);
-            if b.get(j) == Some(&b'}') {
-                return Some(j + 1);
-            }
-            loop {
-                if b.get(j) != Some(&b'"') {
-                    return None;
-                }
-                let name_end = skip_valid_string(b, j + 1);
-                let name = b.get(j + 1..name_end.checked_sub(1)?)?;
-                names.push(name);
-                j = skip_ws(b, name_end);
-                if b.get(j) != Some(&b':') {
-                    return None;
-                }
-                let (next, more) = walk_step(
-                    b,
-                    skip_ws(b, j + 1),
-                    Step::Key(name),
-                    b'}',
-                    min_len,
-                    path,
-                    out,
-                )?;
-                j = next;
-                if !more {
-                    break;
-                }
-            }
-            if out.len() > mark && !plain_unique_names(&mut names) {
-                out.truncate(mark);
-            }
-            Some(j + 1)
-        }
-        b'[' if path.len() < MAX_LONG_STRING_DEPTH => {
-            let mut j = skip_ws(b, i + 1);
-            if b.get(j) == Some(&b']') {
-                return Some(j + 1);
-            }
-            let mut k = 0u32;
-            loop {
-                let (next, more) = walk_step(b, j, Step::Index(k), b']', min_len, path, out)?;
-                j = next;
-                if !more {
-                    break;
-                }
-                k = k.checked_add(1)?;
-            }
-            Some(j + 1)
-        }
-        _ => Some(skip_valid_value(b, i).max(i + 1)),
-    }
+    wanted: &'w dyn Fn(&[u8]) -> bool,
+    path: Vec<Step<'a>>,
+    names: Vec<&'a [u8]>,
+    out: FoundStrings<'a>,
 }
 
-/// Walks the value at `i` as `step` of its container, then steps over the `,` after it: the start
-/// of the next value and true, or the index of `close` and false at the container's end.
-fn walk_step<'a>(
-    b: &'a [u8],
-    i: usize,
-    step: Step<'a>,
-    close: u8,
-    min_len: usize,
-    path: &mut Vec<Step<'a>>,
-    out: &mut Vec<LongString<'a>>,
-) -> Option<(usize, bool)> {
-    path.push(step);
-    let end = walk_long(b, i, min_len, path, out);
-    path.pop();
-    let j = skip_ws(b, end?);
-    match b.get(j) {
-        Some(b',') => Some((skip_ws(b, j + 1), true)),
-        Some(&c) if c == close => Some((j, false)),
-        _ => None,
+impl<'a> Walk<'a, '_> {
+    /// Walks the value at `i`; the index after it, or None when the text is not what it should
+    /// be.
+    fn value(&mut self, i: usize) -> Option<usize> {
+        let b = self.b;
+        match *b.get(i)? {
+            b'"' => {
+                let end = skip_valid_string(b, i + 1);
+                if end < i + 2 || b.get(end - 1) != Some(&b'"') {
+                    return None;
+                }
+                let contents = i + 1..end - 1;
+                if contents.len() >= self.min_len && (self.wanted)(&b[contents.clone()]) {
+                    let start = self.out.steps.len();
+                    self.out.steps.extend_from_slice(&self.path);
+                    self.out.found.push((start..self.out.steps.len(), contents));
+                }
+                Some(end)
+            }
+            b'{' if self.path.len() < MAX_LONG_STRING_DEPTH => {
+                let mark = self.out.len();
+                let names_mark = self.names.len();
+                let mut j = skip_ws(b, i + 1);
+                if b.get(j) == Some(&b'}') {
+                    return Some(j + 1);
+                }
+                loop {
+                    if b.get(j) != Some(&b'"') {
+                        return None;
+                    }
+                    let name_end = skip_valid_string(b, j + 1);
+                    let name = b.get(j + 1..name_end.checked_sub(1)?)?;
+                    self.names.push(name);
+                    j = skip_ws(b, name_end);
+                    if b.get(j) != Some(&b':') {
+                        return None;
+                    }
+                    let (next, more) = self.step(skip_ws(b, j + 1), Step::Key(name), b'}')?;
+                    j = next;
+                    if !more {
+                        break;
+                    }
+                }
+                if self.out.len() > mark && !plain_unique_names(&mut self.names[names_mark..]) {
+                    self.out.truncate(mark);
+                }
+                self.names.truncate(names_mark);
+                Some(j + 1)
+            }
+            b'[' if self.path.len() < MAX_LONG_STRING_DEPTH => {
+                let mut j = skip_ws(b, i + 1);
+                if b.get(j) == Some(&b']') {
+                    return Some(j + 1);
+                }
+                let mut k = 0u32;
+                loop {
+                    let (next, more) = self.step(j, Step::Index(k), b']')?;
+                    j = next;
+                    if !more {
+                        break;
+                    }
+                    k = k.checked_add(1)?;
+                }
+                Some(j + 1)
+            }
+            _ => Some(skip_valid_value(b, i).max(i + 1)),
+        }
+    }
+
+    /// Walks the value at `i` as `step` of its container, then steps over the `,` after it: the
+    /// start of the next value and true, or the index of `close` and false at the container's
+    /// end.
+    fn step(&mut self, i: usize, step: Step<'a>, close: u8) -> Option<(usize, bool)> {
+        self.path.push(step);
+        let end = self.value(i);
+        self.path.pop();
+        let b = self.b;
+        let j = skip_ws(b, end?);
+        match b.get(j) {
+            Some(b',') => Some((skip_ws(b, j + 1), true)),
+            Some(&c) if c == close => Some((j, false)),
+            _ => None,
+        }
     }
 }
 
@@ -330,18 +359,17 @@ mod tests {
 
     fn cuts(doc: &str, min: usize) -> Vec<(String, String)> {
         let b = doc.as_bytes();
-        long_strings(b, min)
-            .into_iter()
-            .map(|c| {
-                let path: Vec<String> = c
-                    .path
+        strings_where(b, min, |_| true)
+            .iter()
+            .map(|(path, range)| {
+                let path: Vec<String> = path
                     .iter()
                     .map(|s| match s {
                         Step::Key(k) => String::from_utf8_lossy(k).into_owned(),
                         Step::Index(i) => format!("[{i}]"),
                     })
                     .collect();
-                (path.join("."), doc[c.range].to_owned())
+                (path.join("."), doc[range].to_owned())
             })
             .collect()
     }
@@ -380,6 +408,17 @@ mod tests {
     }
 
     #[test]
+    fn only_the_strings_the_predicate_wants_are_given() {
+        let doc = r#"{"a":"0123456789","b":"wanted 0123","c":["xwanted","wanted"]}"#;
+        let found: Vec<_> = strings_where(doc.as_bytes(), 7, |s| s.starts_with(b"wanted"))
+            .iter()
+            .map(|(_, range)| &doc[range])
+            .collect();
+        // "xwanted" is not accepted; "wanted" is accepted but shorter than 7.
+        assert_eq!(found, ["wanted 0123"]);
+    }
+
+    #[test]
     fn long_strings_skip_objects_with_unsafe_names() {
         // A repeated name: JSON.parse keeps the last value, so nothing in that object is cut.
         assert!(cuts(r#"{"a":"0123456789","a":"x"}"#, 10).is_empty());
@@ -403,12 +442,12 @@ mod tests {
     fn long_strings_never_panic_on_damage() {
         let good = r#"{"a":[{"b":"0123456789"},"0123456789"],"c":{"d":"0123456789"}}"#;
         for cut in 0..good.len() {
-            let _ = long_strings(&good.as_bytes()[..cut], 3);
+            let _ = strings_where(&good.as_bytes()[..cut], 3, |_| true);
             let mut bent = good.as_bytes().to_vec();
             bent[cut] = b'"';
-            let _ = long_strings(&bent, 3);
+            let _ = strings_where(&bent, 3, |_| true);
         }
-        assert!(long_strings(br#"{"a":"0123456789""#, 3).is_empty());
-        assert!(long_strings(br#"{"a" "0123456789"}"#, 3).is_empty());
+        assert!(strings_where(br#"{"a":"0123456789""#, 3, |_| true).is_empty());
+        assert!(strings_where(br#"{"a" "0123456789"}"#, 3, |_| true).is_empty());
     }
 }

@@ -11,27 +11,46 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{push_any_line, CutSink};
+use super::{push_any_line, CutSink, MIN_CUT_BYTES};
 use crate::error::{Error, Result};
+use crate::fxhash::FxHashMap;
 use crate::json::{self, JsText, Step};
 use crate::session::Session;
 
 /// One batch of lines ready for JS: how many of the positions asked for it covers, its JSON text
-/// (see [`json::json_text_units`]) and the strings cut out of it, in order.
+/// (see [`json::json_text_units`]), and the strings cut out of it, described by `plan` (see
+/// [`PreparedBatch::plan`]): the member names of their paths, each once, the code units of the
+/// short ones one after the other (`wide`), and the values of the others (`values`), in order.
+/// Thousands of short cuts then cross to JS as a few values, not thousands (JS slices `wide`).
 #[derive(Debug)]
 pub struct PreparedBatch {
     pub count: usize,
     pub text: JsText,
-    pub cuts: Vec<PreparedCut>,
+    /// Cut after cut: the item (line) of the batch it goes into, the length of its path, each
+    /// step as two numbers ([`STEP_NAME`] and an index into `names`, or [`STEP_INDEX`] and the
+    /// array index), then where its value is: [`FROM_VALUES`] (the next of `values`), or
+    /// [`FROM_WIDE`] and the start and end of its units in `wide`.
+    pub plan: Vec<u32>,
+    pub names: Vec<Box<[u8]>>,
+    pub wide: Vec<u16>,
+    pub values: Vec<CutValue>,
 }
 
-/// A string cut out of a batch: the item (line) of the batch it belongs to, the path to it in
-/// that item, and its value.
+/// A path step of [`PreparedBatch::plan`] that is a member name.
+pub const STEP_NAME: u32 = 0;
+/// A path step of [`PreparedBatch::plan`] that is an array index.
+pub const STEP_INDEX: u32 = 1;
+/// A cut of [`PreparedBatch::plan`] whose value is the next of `values`.
+pub const FROM_VALUES: u32 = 0;
+/// A cut of [`PreparedBatch::plan`] whose value is a range of `wide`.
+pub const FROM_WIDE: u32 = 1;
+
+/// A value of [`PreparedBatch::values`]: decoded code units, or Latin-1 bytes inside a line's
+/// shared buffer.
 #[derive(Debug)]
-pub struct PreparedCut {
-    pub item: u32,
-    pub path: Vec<OwnedStep>,
-    pub value: CutValue,
+pub enum CutValue {
+    Text(JsText),
+    Shared(Arc<Vec<u8>>, Range<usize>),
 }
 
 /// A path step that owns its member name (see [`Step`]).
@@ -41,38 +60,104 @@ pub enum OwnedStep {
     Index(u32),
 }
 
-/// A cut string's value: decoded code units, or Latin-1 bytes inside a line's shared buffer.
+/// One cut of a batch, read back from its plan (see [`PreparedBatch::cuts`]).
 #[derive(Debug)]
-pub enum CutValue {
-    Text(JsText),
-    Shared(Arc<Vec<u8>>, Range<usize>),
+pub struct PreparedCut<'a> {
+    pub item: u32,
+    pub path: Vec<OwnedStep>,
+    pub value: CutRef<'a>,
 }
 
-/// A sink that keeps every cut, decoded (or shared) on the thread preparing the batch.
-#[derive(Default)]
-struct Collect(Vec<PreparedCut>);
+/// Where a cut's value is: one of the batch's values, or units of its `wide`.
+#[derive(Debug)]
+pub enum CutRef<'a> {
+    Value(&'a CutValue),
+    Wide(&'a [u16]),
+}
 
-fn owned_path(path: &[Step<'_>]) -> Vec<OwnedStep> {
-    path.iter()
-        .map(|s| match *s {
-            Step::Key(k) => OwnedStep::Key(k.into()),
-            Step::Index(i) => OwnedStep::Index(i),
-        })
-        .collect()
+impl PreparedBatch {
+    /// The cuts of the plan, in order (for tests and tools; the binding hands the plan as it is).
+    pub fn cuts(&self) -> Vec<PreparedCut<'_>> {
+        let p = &self.plan;
+        let mut out = Vec::new();
+        let (mut i, mut next) = (0, 0);
+        while i < p.len() {
+            let (item, depth) = (p[i], p[i + 1] as usize);
+            i += 2;
+            let path = (0..depth)
+                .map(|d| match p[i + 2 * d] {
+                    STEP_NAME => OwnedStep::Key(self.names[p[i + 2 * d + 1] as usize].clone()),
+                    _ => OwnedStep::Index(p[i + 2 * d + 1]),
+                })
+                .collect();
+            i += 2 * depth;
+            let value = if p[i] == FROM_WIDE {
+                i += 3;
+                CutRef::Wide(&self.wide[p[i - 2] as usize..p[i - 1] as usize])
+            } else {
+                i += 1;
+                next += 1;
+                CutRef::Value(&self.values[next - 1])
+            };
+            out.push(PreparedCut { item, path, value });
+        }
+        out
+    }
+}
+
+/// A sink that keeps every cut in the form of [`PreparedBatch`], decoded (or shared) on the
+/// thread preparing the batch.
+#[derive(Default)]
+struct Collect {
+    plan: Vec<u32>,
+    names: Vec<Box<[u8]>>,
+    name_at: FxHashMap<Box<[u8]>, u32>,
+    wide: Vec<u16>,
+    values: Vec<CutValue>,
+}
+
+impl Collect {
+    fn push_path(&mut self, item: u32, path: &[Step<'_>]) {
+        self.plan.extend([item, path.len() as u32]);
+        for step in path {
+            match *step {
+                Step::Key(k) => {
+                    let at = match self.name_at.get(k) {
+                        Some(&at) => at,
+                        None => {
+                            let at = self.names.len() as u32;
+                            self.names.push(k.into());
+                            self.name_at.insert(k.into(), at);
+                            at
+                        }
+                    };
+                    self.plan.extend([STEP_NAME, at]);
+                }
+                Step::Index(i) => self.plan.extend([STEP_INDEX, i]),
+            }
+        }
+    }
+
+    fn push_value(&mut self, value: CutValue) {
+        self.plan.push(FROM_VALUES);
+        self.values.push(value);
+    }
 }
 
 impl CutSink for Collect {
     fn cut(&mut self, item: u32, path: &[Step<'_>], escaped: &[u8], plain: bool) {
-        let value = if plain {
-            JsText::Latin1(escaped.to_vec())
+        self.push_path(item, path);
+        if plain {
+            self.push_value(CutValue::Text(JsText::Latin1(escaped.to_vec())));
+        } else if escaped.len() < MIN_CUT_BYTES {
+            // Cut for its characters above U+00FF (see MIN_WIDE_CUT_BYTES).
+            let start = self.wide.len();
+            json::decode_utf16_into(escaped, &mut self.wide);
+            self.plan
+                .extend([FROM_WIDE, start as u32, self.wide.len() as u32]);
         } else {
-            json::decode_escaped_bytes(escaped)
-        };
-        self.0.push(PreparedCut {
-            item,
-            path: owned_path(path),
-            value: CutValue::Text(value),
-        });
+            self.push_value(CutValue::Text(json::decode_escaped_bytes(escaped)));
+        }
     }
 
     fn cut_shared(
@@ -86,11 +171,8 @@ impl CutSink for Collect {
         if !plain {
             return self.cut(item, path, &line[range], plain);
         }
-        self.0.push(PreparedCut {
-            item,
-            path: owned_path(path),
-            value: CutValue::Shared(Arc::clone(line), range),
-        });
+        self.push_path(item, path);
+        self.push_value(CutValue::Shared(Arc::clone(line), range));
     }
 }
 
@@ -248,7 +330,10 @@ impl Session {
         Ok(PreparedBatch {
             count: positions.len(),
             text: json::json_text_units(out),
-            cuts: cuts.0,
+            plan: cuts.plan,
+            names: cuts.names,
+            wide: cuts.wide,
+            values: cuts.values,
         })
     }
 }
