@@ -145,3 +145,22 @@ test("entries taken from a session are not serialized again, as in the reference
   assert.equal(preview.getLabel(q), "on the path");
   assert.equal(preview.buildSessionContext().messages.at(-1).content, "third question");
 });
+
+test("entries made many at once lead to their records at once, and still after the event loop was idle", async (t) => {
+  // A resume makes every entry in one go; where each came from is noted when the event loop is
+  // idle (idle-parse.js), or at once when a preview asks first.
+  const { sm, q } = source(t);
+  const opened = SessionManager.open(sm.getSessionFile());
+  const entries = [opened.getHeader(), ...opened.getBranch()];
+  previews(entries, q);
+  const again = SessionManager.open(sm.getSessionFile());
+  again.getEntries();
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  previews([again.getHeader(), ...again.getBranch()], q);
+  // A file big enough to be read lazily (no idle parsing): the same.
+  tuneFor(t, { lazyFileBytes: 0 });
+  const big = SessionManager.open(sm.getSessionFile());
+  big.getEntries();
+  await new Promise((resolve) => setImmediate(resolve));
+  previews([big.getHeader(), ...big.getBranch()], q);
+});

@@ -64,7 +64,7 @@ function createBranchedSession(s, persist, leafId, start) {
       if (original === undefined) continue; // never read: its value is the one the line gives
       const label = s.entry(i + 1);
       label.label = original.label;
-      s.origin?.positions.delete(label); // no longer what its line says, maybe
+      s.unmark(label); // no longer what its line says, maybe
     }
   }
   s.syncLeaf();

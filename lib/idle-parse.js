@@ -1,9 +1,12 @@
 "use strict";
-// Idle parsing: the one session loaded last (a resume) is parsed into entry objects in slices of
-// a few milliseconds, each run from the event loop when it has nothing else to do (an unref'd
-// setImmediate: it never keeps a process alive). Held by a WeakRef, so a session nobody keeps
-// is still collected. The objects are the ones any accessor would have made later (the same
-// cache); a slice that fails just stops, and the accessor that needs the entry reports it.
+// Idle work on the one session that asked for it last: parsing a session just loaded (a resume)
+// into entry objects, and then adding the objects made many at once to the map of where they
+// came from (SessionState.markLater). Done in slices of a few milliseconds, each run from the
+// event loop when it has nothing else to do (an unref'd setImmediate: it never keeps a process
+// alive). Held by a WeakRef, so a session nobody keeps is still collected. The objects are the
+// ones any accessor would have made later (the same cache); a slice that fails just stops, and
+// the accessor that needs the entry reports it. Marks still pending on another session are
+// added when its map is read.
 const fs = require("node:fs");
 
 /**
@@ -48,6 +51,16 @@ function warmWhenIdle(s, file) {
   }
   if (size > WARM_MAX_BYTES || s.n.isExclusive()) return;
   s.warm = { positions: s.n.entryPositions(), next: 0, batch: WARM_BATCH };
+  hold(s);
+}
+
+/** Add `s`'s pending marks when idle (it just made many objects). @param {SessionState} s */
+function markWhenIdle(s) {
+  if (!s.n.isExclusive()) hold(s);
+}
+
+/** `s` is the session idle work is for, from the end of the running job on. @param {SessionState} s */
+function hold(s) {
   strong = s;
   weak = null;
   if (!handOffQueued) {
@@ -66,7 +79,7 @@ function handOff() {
   handOffQueued = false;
   const s = strong;
   strong = null;
-  if (s === null || s.warm === null) return;
+  if (s === null) return;
   weak = new WeakRef(s);
   if (pending === null) pending = setImmediate(tick).unref();
 }
@@ -81,14 +94,14 @@ function tick() {
   pending = setImmediate(tick).unref();
 }
 
-/** Parses the next entries for about WARM_SLICE_MS; false when nothing is left to do.
- * @param {SessionState} s */
+/** Parses the next entries, or adds pending marks, for about WARM_SLICE_MS; false when nothing is
+ * left to do. @param {SessionState} s */
 function slice(s) {
   const w = s.warm;
-  if (w === null) return false;
+  const deadline = performance.now() + WARM_SLICE_MS;
+  if (w === null) return s.addPendingMarks(deadline);
   const { positions } = w;
   const objs = s.objs;
-  const deadline = performance.now() + WARM_SLICE_MS;
   try {
     do {
       const batch = [];
@@ -108,7 +121,7 @@ function slice(s) {
   }
   if (w.next < positions.length) return true;
   s.warm = null;
-  return false;
+  return true; // the marks of what was parsed
 }
 
-module.exports = { warmWhenIdle, forget };
+module.exports = { warmWhenIdle, markWhenIdle, forget };

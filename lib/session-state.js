@@ -18,6 +18,7 @@
 const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf, pageTotal } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { sessionError } = require("./errors.js");
+const idle = require("./idle-parse.js");
 
 const CURRENT_SESSION_VERSION = 3;
 /** A position not asked for since the last change (the core's "none" is -1). */
@@ -30,12 +31,18 @@ const NOT_ASKED = -2;
  * `[header, ...sm.getBranch()]` at each turn boundary when an extension listens, and serializing
  * a big session each time cost hundreds of ms where the reference needs a few.
  *
- * An origin is one manager's session, `{ id, live, positions }`: its native session's tracking id
- * (an id, so that entry objects never keep a session alive), whether that manager still holds
- * it, and a WeakMap from its objects to their positions. A header object leads to its origin
- * through HEADER_ORIGIN. One map per session rather than one for every object: a WeakMap that
- * grows with every entry ever made cost 1.5-2.5 µs per insert, a small one ~0.3 µs.
- * @typedef {{ id: number, live: boolean, positions: WeakMap<object, number> }} Origin
+ * An origin is one manager's session, `{ id, live, positions, objs, pending }`: its native
+ * session's tracking id (an id, so that entry objects never keep a session alive), whether that
+ * manager still holds it, and a WeakMap from its objects to their positions. A header object
+ * leads to its origin through HEADER_ORIGIN. One map per session rather than one for every
+ * object: a WeakMap that grows with every entry ever made cost 1.5-2.5 µs per insert, a small
+ * one ~0.3 µs.
+ *
+ * Objects made many at once (a resume makes every entry) go into the map later: their positions
+ * wait in `pending`, over the session's `objs`, and are added when the event loop is idle (see
+ * idle-parse.js) or when the map is read, whichever comes first. Adding them at once was 7-9 ms
+ * of an 11 MB session's resume, which nobody needs before an `inMemory` of its entries.
+ * @typedef {{ id: number, live: boolean, positions: WeakMap<object, number>, objs: any[], pending: number[] }} Origin
  * @type {WeakMap<object, Origin>}
  */
 const HEADER_ORIGIN = new WeakMap();
@@ -48,6 +55,7 @@ function recordsOf(entries) {
   if (head === null || typeof head !== "object" || head.type !== "session" || head.version !== CURRENT_SESSION_VERSION) return null;
   const origin = HEADER_ORIGIN.get(head);
   if (origin === undefined || !origin.live) return null;
+  addPending(origin, Infinity);
   const map = origin.positions;
   const positions = new Uint32Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
@@ -57,6 +65,22 @@ function recordsOf(entries) {
     positions[i] = pos;
   }
   return { id: origin.id, positions };
+}
+
+/** Adds `origin`'s pending objects to its map, until `deadline` (a `performance.now()` time);
+ * returns whether some are still pending. @param {Origin} origin @param {number} deadline */
+function addPending(origin, deadline) {
+  const { pending, objs, positions } = origin;
+  while (pending.length > 0) {
+    // A slice checks the clock every 256 objects.
+    for (let n = 0; n < 256 && pending.length > 0; n++) {
+      const pos = /** @type {number} */ (pending.pop());
+      const obj = objs[pos];
+      if (obj !== undefined) positions.set(obj, pos);
+    }
+    if (deadline !== Infinity && performance.now() >= deadline) break;
+  }
+  return pending.length > 0;
 }
 
 class SessionState {
@@ -235,14 +259,42 @@ class SessionState {
   mark(obj, pos) {
     // (Not for a scalar line of an old file, nor for an untracked session, found by no id.)
     if (obj === null || typeof obj !== "object" || this.trackId === 0) return;
-    let origin = this.origin;
-    if (origin === null) origin = this.origin = { id: this.trackId, live: true, positions: new WeakMap() };
+    const origin = this.origin ?? this.newOrigin();
     origin.positions.set(obj, pos);
     if (obj.type === "session") {
       // A header shared with a live session (a preview's, made from it) keeps leading there.
       const prev = HEADER_ORIGIN.get(obj);
       if (prev === undefined || !prev.live) HEADER_ORIGIN.set(obj, origin);
     }
+  }
+
+  /** mark() for one of many objects made at once (`objs[pos]` already): it joins the map when the
+   * event loop is idle, or when the map is read (see Origin). @param {any} obj @param {number} pos */
+  markLater(obj, pos) {
+    if (obj === null || typeof obj !== "object" || this.trackId === 0) return;
+    // A header leads to its origin (HEADER_ORIGIN): that link is made at once.
+    if (obj.type === "session") return this.mark(obj, pos);
+    const origin = this.origin ?? this.newOrigin();
+    if (origin.pending.length === 0) idle.markWhenIdle(this);
+    origin.pending.push(pos);
+  }
+
+  /** `obj` no longer stands for its record (its value was changed). @param {any} obj */
+  unmark(obj) {
+    const origin = this.origin;
+    if (origin === null) return;
+    addPending(origin, Infinity);
+    origin.positions.delete(obj);
+  }
+
+  /** Adds pending marks until `deadline`; whether some are still pending. @param {number} deadline */
+  addPendingMarks(deadline) {
+    return this.origin !== null && addPending(this.origin, deadline);
+  }
+
+  /** @returns {Origin} */
+  newOrigin() {
+    return (this.origin = { id: this.trackId, live: true, positions: new WeakMap(), objs: this.objs, pending: [] });
   }
 
   /** The object of the record at `pos`, parsed when first asked for. @param {number} pos */
@@ -283,7 +335,7 @@ class SessionState {
           let o = objs[p];
           if (o === undefined) {
             o = objs[p] = parsed[j];
-            this.mark(o, p);
+            this.markLater(o, p);
           }
           out[missing[done + j]] = o;
         }
