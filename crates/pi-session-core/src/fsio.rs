@@ -49,6 +49,39 @@ pub fn read_all(path: &Path) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// Read up to `buf.len()` bytes at `offset` (without moving a position others rely on, on Unix);
+/// how many were read (0 at the end).
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    loop {
+        #[cfg(unix)]
+        let r = {
+            use std::os::unix::fs::FileExt;
+            file.read_at(buf, offset)
+        };
+        #[cfg(windows)]
+        let r = {
+            use std::os::windows::fs::FileExt;
+            file.seek_read(buf, offset)
+        };
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+/// Read exactly `buf.len()` bytes at `offset`.
+pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match read_at(file, &mut buf[done..], offset + done as u64)? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => done += n,
+        }
+    }
+    Ok(())
+}
+
 pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok() && fs::metadata(path).is_ok()
 }

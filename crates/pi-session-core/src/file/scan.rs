@@ -6,6 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::fsio::{read_at, read_exact_at};
 use crate::json::{self, Value};
 use crate::record::{self, Kind, Meta};
 
@@ -296,38 +297,6 @@ fn header_of(body: &[u8]) -> (String, f64) {
         };
     }
     out
-}
-
-/// Read up to `buf.len()` bytes at `offset`; how many were read (0 at the end).
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    loop {
-        #[cfg(unix)]
-        let r = {
-            use std::os::unix::fs::FileExt;
-            file.read_at(buf, offset)
-        };
-        #[cfg(windows)]
-        let r = {
-            use std::os::windows::fs::FileExt;
-            file.seek_read(buf, offset)
-        };
-        match r {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            other => return other,
-        }
-    }
-}
-
-/// Read exactly `buf.len()` bytes at `offset`.
-pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        match read_at(file, &mut buf[done..], offset + done as u64)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => done += n,
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -122,7 +122,7 @@ pub fn fork(
                     .len();
                 let mut last = [b'\n'; 1];
                 if len > 0 {
-                    scan::read_exact_at(&src, &mut last, len - 1).map_err(read_err)?;
+                    crate::fsio::read_exact_at(&src, &mut last, len - 1).map_err(read_err)?;
                 }
                 file::end_torn_tail(source, last[0] == b'\n')?;
                 if needs_migration {

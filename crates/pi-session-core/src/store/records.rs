@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::file::{fingerprint, scan};
+use crate::file::fingerprint;
 use crate::record::Meta;
 use crate::text::Text;
 
@@ -122,7 +122,7 @@ impl Records {
         }
         let (path, file) = self.file_reader();
         let mut buf = vec![0u8; r.end - r.start];
-        scan::read_exact_at(file, &mut buf, r.start as u64)
+        crate::fsio::read_exact_at(file, &mut buf, r.start as u64)
             .map_err(|e| Error::io(&e, "read", path))?;
         if fingerprint(&buf) != r.check {
             return Err(file_changed(path));

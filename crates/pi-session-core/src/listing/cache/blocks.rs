@@ -90,7 +90,7 @@ impl Blocks {
 pub(super) fn read_block(file: &fs::File, range: &Range<u64>) -> Option<Vec<u8>> {
     let len = usize::try_from(range.end.checked_sub(range.start)?).ok()?;
     let mut compressed = vec![0u8; len];
-    read_exact_at(file, &mut compressed, range.start).ok()?;
+    crate::fsio::read_exact_at(file, &mut compressed, range.start).ok()?;
     let raw_len = zstd::zstd_safe::get_frame_content_size(&compressed).ok()??;
     // A damaged size field must not make us allocate the moon: blocks are about BLOCK bytes,
     // or one big record.
@@ -123,26 +123,6 @@ pub(super) fn stored_record(blocks: &Blocks, at: &RecordAt) -> Option<Record> {
         block: block.clone(),
         range: at.record.clone(),
     })
-}
-
-#[cfg(unix)]
-pub(super) fn read_exact_at(f: &fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
-}
-
-#[cfg(windows)]
-pub(super) fn read_exact_at(f: &fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match f.seek_read(buf, at)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                at += n as u64;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The index entries of one block's records: entry number, range in the block, checksum.

@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::fs;
 
-use super::blocks::{read_block, read_exact_at, RecordAt};
+use super::blocks::{read_block, RecordAt};
 use super::{Cached, Damaged, Entry, Hit, Stamp, Stored, StoredSummary};
+use crate::fsio::read_exact_at;
 use crate::json::{self, JsStr, Value};
 use crate::listing::SummaryInfo;
 

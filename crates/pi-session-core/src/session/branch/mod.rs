@@ -221,7 +221,7 @@ impl Session {
             }
             let (path, file) = self.records.file_reader();
             buf.resize(end + 1 - base, 0);
-            scan::read_exact_at(file, &mut buf, base as u64)
+            crate::fsio::read_exact_at(file, &mut buf, base as u64)
                 .map_err(|e| Error::io(&e, "read", path))?;
             for piece in &plan[i..j] {
                 let Piece::Same(q) = piece else {
