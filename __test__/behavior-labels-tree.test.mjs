@@ -511,6 +511,33 @@ describe("§10.6 getTree", () => {
     assert.equal(findNode(tree, b).label, undefined);
   });
 
+  test("an id written twice is one node under both parents, as the reference's Map of ids makes it", (t) => {
+    // a ─┬─ b ── d (first record)      d's node is the last record with that id; e hangs below it
+    //    └─ c ── d (second record) ── e
+    const lines = [
+      header(),
+      msgEntry("a", null, user("a"), iso(T0 + 1)),
+      msgEntry("b", "a", user("b"), iso(T0 + 2)),
+      msgEntry("c", "a", user("c"), iso(T0 + 3)),
+      msgEntry("d", "b", user("d1"), iso(T0 + 4)),
+      msgEntry("d", "c", user("d2"), iso(T0 + 5)),
+      msgEntry("e", "d", user("e"), iso(T0 + 6)),
+    ];
+    const file = path.join(tempDir(t), "dup.jsonl");
+    writeJsonl(file, lines);
+    const sm = SessionManager.open(file);
+    const [root] = sm.getTree();
+    const [b, c] = root.children;
+    assert.deepEqual([b.entry.id, c.entry.id], ["b", "c"]);
+    assert.equal(b.children[0], c.children[0], "one node object under both parents");
+    assert.equal(b.children[0].entry.message.content, "d2");
+    assert.deepEqual(b.children[0].children.map((n) => n.entry.id), ["e"]);
+    // A second call makes new nodes, over the same entries.
+    const again = sm.getTree()[0];
+    assert.notEqual(again, root);
+    assert.equal(again.entry, root.entry);
+  });
+
   test("a very deep tree is built without overflowing the stack", () => {
     const n = 30000;
     const entries = [];

@@ -13,11 +13,12 @@
  * -1 instead (`pos_or_none` in src/session/mod.rs), which the shell tests with `< 0`. */
 const NONE = 0xffffffff;
 
-// The tree (getTree):  [rootCount, rootPos × rootCount, nodeCount, node × nodeCount, childPos…]
+// The tree (getTree):  [rootCount, rootIndex × rootCount, nodeCount, node × nodeCount, childIndex…]
 //   node:              [entryPos, labelPos|NONE, sortByDate, childCount]
-// The children of all nodes follow the nodes, node after node. sortByDate 1: the node's children
-// are in file order and are sorted here by `new Date(timestamp)`, as the reference sorts them
-// (only JS has its Date semantics); 0: they are in final order.
+// Every node comes after its children; the children of all nodes follow the nodes, node after
+// node, as node indexes (as are the roots). sortByDate 1: the node's children are in file order
+// and are sorted here by `new Date(timestamp)`, as the reference sorts them (only JS has its Date
+// semantics); 0: they are in final order.
 const TREE_ROOT_COUNT = 0;
 const TREE_ROOTS = 1;
 const NODE_STRIDE = 4;
@@ -60,43 +61,40 @@ function decodeTree(plan, s) {
   const nodeCount = plan[TREE_ROOTS + rootCount];
   const nodeAt = TREE_ROOTS + rootCount + 1;
   const nodeEnd = nodeAt + nodeCount * NODE_STRIDE;
-  // First pass: which records become nodes (and which label records they show), parsed at once.
-  const want = new Uint32Array(nodeCount * 2);
-  let w = 0;
-  for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
-    want[w++] = plan[j + NODE_ENTRY];
-    if (plan[j + NODE_LABEL] !== NONE) want[w++] = plan[j + NODE_LABEL];
-  }
-  s.materialize(want, w);
   const objs = s.objs;
-  /** @type {TreeNode[]} */
-  const nodeAtPos = new Array(s.n.recordCount());
-  for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
-    const labelEntry = plan[j + NODE_LABEL] === NONE ? undefined : objs[plan[j + NODE_LABEL]];
-    nodeAtPos[plan[j + NODE_ENTRY]] = {
-      entry: objs[plan[j + NODE_ENTRY]],
-      children: /** @type {any} */ (null),
-      label: labelEntry?.label,
-      labelTimestamp: labelEntry?.timestamp,
-    };
-  }
-  // Children arrays are made at their final size (most nodes have one child): pushing into an
-  // empty array would allocate room for 17 and make the garbage collector work for it.
-  for (let j = nodeAt, c0 = nodeEnd; j < nodeEnd; j += NODE_STRIDE) {
-    const cc = plan[j + NODE_CHILD_COUNT];
-    const node = nodeAtPos[plan[j + NODE_ENTRY]];
-    if (cc === 0) node.children = [];
-    else if (cc === 1) node.children = [nodeAtPos[plan[c0]]];
-    else {
-      const children = [nodeAtPos[plan[c0]], nodeAtPos[plan[c0 + 1]]];
-      for (let c = 2; c < cc; c++) children.push(nodeAtPos[plan[c0 + c]]);
-      if (plan[j + NODE_SORT_BY_DATE] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
-      node.children = children;
+  // The entries and label records the nodes show, parsed at once when some are missing (once
+  // getEntries() has been answered, none are: pi's footer asks right after a resume).
+  if (s.all === null) {
+    /** @type {number[]} */
+    const missing = [];
+    for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
+      if (objs[plan[j + NODE_ENTRY]] === undefined) missing.push(plan[j + NODE_ENTRY]);
+      const label = plan[j + NODE_LABEL];
+      if (label !== NONE && objs[label] === undefined) missing.push(label);
     }
-    c0 += cc;
+    if (missing.length > 0) s.entries(missing);
+  }
+  /** @type {TreeNode[]} */
+  const nodes = new Array(nodeCount);
+  // One pass: a node's children are made before it. Children arrays are made at their final
+  // size (most nodes have one child): pushing into an empty array would allocate room for 17.
+  for (let k = 0, j = nodeAt, c = nodeEnd; k < nodeCount; k++, j += NODE_STRIDE) {
+    const cc = plan[j + NODE_CHILD_COUNT];
+    let children;
+    if (cc === 0) children = [];
+    else if (cc === 1) children = [nodes[plan[c]]];
+    else {
+      children = [nodes[plan[c]], nodes[plan[c + 1]]];
+      for (let i = 2; i < cc; i++) children.push(nodes[plan[c + i]]);
+      if (plan[j + NODE_SORT_BY_DATE] === 1) children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+    }
+    c += cc;
+    const labelPos = plan[j + NODE_LABEL];
+    const labelEntry = labelPos === NONE ? undefined : objs[labelPos];
+    nodes[k] = { entry: objs[plan[j + NODE_ENTRY]], children, label: labelEntry?.label, labelTimestamp: labelEntry?.timestamp };
   }
   const roots = new Array(rootCount);
-  for (let r = 0; r < rootCount; r++) roots[r] = nodeAtPos[plan[TREE_ROOTS + r]];
+  for (let r = 0; r < rootCount; r++) roots[r] = nodes[plan[TREE_ROOTS + r]];
   return roots;
 }
 

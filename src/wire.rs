@@ -23,18 +23,26 @@ fn pos(p: Option<u32>) -> u32 {
     p.unwrap_or(NONE)
 }
 
-/// `getTree()`: `[rootCount, rootPos…, nodeCount, node…, childPos…]`, a node being
-/// `[entryPos, labelPos|NONE, sortByDate, childCount]` and the children of all nodes following
-/// the nodes, node after node. `sortByDate` 1 means JS sorts the node's children by
-/// `new Date(timestamp)` (see [`ChildOrder::ByDate`]), 0 that they are in order. Fixed-size nodes
-/// and one block of children make this two bulk copies and a tight loop.
+/// `getTree()`: `[rootCount, rootIndex…, nodeCount, node…, childIndex…]`, a node being
+/// `[entryPos, labelPos|NONE, sortByDate, childCount]`, the nodes in an order where every node
+/// comes after its children ([`Tree::children_first`]), and the children of all nodes following
+/// the nodes, node after node, as indexes of that order (as are the roots). `sortByDate` 1 means
+/// JS sorts the node's children by `new Date(timestamp)` (see [`ChildOrder::ByDate`]), 0 that they
+/// are in order. JS then makes each node in one pass, its children already made: `getTree()`
+/// right after a resume runs that loop cold, once per node of the session.
 pub fn tree(t: &Tree) -> Vec<u32> {
-    let children = t.all_children();
-    let mut out = Vec::with_capacity(2 + t.roots.len() + t.nodes.len() * 4 + children.len());
+    let order = t.children_first();
+    let mut index = vec![NONE; t.nodes.len()];
+    for (i, &node) in order.iter().enumerate() {
+        index[node as usize] = i as u32;
+    }
+    let nodes = || order.iter().map(|&k| &t.nodes[k as usize]);
+    let child_count: usize = nodes().map(|n| n.child_count()).sum();
+    let mut out = Vec::with_capacity(2 + t.roots.len() + order.len() * 4 + child_count);
     out.push(t.roots.len() as u32);
-    out.extend_from_slice(&t.roots);
-    out.push(t.nodes.len() as u32);
-    for n in &t.nodes {
+    out.extend(t.root_nodes().iter().map(|&r| index[r as usize]));
+    out.push(order.len() as u32);
+    for n in nodes() {
         out.extend_from_slice(&[
             n.pos,
             pos(n.label()),
@@ -42,7 +50,9 @@ pub fn tree(t: &Tree) -> Vec<u32> {
             n.child_count() as u32,
         ]);
     }
-    out.extend_from_slice(children);
+    for n in nodes() {
+        out.extend(t.child_nodes(n).iter().map(|&c| index[c as usize]));
+    }
     out
 }
 

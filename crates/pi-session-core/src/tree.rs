@@ -55,6 +55,9 @@ pub struct Tree {
     pub roots: Vec<u32>,
     pub nodes: Vec<Node>,
     children: Vec<u32>,
+    /// The roots and the children as indexes into `nodes` (parallel to `roots` and `children`).
+    root_nodes: Vec<u32>,
+    child_nodes: Vec<u32>,
 }
 
 impl Tree {
@@ -67,6 +70,49 @@ impl Tree {
     /// The children of every node, node after node (in `nodes` order).
     pub fn all_children(&self) -> &[u32] {
         &self.children
+    }
+
+    /// Indexes into `nodes` of the roots.
+    pub fn root_nodes(&self) -> &[u32] {
+        &self.root_nodes
+    }
+
+    /// Indexes into `nodes` of `node`'s children (in the order of [`Tree::children`]).
+    pub fn child_nodes(&self, node: &Node) -> &[u32] {
+        let start = node.start as usize;
+        &self.child_nodes[start..start + node.child_count()]
+    }
+
+    /// Every node reachable from the roots, once, each after all of its children (a node with
+    /// two parents, as entries sharing an id have, comes before both): an order in which a
+    /// node's children are always made before it.
+    pub fn children_first(&self) -> Vec<u32> {
+        let mut order = Vec::with_capacity(self.nodes.len());
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        for &root in &self.root_nodes {
+            if std::mem::replace(&mut seen[root as usize], true) {
+                continue;
+            }
+            stack.push((root, 0));
+            while let Some(top) = stack.last_mut() {
+                let (node, next) = *top;
+                let kids = self.child_nodes(&self.nodes[node as usize]);
+                match kids.get(next) {
+                    Some(&kid) => {
+                        top.1 += 1;
+                        if !std::mem::replace(&mut seen[kid as usize], true) {
+                            stack.push((kid, 0));
+                        }
+                    }
+                    None => {
+                        order.push(node);
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        order
     }
 }
 
@@ -148,6 +194,8 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
         roots: roots.iter().map(|&r| s.slot_pos(r as u32)).collect(),
         nodes: Vec::with_capacity(n),
         children: Vec::with_capacity(flat.len()),
+        root_nodes: roots.iter().map(|&r| r as u32).collect(),
+        child_nodes: Vec::with_capacity(flat.len()),
     };
     let mut kids: Vec<usize> = Vec::new();
     for node in 0..n {
@@ -166,6 +214,7 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
         let start = tree.children.len() as u32;
         tree.children
             .extend(kids.iter().map(|&k| s.slot_pos(k as u32)));
+        tree.child_nodes.extend(kids.iter().map(|&k| k as u32));
         tree.nodes.push(Node {
             pos: s.slot_pos(node as u32),
             label: label_of[node].unwrap_or(u32::MAX),
@@ -268,6 +317,52 @@ mod tests {
             ]
         );
         assert_eq!(t.all_children(), [c, b, d, l]);
+    }
+
+    #[test]
+    fn children_first_lists_every_node_once_after_its_children() {
+        // Branches, a parentId cycle (cut), and an id written twice (its node has two parents).
+        let f = fixture(&[
+            H.to_owned(),
+            entry("a", None, 1),
+            entry("b", Some("a"), 2),
+            entry("c", Some("a"), 3),
+            entry("d", Some("b"), 4),
+            entry("x", Some("y"), 5),
+            entry("y", Some("x"), 6),
+            entry("d", Some("c"), 7),
+            entry("e", Some("d"), 8),
+        ]);
+        let t = tree(f.view());
+        let order = t.children_first();
+        let mut at = vec![usize::MAX; t.nodes.len()];
+        for (i, &k) in order.iter().enumerate() {
+            assert_eq!(at[k as usize], usize::MAX, "node {k} listed twice");
+            at[k as usize] = i;
+        }
+        // Every node of the tree (all are reachable from a root) is listed.
+        assert_eq!(order.len(), t.nodes.len());
+        for (k, node) in t.nodes.iter().enumerate() {
+            for &kid in t.child_nodes(node) {
+                assert!(
+                    at[kid as usize] < at[k],
+                    "child {kid} before its parent {k}"
+                );
+            }
+            // Child indexes and child positions say the same.
+            let positions: Vec<u32> = t
+                .child_nodes(node)
+                .iter()
+                .map(|&c| t.nodes[c as usize].pos)
+                .collect();
+            assert_eq!(positions, t.children(node));
+        }
+        let roots: Vec<u32> = t
+            .root_nodes()
+            .iter()
+            .map(|&r| t.nodes[r as usize].pos)
+            .collect();
+        assert_eq!(roots, t.roots);
     }
 
     #[test]
