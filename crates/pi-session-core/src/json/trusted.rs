@@ -171,22 +171,67 @@ const MAX_LONG_STRING_DEPTH: usize = 32;
 /// name (JSON.parse keeps the last one) or has a name that is escaped or not ASCII (its JS name
 /// would need decoding). Text that turns out not to be valid JSON gives none.
 pub fn strings_where(b: &[u8], min_len: usize, wanted: impl Fn(&[u8]) -> bool) -> FoundStrings<'_> {
+    strings_where_in(b, min_len, wanted, &mut WalkScratch::default())
+}
+
+/// [`strings_where`] with vectors kept from an earlier walk (see [`WalkScratch::keep`]): walking
+/// line after line then allocates nothing, where four allocations per line made threads
+/// preparing batches at once wait for the allocator's lock.
+pub fn strings_where_in<'a>(
+    b: &'a [u8],
+    min_len: usize,
+    wanted: impl Fn(&[u8]) -> bool,
+    scratch: &mut WalkScratch,
+) -> FoundStrings<'a> {
     let mut walk = Walk {
         b,
         min_len,
         wanted: &wanted,
-        path: Vec::new(),
-        names: Vec::new(),
-        out: FoundStrings::default(),
+        path: recycle(std::mem::take(&mut scratch.path)),
+        names: recycle(std::mem::take(&mut scratch.names)),
+        out: FoundStrings {
+            steps: recycle(std::mem::take(&mut scratch.steps)),
+            found: std::mem::take(&mut scratch.found),
+        },
     };
-    if b.len() < min_len.saturating_add(2) {
-        return walk.out;
+    if b.len() >= min_len.saturating_add(2) {
+        let i = skip_ws(b, 0);
+        if matches!(b.get(i), Some(b'{' | b'[')) && walk.value(i).is_none() {
+            walk.out.truncate(0);
+        }
     }
-    let i = skip_ws(b, 0);
-    if matches!(b.get(i), Some(b'{' | b'[')) && walk.value(i).is_none() {
-        walk.out.truncate(0);
-    }
+    scratch.path = recycle(walk.path);
+    scratch.names = recycle(walk.names);
     walk.out
+}
+
+/// The vectors of a walk, empty, kept for the next one (their element types borrow nothing
+/// while kept).
+#[derive(Default)]
+pub struct WalkScratch {
+    path: Vec<Step<'static>>,
+    names: Vec<&'static [u8]>,
+    steps: Vec<Step<'static>>,
+    found: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl WalkScratch {
+    /// Take back the vectors of `found` once it is no longer needed.
+    pub fn keep(&mut self, found: FoundStrings<'_>) {
+        self.steps = recycle(found.steps);
+        let mut f = found.found;
+        f.clear();
+        self.found = f;
+    }
+}
+
+/// `v` emptied, as a vector of another type of the same layout: its allocation is kept (collecting
+/// an emptied vector's iterator into one of the same layout reuses it in place).
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter()
+        .map(|_| unreachable!("the vector is empty"))
+        .collect()
 }
 
 /// The state of [`strings_where`]'s walk: which strings it wants (at least `min_len` bytes, and
@@ -405,6 +450,23 @@ mod tests {
         // Names are never cut; a top-level string is not a container.
         assert!(cuts(r#"{"0123456789":1}"#, 10).is_empty());
         assert!(cuts(r#""0123456789abc""#, 10).is_empty());
+    }
+
+    #[test]
+    fn a_walk_reuses_the_vectors_of_the_one_before() {
+        let doc = br#"{"a":{"b":["0123456789","0123456789"]},"c":"0123456789"}"#;
+        let mut scratch = WalkScratch::default();
+        let found = strings_where_in(doc, 10, |_| true, &mut scratch);
+        assert_eq!(found.len(), 3);
+        let (steps, ranges) = (found.steps.as_ptr() as usize, found.found.as_ptr() as usize);
+        scratch.keep(found);
+        let again = strings_where_in(doc, 10, |_| true, &mut scratch);
+        assert_eq!(
+            (again.steps.as_ptr() as usize, again.found.as_ptr() as usize),
+            (steps, ranges)
+        );
+        let paths: Vec<usize> = again.iter().map(|(p, _)| p.len()).collect();
+        assert_eq!(paths, [3, 3, 1]);
     }
 
     #[test]

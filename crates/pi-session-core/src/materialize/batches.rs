@@ -318,13 +318,20 @@ impl Session {
     /// One batch: every position of `positions` (already checked).
     fn prepare_batch(&self, positions: &[u32]) -> Result<PreparedBatch> {
         let mut cuts = Collect::default();
+        let mut scratch = json::WalkScratch::default();
         let mut out = Vec::with_capacity(2 + positions.len() * 64);
         out.push(b'[');
         for (i, &p) in positions.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            push_any_line(self.full_line(p)?, i as u32, &mut out, &mut cuts);
+            push_any_line(
+                self.full_line(p)?,
+                i as u32,
+                &mut out,
+                &mut cuts,
+                &mut scratch,
+            );
         }
         out.push(b']');
         Ok(PreparedBatch {

@@ -73,7 +73,7 @@ impl Session {
     pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<String> {
         let line = self.full_line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
-        push_any_line(line, 0, &mut out, sink);
+        push_any_line(line, 0, &mut out, sink, &mut json::WalkScratch::default());
         Ok(into_string(out))
     }
 
@@ -96,24 +96,27 @@ pub(crate) fn push_any_line(
     item: u32,
     out: &mut Vec<u8>,
     sink: &mut impl CutSink,
+    scratch: &mut json::WalkScratch,
 ) -> (usize, usize) {
     match line {
         Cow::Owned(bytes) if bytes.len() >= MIN_CUT_BYTES + 2 => {
             let shared = Arc::new(bytes);
-            push_line(&shared, Some(&shared), item, out, sink)
+            push_line(&shared, Some(&shared), item, out, sink, scratch)
         }
-        line => push_line(&line, None, item, out, sink),
+        line => push_line(&line, None, item, out, sink, scratch),
     }
 }
 
 /// Appends `line` to `out` with its long strings given to `sink` (with `shared`, the same bytes
 /// in a buffer the sink may keep, when there is one); returns how many were cut and their bytes.
+/// `scratch` lends the walk its vectors.
 fn push_line(
     line: &[u8],
     shared: Option<&Arc<Vec<u8>>>,
     item: u32,
     out: &mut Vec<u8>,
     sink: &mut impl CutSink,
+    scratch: &mut json::WalkScratch,
 ) -> (usize, usize) {
     let wide = line.len() >= MIN_WIDE_CUT_BYTES + 2 && json::has_wide_chars(line);
     if line.len() < MIN_CUT_BYTES + 2 && !wide {
@@ -121,11 +124,14 @@ fn push_line(
         return (0, 0);
     }
     let strings = if wide {
-        json::strings_where(line, MIN_WIDE_CUT_BYTES, |s| {
-            s.len() >= MIN_CUT_BYTES || json::has_wide_chars(s)
-        })
+        json::strings_where_in(
+            line,
+            MIN_WIDE_CUT_BYTES,
+            |s| s.len() >= MIN_CUT_BYTES || json::has_wide_chars(s),
+            scratch,
+        )
     } else {
-        json::strings_where(line, MIN_CUT_BYTES, |_| true)
+        json::strings_where_in(line, MIN_CUT_BYTES, |_| true, scratch)
     };
     let mut cuts = 0;
     let mut cut_bytes = 0;
@@ -149,6 +155,7 @@ fn push_line(
         }
     }
     out.extend_from_slice(&line[prev..]);
+    scratch.keep(strings);
     (cuts, cut_bytes)
 }
 
@@ -195,7 +202,14 @@ mod tests {
                 latin1,
             });
         };
-        let (n, _) = push_line(line, None, 3, &mut out, &mut sink);
+        let (n, _) = push_line(
+            line,
+            None,
+            3,
+            &mut out,
+            &mut sink,
+            &mut json::WalkScratch::default(),
+        );
         assert_eq!(n, cuts.len());
         (out, cuts)
     }
@@ -297,7 +311,13 @@ mod tests {
         // Owned (read from the file for this call): shared, by range into the line itself.
         let mut sink = Shared(Vec::new(), 0);
         let mut out = Vec::new();
-        push_any_line(Cow::Owned(line.clone()), 0, &mut out, &mut sink);
+        push_any_line(
+            Cow::Owned(line.clone()),
+            0,
+            &mut out,
+            &mut sink,
+            &mut Default::default(),
+        );
         assert_eq!(out, br#"{"a":0,"b":0}"#);
         assert_eq!(sink.1, 0);
         let [(a, true, 1), (b, false, 1)] = &sink.0[..] else {
@@ -307,7 +327,13 @@ mod tests {
         assert_eq!(&line[b.clone()], format!("{big}\\n").as_bytes());
         // Borrowed (held in memory): the string itself, as before.
         let mut sink = Shared(Vec::new(), 0);
-        push_any_line(Cow::Borrowed(&line), 0, &mut Vec::new(), &mut sink);
+        push_any_line(
+            Cow::Borrowed(&line),
+            0,
+            &mut Vec::new(),
+            &mut sink,
+            &mut Default::default(),
+        );
         assert_eq!((sink.0.len(), sink.1), (0, 2));
     }
 
