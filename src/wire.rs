@@ -38,8 +38,8 @@ pub fn tree(t: &Tree) -> Vec<u32> {
     }
     let nodes = || order.iter().map(|&k| &t.nodes[k as usize]);
     let child_count: usize = nodes().map(|n| n.child_count()).sum();
-    let mut out = Vec::with_capacity(2 + t.roots.len() + order.len() * 4 + child_count);
-    out.push(t.roots.len() as u32);
+    let mut out = Vec::with_capacity(2 + t.root_nodes().len() + order.len() * 4 + child_count);
+    out.push(t.root_nodes().len() as u32);
     out.extend(t.root_nodes().iter().map(|&r| index[r as usize]));
     out.push(order.len() as u32);
     for n in nodes() {

@@ -48,28 +48,33 @@ impl Node {
     }
 }
 
-/// `getTree()`'s shape over record positions: the roots, then one node per id (in index order).
+/// `getTree()`'s shape: one node per id (in index order), the roots and each node's children as
+/// indexes into `nodes` (a node's record position is its `pos`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tree {
-    /// Positions of the root entries, in the reference's order.
-    pub roots: Vec<u32>,
     pub nodes: Vec<Node>,
-    children: Vec<u32>,
-    /// The roots and the children as indexes into `nodes` (parallel to `roots` and `children`).
     root_nodes: Vec<u32>,
     child_nodes: Vec<u32>,
 }
 
 impl Tree {
-    /// Positions of `node`'s children (final order when `node.order` is [`ChildOrder::Sorted`]).
-    pub fn children(&self, node: &Node) -> &[u32] {
-        let start = node.start as usize;
-        &self.children[start..start + node.child_count()]
+    /// Positions of the root entries, in the reference's order.
+    pub fn roots(&self) -> Vec<u32> {
+        self.positions(&self.root_nodes)
     }
 
-    /// The children of every node, node after node (in `nodes` order).
-    pub fn all_children(&self) -> &[u32] {
-        &self.children
+    /// Positions of `node`'s children (final order when `node.order` is [`ChildOrder::Sorted`]).
+    pub fn children(&self, node: &Node) -> Vec<u32> {
+        self.positions(self.child_nodes(node))
+    }
+
+    /// Positions of the children of every node, node after node (in `nodes` order).
+    pub fn all_children(&self) -> Vec<u32> {
+        self.positions(&self.child_nodes)
+    }
+
+    fn positions(&self, nodes: &[u32]) -> Vec<u32> {
+        nodes.iter().map(|&k| self.nodes[k as usize].pos).collect()
     }
 
     /// Indexes into `nodes` of the roots.
@@ -191,9 +196,7 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
     }
     let ts = |node: usize| s.meta(s.slot_pos(node as u32)).ts_ms;
     let mut tree = Tree {
-        roots: roots.iter().map(|&r| s.slot_pos(r as u32)).collect(),
         nodes: Vec::with_capacity(n),
-        children: Vec::with_capacity(flat.len()),
         root_nodes: roots.iter().map(|&r| r as u32).collect(),
         child_nodes: Vec::with_capacity(flat.len()),
     };
@@ -211,9 +214,7 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
         } else {
             1
         };
-        let start = tree.children.len() as u32;
-        tree.children
-            .extend(kids.iter().map(|&k| s.slot_pos(k as u32)));
+        let start = tree.child_nodes.len() as u32;
         tree.child_nodes.extend(kids.iter().map(|&k| k as u32));
         tree.nodes.push(Node {
             pos: s.slot_pos(node as u32),
@@ -286,7 +287,7 @@ mod tests {
     fn shape(t: &Tree) -> Vec<(u32, Option<u32>, ChildOrder, Vec<u32>)> {
         t.nodes
             .iter()
-            .map(|n| (n.pos, n.label(), n.order(), t.children(n).to_vec()))
+            .map(|n| (n.pos, n.label(), n.order(), t.children(n)))
             .collect()
     }
 
@@ -304,7 +305,7 @@ mod tests {
         ]);
         let (a, b, c, d, l) = (f.pos("a"), f.pos("b"), f.pos("c"), f.pos("d"), f.pos("l"));
         let t = tree(f.view());
-        assert_eq!(t.roots, [a]);
+        assert_eq!(t.roots(), [a]);
         use ChildOrder::Sorted;
         assert_eq!(
             shape(&t),
@@ -362,7 +363,7 @@ mod tests {
             .iter()
             .map(|&r| t.nodes[r as usize].pos)
             .collect();
-        assert_eq!(roots, t.roots);
+        assert_eq!(roots, t.roots());
     }
 
     #[test]
@@ -390,7 +391,7 @@ mod tests {
         let t = tree(f.view());
         let (r, x, y) = (f.pos("r"), f.pos("x"), f.pos("y"));
         // Roots: r, then x (the first entry of the cycle); the edge back to x is cut.
-        assert_eq!(t.roots, [r, x]);
+        assert_eq!(t.roots(), [r, x]);
         use ChildOrder::Sorted;
         assert_eq!(
             shape(&t),

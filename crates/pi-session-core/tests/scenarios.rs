@@ -192,7 +192,7 @@ fn parent_cycles_end_walks_instead_of_hanging() -> R {
     let s = open(&dir, &file)?;
     assert_eq!(s.context_path().len(), 2);
     let t = tree::tree(&s);
-    assert_eq!(t.roots.len(), 1, "one cycle entry becomes a root");
+    assert_eq!(t.roots().len(), 1, "one cycle entry becomes a root");
     Ok(())
 }
 

@@ -51,7 +51,7 @@ fn nodes(l: &Loaded) -> (Vec<u32>, HashMap<u32, Node>) {
     let t = tree::tree(&l.session);
     let mut nodes = HashMap::with_capacity(t.nodes.len());
     for n in &t.nodes {
-        let mut children = t.children(n).to_vec();
+        let mut children = t.children(n);
         if n.order() == ChildOrder::ByDate {
             sort_by_date(l, &mut children);
         }
@@ -63,7 +63,7 @@ fn nodes(l: &Loaded) -> (Vec<u32>, HashMap<u32, Node>) {
             },
         );
     }
-    (t.roots, nodes)
+    (t.roots(), nodes)
 }
 
 /// The children of a [`ChildOrder::ByDate`] node in `getTree()`'s order: the reference sorts them
