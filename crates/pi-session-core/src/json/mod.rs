@@ -23,8 +23,8 @@ pub use parse::{
 pub use ser::{string_to_json, to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;
 pub use trusted::{
-    strings_where, strings_where_in, visit_items_valid, visit_members_trusted, visit_members_valid,
-    FoundStrings, Step, WalkScratch,
+    strings_where, visit_items_valid, visit_members_trusted, visit_members_valid, FoundStrings,
+    Step, WalkScratch,
 };
 
 /// A JSON value as JavaScript sees it.

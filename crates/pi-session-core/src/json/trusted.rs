@@ -170,14 +170,10 @@ const MAX_LONG_STRING_DEPTH: usize = 32;
 /// with each string replaced by another value are given: none in an object that repeats a member
 /// name (JSON.parse keeps the last one) or has a name that is escaped or not ASCII (its JS name
 /// would need decoding). Text that turns out not to be valid JSON gives none.
-pub fn strings_where(b: &[u8], min_len: usize, wanted: impl Fn(&[u8]) -> bool) -> FoundStrings<'_> {
-    strings_where_in(b, min_len, wanted, &mut WalkScratch::default())
-}
-
-/// [`strings_where`] with vectors kept from an earlier walk (see [`WalkScratch::keep`]): walking
+/// `scratch` lends the walk the vectors of an earlier one (see [`WalkScratch::keep`]): walking
 /// line after line then allocates nothing, where four allocations per line made threads
 /// preparing batches at once wait for the allocator's lock.
-pub fn strings_where_in<'a>(
+pub fn strings_where<'a>(
     b: &'a [u8],
     min_len: usize,
     wanted: impl Fn(&[u8]) -> bool,
@@ -404,7 +400,7 @@ mod tests {
 
     fn cuts(doc: &str, min: usize) -> Vec<(String, String)> {
         let b = doc.as_bytes();
-        strings_where(b, min, |_| true)
+        strings_where(b, min, |_| true, &mut WalkScratch::default())
             .iter()
             .map(|(path, range)| {
                 let path: Vec<String> = path
@@ -456,11 +452,11 @@ mod tests {
     fn a_walk_reuses_the_vectors_of_the_one_before() {
         let doc = br#"{"a":{"b":["0123456789","0123456789"]},"c":"0123456789"}"#;
         let mut scratch = WalkScratch::default();
-        let found = strings_where_in(doc, 10, |_| true, &mut scratch);
+        let found = strings_where(doc, 10, |_| true, &mut scratch);
         assert_eq!(found.len(), 3);
         let (steps, ranges) = (found.steps.as_ptr() as usize, found.found.as_ptr() as usize);
         scratch.keep(found);
-        let again = strings_where_in(doc, 10, |_| true, &mut scratch);
+        let again = strings_where(doc, 10, |_| true, &mut scratch);
         assert_eq!(
             (again.steps.as_ptr() as usize, again.found.as_ptr() as usize),
             (steps, ranges)
@@ -472,10 +468,15 @@ mod tests {
     #[test]
     fn only_the_strings_the_predicate_wants_are_given() {
         let doc = r#"{"a":"0123456789","b":"wanted 0123","c":["xwanted","wanted"]}"#;
-        let found: Vec<_> = strings_where(doc.as_bytes(), 7, |s| s.starts_with(b"wanted"))
-            .iter()
-            .map(|(_, range)| &doc[range])
-            .collect();
+        let found: Vec<_> = strings_where(
+            doc.as_bytes(),
+            7,
+            |s| s.starts_with(b"wanted"),
+            &mut WalkScratch::default(),
+        )
+        .iter()
+        .map(|(_, range)| &doc[range])
+        .collect();
         // "xwanted" is not accepted; "wanted" is accepted but shorter than 7.
         assert_eq!(found, ["wanted 0123"]);
     }
@@ -504,12 +505,29 @@ mod tests {
     fn long_strings_never_panic_on_damage() {
         let good = r#"{"a":[{"b":"0123456789"},"0123456789"],"c":{"d":"0123456789"}}"#;
         for cut in 0..good.len() {
-            let _ = strings_where(&good.as_bytes()[..cut], 3, |_| true);
+            let _ = strings_where(
+                &good.as_bytes()[..cut],
+                3,
+                |_| true,
+                &mut WalkScratch::default(),
+            );
             let mut bent = good.as_bytes().to_vec();
             bent[cut] = b'"';
-            let _ = strings_where(&bent, 3, |_| true);
+            let _ = strings_where(&bent, 3, |_| true, &mut WalkScratch::default());
         }
-        assert!(strings_where(br#"{"a":"0123456789""#, 3, |_| true).is_empty());
-        assert!(strings_where(br#"{"a" "0123456789"}"#, 3, |_| true).is_empty());
+        assert!(strings_where(
+            br#"{"a":"0123456789""#,
+            3,
+            |_| true,
+            &mut WalkScratch::default()
+        )
+        .is_empty());
+        assert!(strings_where(
+            br#"{"a" "0123456789"}"#,
+            3,
+            |_| true,
+            &mut WalkScratch::default()
+        )
+        .is_empty());
     }
 }

@@ -124,14 +124,14 @@ fn push_line(
         return (0, 0);
     }
     let strings = if wide {
-        json::strings_where_in(
+        json::strings_where(
             line,
             MIN_WIDE_CUT_BYTES,
             |s| s.len() >= MIN_CUT_BYTES || json::has_wide_chars(s),
             scratch,
         )
     } else {
-        json::strings_where_in(line, MIN_CUT_BYTES, |_| true, scratch)
+        json::strings_where(line, MIN_CUT_BYTES, |_| true, scratch)
     };
     let mut cuts = 0;
     let mut cut_bytes = 0;
