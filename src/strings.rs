@@ -99,10 +99,8 @@ pub unsafe fn external_string(
     // a few megabytes gave V8 no reason to collect. (Told first: a string V8 copies instead is
     // finalized during the call.)
     let bytes = storage.bytes();
-    if bytes != 0 {
-        // SAFETY: `env` is live, this function's contract.
-        unsafe { adjust_external_memory(env, bytes) };
-    }
+    // SAFETY: `env` is live, this function's contract.
+    unsafe { adjust_external_memory(env, bytes) };
     let hint = Box::into_raw(Box::new(storage));
     // SAFETY: `hint` comes from `Box::into_raw` just above and is freed only by the finalizer
     // or below, after the last use of `units`.
@@ -137,10 +135,8 @@ pub unsafe fn external_string(
     if status != sys::Status::napi_ok {
         // SAFETY: no string was made, so no finalizer runs for `hint`: it is still ours alone.
         drop(unsafe { Box::from_raw(hint) });
-        if bytes != 0 {
-            // SAFETY: as above.
-            unsafe { adjust_external_memory(env, -bytes) };
-        }
+        // SAFETY: as above.
+        unsafe { adjust_external_memory(env, -bytes) };
     }
     check_status!(status)?;
     Ok(v)
@@ -159,18 +155,20 @@ unsafe extern "C" fn drop_storage(
     let storage = unsafe { Box::from_raw(hint.cast::<Storage>()) };
     let bytes = storage.bytes();
     drop(storage);
-    if bytes != 0 {
-        // SAFETY: a finalizer's environment may adjust external memory (a basic call, allowed
-        // while V8 finalizes; napi-rs does the same for its buffers).
-        unsafe { adjust_external_memory(env.cast(), -bytes) };
-    }
+    // SAFETY: a finalizer's environment may adjust external memory (a basic call, allowed while
+    // V8 finalizes; napi-rs does the same for its buffers).
+    unsafe { adjust_external_memory(env.cast(), -bytes) };
 }
 
-/// Tell V8 that memory outside its heap, held by its strings, grew (or shrank) by `bytes`.
+/// Tell V8 that memory outside its heap, held by its strings, grew (or shrank) by `bytes`
+/// (nothing to tell when 0: a shared buffer's string).
 ///
 /// # Safety
 /// `env` is a live environment (a finalizer's included).
 unsafe fn adjust_external_memory(env: sys::napi_env, bytes: i64) {
+    if bytes == 0 {
+        return;
+    }
     let mut total = 0;
     // SAFETY: this function's contract. A failure only leaves V8's estimate as it was.
     let _ = unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
