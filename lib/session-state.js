@@ -271,9 +271,8 @@ class SessionState {
   /** mark() for one of many objects made at once (`objs[pos]` already): it joins the map when the
    * event loop is idle, or when the map is read (see Origin). @param {any} obj @param {number} pos */
   markLater(obj, pos) {
-    if (obj === null || typeof obj !== "object" || this.trackId === 0) return;
-    // A header leads to its origin (HEADER_ORIGIN): that link is made at once.
-    if (obj.type === "session") return this.mark(obj, pos);
+    // What mark() leaves out, and a header, which leads to its origin (HEADER_ORIGIN) at once.
+    if (obj === null || typeof obj !== "object" || this.trackId === 0 || obj.type === "session") return this.mark(obj, pos);
     const origin = this.origin ?? this.newOrigin();
     if (origin.pending.length === 0) idle.markWhenIdle(this);
     origin.pending.push(pos);
@@ -327,7 +326,7 @@ class SessionState {
       // anyway), up to CALL_BYTES of them per call, prepared by the core on other threads while
       // this one parses the batch before. The callback must not call into the native session.
       let done = 0;
-      const take = (/** @type {string | [string, Uint32Array, string[], string, ...string[]]} */ batch) => {
+      const take = (/** @type {import("./wire.js").Batch} */ batch) => {
         const parsed = parseLines(batch);
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
