@@ -183,6 +183,9 @@ function valueOfKey(key) {
   return key === "undefined" ? undefined : JSON.parse(key);
 }
 
+/** A batch of record lines as the core gives it (`batch_value` in src/cut.rs).
+ * @typedef {string | [string, Uint32Array, string[], string, ...string[]]} Batch */
+
 /**
  * Parses a batch of record lines as the core gives it (`line`, and each batch of `eachLinesJson`):
  * the JSON text `[line, line, …]`, or `[text, plan, names, wide, ...values]` when strings were
@@ -192,7 +195,7 @@ function valueOfKey(key) {
  * a slice of `wide`. The strings are put back where they were, so the objects equal `JSON.parse`
  * of the original lines, member order included (assigning to an existing own property keeps its
  * place; the core cuts nothing where a name repeats). Returns an array of items.
- * @param {string | [string, Uint32Array, string[], string, ...string[]]} r
+ * @param {Batch} r
  * @returns {any[]}
  */
 function parseLines(r) {
