@@ -1,6 +1,8 @@
 //! Numbers, sizes and times as people read them.
 
-use chrono::{DateTime, Local, TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::localtime;
 
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: f64) -> String {
@@ -105,7 +107,7 @@ fn format_ms(ms: f64, utc: bool, f: &str) -> String {
     match at(ms) {
         None => "?".into(),
         Some(t) if utc => t.format(f).to_string(),
-        Some(t) => t.with_timezone(&Local).format(f).to_string(),
+        Some(t) => localtime::local(t).format(f).to_string(),
     }
 }
 

@@ -48,6 +48,7 @@ mod fmt;
 mod jsonout;
 mod list;
 mod loaded;
+mod localtime;
 mod pool;
 mod progress;
 mod prune;

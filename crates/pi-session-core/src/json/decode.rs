@@ -173,9 +173,11 @@ fn char_at(s: &[u8], i: usize) -> (char, usize) {
 }
 
 /// Offset of the first backslash or non-ASCII byte at or after `i` (or `s.len()`).
-fn find_backslash_or_high(s: &[u8], mut i: usize) -> usize {
+fn find_backslash_or_high(s: &[u8], i: usize) -> usize {
+    // Sixteen bytes at a time where SSE2 is sure to be there; the rest (and other CPUs) bytewise.
     #[cfg(target_arch = "x86_64")]
-    {
+    let i = {
+        let mut i = i;
         use std::arch::x86_64::{
             __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
         };
@@ -192,7 +194,8 @@ fn find_backslash_or_high(s: &[u8], mut i: usize) -> usize {
                 i += 16;
             }
         }
-    }
+        i
+    };
     s[i..]
         .iter()
         .position(|&c| c == b'\\' || c >= 0x80)
