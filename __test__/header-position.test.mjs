@@ -11,6 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { tempDir } from "./helpers/fixtures.mjs";
+import { referenceListing } from "./helpers/older-reference.mjs";
 import { loadOurs, loadReference, tuneFor } from "./helpers/target.mjs";
 
 const ours = loadOurs();
@@ -165,11 +166,11 @@ test("list and listAll report a titled session as the reference reports it witho
   const strip = (infos) => infos.map(({ path: p, ...rest }) => ({ ...rest, file: path.basename(p) }));
   // The sessions' own times decide `modified` here, not the files' mtimes.
   const got = strip(await ours.SessionManager.list(root, titledDir));
-  const want = strip(await ref.SessionManager.list(root, plainDir));
+  const want = strip(await referenceListing(ref, "list", [root, plainDir]));
   assert.equal(got.length, 1);
   assert.deepEqual(got, want);
   const all = await ours.SessionManager.listAll(titledDir);
-  assert.deepEqual(strip(all), strip(await ref.SessionManager.listAll(plainDir)));
+  assert.deepEqual(strip(all), strip(await referenceListing(ref, "listAll", [plainDir])));
   assert.deepEqual(all.map((s) => s.path), [titled]);
   assert.equal(ours.findMostRecentSession(titledDir), titled);
 });

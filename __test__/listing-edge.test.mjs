@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { tempDir } from "./helpers/fixtures.mjs";
+import { olderReferenceListing, READLINE_SPLITS_AT_SEPARATORS, referenceListing } from "./helpers/older-reference.mjs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
 
 const ours = loadOurs();
@@ -63,6 +64,14 @@ const CASES = {
     msg(`{"role":"user","content":"${"q".repeat(1023)}"}`),
   ],
   crlf: [msg('{"role":"user","content":"one"}') + "\r\n" + msg('{"role":"user","content":"two"}') + "\r" + msg('{"role":"user","content":"three"}')],
+  // U+2028/U+2029 as raw characters end no record (the reference on Node 20/22 agrees; its own
+  // readline cuts lines at them from Node 24 on: see the last test), and as \u escapes they are
+  // JSON escapes like any other.
+  lineSeparators: [
+    msg('{"role":"user","content":"raw \u2028 line \u2029 para","timestamp":1704067201000}'),
+    msg('{"role":"assistant","content":[{"type":"text","text":"escaped \\u2028 \\u2029"}],"timestamp":1704067202000}'),
+    msg('{"role":"user","content":[{"type":"text","text":"\u2029 at the start, at the end \u2028"}],"timestamp":1704067203000}'),
+  ],
 };
 
 test("listing summaries equal the reference's on edge-case lines", async (t) => {
@@ -77,7 +86,7 @@ test("listing summaries equal the reference's on edge-case lines", async (t) => 
   const prev = process.env.PI_SESSION_LIST_CACHE;
   process.env.PI_SESSION_LIST_CACHE = "0";
   try {
-    const expected = shape(await ref.SessionManager.listAll(dir));
+    const expected = shape(await referenceListing(ref, "listAll", [dir]));
     const actual = shape(await ours.SessionManager.listAll(dir));
     assert.ok(expected.length >= 10, "most cases are sessions");
     assert.deepEqual(
@@ -99,7 +108,7 @@ test("long texts are the same from the files and from the listing cache", async 
   const prev = process.env.PI_CODING_AGENT_DIR;
   process.env.PI_CODING_AGENT_DIR = agent;
   try {
-    const [expected] = await ref.SessionManager.listAll(dir);
+    const [expected] = await referenceListing(ref, "listAll", [dir]);
     const cold = await ours.SessionManager.listAll(dir);
     assert.ok(fs.existsSync(path.join(agent, ".pi-session-native", "list-cache")), "the cache was written");
     const warm = await ours.SessionManager.listAll(dir);
@@ -113,5 +122,30 @@ test("long texts are the same from the files and from the listing cache", async 
   } finally {
     if (prev === undefined) delete process.env.PI_CODING_AGENT_DIR;
     else process.env.PI_CODING_AGENT_DIR = prev;
+  }
+});
+
+test("a message holding raw U+2028/U+2029 is listed whole, as the reference lists it on Node 22; the reference on Node >= 24 cuts it", async (t) => {
+  const dir = tempDir(t, "pi-list-seps-");
+  fs.writeFileSync(path.join(dir, "seps.jsonl"), [HEADER, ...CASES.lineSeparators].join("\n") + "\n");
+  const shape = ([info]) => ({ ...info, created: info.created.getTime(), modified: info.modified.getTime() });
+  // The escaped ones are the same characters once the JSON is read.
+  const texts = ["raw \u2028 line \u2029 para", "escaped \u2028 \u2029", "\u2029 at the start, at the end \u2028"];
+  const actual = shape(await ours.SessionManager.listAll(dir));
+  assert.equal(actual.messageCount, 3);
+  assert.equal(actual.firstMessage, texts[0]);
+  assert.equal(actual.allMessagesText, texts.join(" "));
+  assert.equal(actual.modified, 1704067203000);
+  assert.deepEqual(actual, shape(await olderReferenceListing("listAll", [dir])), "the reference under Node 22");
+
+  const here = shape(await ref.SessionManager.listAll(dir));
+  if (READLINE_SPLITS_AT_SEPARATORS) {
+    // This Node's readline ends lines at the raw characters: both raw messages become pieces that
+    // do not parse, and only the escaped one is left.
+    assert.equal(here.messageCount, 1, `the reference on Node ${process.version}`);
+    assert.equal(here.allMessagesText, texts[1]);
+    assert.equal(here.firstMessage, "(no messages)", "no user message is left");
+  } else {
+    assert.deepEqual(here, actual, `the reference on Node ${process.version}`);
   }
 });

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import util from "node:util";
 
+import { olderReferenceListing, READLINE_SPLITS_AT_SEPARATORS } from "../helpers/older-reference.mjs";
 import { DataGen } from "./data.mjs";
 import { MtimeClock, snapshot } from "./files.mjs";
 import { cloneAwkward, encodeCwdLikeReference, keyOrderDiff, Normalizer } from "./normalize.mjs";
@@ -172,6 +173,7 @@ async function applyOp(side, op) {
       case "sm":
         return side.sm[op.method](...args);
       case "static":
+        if (op.list && side.listing) return side.listing(op.method, args);
         return SM[op.method](...args);
       case "fn":
         return side.mod[op.method](...args);
@@ -424,6 +426,11 @@ export async function runSequence({ seed, steps, modA, modB, implName, onStep })
   const layout = layoutOf(seed);
   const A = makeSide("reference", modA, layout);
   const B = makeSide(implName, modB, layout);
+  // Where this Node's readline ends lines at U+2028/U+2029 (Node >= 24), the reference's
+  // list()/listAll() cut messages holding them (helpers/older-reference.mjs): the reference side's
+  // listings are answered by the reference under Node 22, over the same files. (With
+  // PARITY_IMPL=reference, side B keeps this Node's answers, and differs on exactly those sessions.)
+  if (READLINE_SPLITS_AT_SEPARATORS) A.listing = olderReferenceListing;
   const log = [];
   const savedEnv = process.env.PI_CODING_AGENT_DIR;
   const savedCwd = process.cwd();

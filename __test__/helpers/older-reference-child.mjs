@@ -1,0 +1,35 @@
+// Child of helpers/older-reference.mjs, run by Node 22: answers list()/listAll() of the reference
+// module (argv[2]) over IPC. Each request carries the cwd, HOME and PI_CODING_AGENT_DIR to use;
+// the first message says which Node this is and whether its readline ends lines at U+2028/U+2029.
+import readline from "node:readline";
+import { Readable } from "node:stream";
+
+const reference = await import(process.argv[2]);
+
+async function splits() {
+  const rl = readline.createInterface({ input: Readable.from(["a\u2028b\u2029c\n"]), crlfDelay: Infinity });
+  const lines = [];
+  for await (const line of rl) lines.push(line);
+  return lines.length !== 1;
+}
+
+function setEnv(name, value) {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
+
+const args = (list) =>
+  list.map((a) => (a && typeof a === "object" && "$abortSignal" in a ? (a.$abortSignal ? AbortSignal.abort() : new AbortController().signal) : a));
+
+process.on("message", async ({ id, method, args: given, cwd, env }) => {
+  try {
+    if (method !== "list" && method !== "listAll") throw new Error(`older-reference-child: not a listing: ${method}`);
+    process.chdir(cwd);
+    for (const [name, value] of Object.entries(env)) setEnv(name, value);
+    process.send({ id, ok: await reference.SessionManager[method](...args(given)) });
+  } catch (error) {
+    process.send({ id, threw: { name: error?.name ?? "Error", message: error instanceof Error ? error.message : String(error) } });
+  }
+});
+process.on("disconnect", () => process.exit(0));
+process.send({ id: 0, ok: { version: process.version, splits: await splits() } });
