@@ -1,6 +1,6 @@
 // The real pi CLI, stock and through `pi-native` (bin/pi-native.js), with no network: the same
-// print-mode and RPC scenarios run by the agent's own bundled CLI and by pi-native, on Node 22
-// and on Node 24, each run in its own HOME, PI_CODING_AGENT_DIR and project dirs, against a
+// print-mode and RPC scenarios run by the agent's own bundled CLI and by pi-native, on Node 22,
+// 24 and 26 (AGENT_MAJORS), each run in its own HOME, PI_CODING_AGENT_DIR and project dirs, against a
 // scripted provider registered by a pi extension (__test__/e2e/pi-cli-ext.ts). The two must
 // print the same, exit alike and write the same files, byte for byte after normalizing ids,
 // uuids, clock times and temp paths; every SessionManager static of the pi-native runs must have
@@ -8,7 +8,7 @@
 // Scenarios and comparison: __test__/e2e/pi-cli-harness.mjs.
 //
 // The agent needs Node >= 22.19. Under an older `node --test` (the suite's Node 20) the runs are
-// spawned with Node 22 and 24 fetched into .cache/ (agentNode, helpers/agent-runs.mjs); a version
+// spawned with Node 22, 24 and 26 fetched into .cache/ (agentNode, helpers/agent-runs.mjs); a version
 // that cannot be had is skipped, saying why.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -29,10 +29,10 @@ import {
   runPrintScenarios,
   runRpcScenarios,
 } from "./e2e/pi-cli-harness.mjs";
-import { AGENT_MAJORS, AGENT_RUNS_DONE, agentNode } from "./helpers/agent-runs.mjs";
+import { AGENT_MAJORS, agentNode } from "./helpers/agent-runs.mjs";
 
 const LIST_CACHE = "agent/.pi-session-native/list-cache";
-const nodes = Object.fromEntries(AGENT_MAJORS.map((major) => [major, AGENT_RUNS_DONE ? { skip: AGENT_RUNS_DONE } : agentNode(major)]));
+const nodes = Object.fromEntries(AGENT_MAJORS.map((major) => [major, agentNode(major)]));
 for (const [major, { skip }] of Object.entries(nodes)) if (skip) console.log(`# pi-cli on Node ${major} skipped: ${skip}`);
 
 let base;

@@ -1,6 +1,6 @@
 // pi-native and pi-session-native/register: how the user's own pi agent is put on our store, and
 // how it refuses to be when it should not (a newer agent, an unsupported version, strict mode).
-// The agent runs on Node >= 22.19, so each scenario is run with Node 22 and Node 24 (agentNode,
+// The agent runs on Node >= 22.19, so each scenario is run with Node 22, 24 and 26 (agentNode,
 // helpers/agent-runs.mjs), whatever Node runs this file; the pure checks run here directly.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, test } from "node:test";
 
-import { AGENT_MAJORS, AGENT_RUNS_DONE, agentNode } from "./helpers/agent-runs.mjs";
+import { AGENT_MAJORS, agentNode } from "./helpers/agent-runs.mjs";
 import { tempDir } from "./helpers/fixtures.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
@@ -23,14 +23,13 @@ const EXT = path.join(ROOT, "__test__", "e2e", "pi-cli-ext.ts");
 const REGISTER_APP = path.join(ROOT, "__test__", "e2e", "register-app.mjs");
 const FAUX = ["-e", EXT, "--provider", "pi-cli-faux", "--model", "faux-cli"];
 
-/** The Node binaries that run the agent: 22 and 24, those that can be had (the others say why). */
+/** The Node binaries that run the agent (AGENT_MAJORS), those that can be had (the others say why). */
 function agentNodes() {
   const nodes = AGENT_MAJORS.map(agentNode);
   for (const { major, skip } of nodes) if (skip) console.log(`# pi-native: Node ${major} skipped: ${skip}`);
   return nodes.filter((n) => !n.skip);
 }
-const NODES = AGENT_RUNS_DONE ? [] : agentNodes();
-if (AGENT_RUNS_DONE) test("pi-native and register on Node 22 and 24", { skip: AGENT_RUNS_DONE }, () => {});
+const NODES = agentNodes();
 
 /** A project dir, an agent dir and an environment that isolates one run from the user's own. */
 function sandbox(t, extraEnv = {}) {

@@ -8,7 +8,7 @@
 // listings must agree, and every SessionManager static the agent called must have gone to our
 // store (PI_NATIVE_TRACE).
 //
-// The agent needs Node >= 22.19: it runs on Node 22 and on Node 24 (fetched into .cache/, see
+// The agent needs Node >= 22.19: it runs on Node 22, 24 and 26 (fetched into .cache/, see
 // agentNodes in helpers/agent-runs.mjs) when this suite runs on an older Node, on this Node
 // otherwise. Skipped, saying why, when tmux is not installed (.ci/run installs it) or no such Node
 // can be had.
@@ -19,8 +19,9 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { TmuxPane, tmuxMissing } from "./e2e/pi-tui-tmux.mjs";
-import { AGENT_RUNS_DONE, agentNodes } from "./helpers/agent-runs.mjs";
+import { AGENT_MAJORS, agentNodes } from "./helpers/agent-runs.mjs";
 import { defaultSessionDirFor } from "./helpers/fixtures.mjs";
+import { referenceListing } from "./helpers/older-reference.mjs";
 import { loadOurs, loadReference, ROOT } from "./helpers/target.mjs";
 
 const AGENT = path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
@@ -28,8 +29,8 @@ const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
 const FAUX = path.join(ROOT, "__test__", "e2e", "pi-tui-faux.mjs");
 const DAY = 86_400_000;
 
-const suiteSkip = AGENT_RUNS_DONE ?? tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
-const NODES = suiteSkip ? [{ major: "22/24", skip: suiteSkip }] : agentNodes();
+const suiteSkip = tmuxMissing() ?? (fs.existsSync(PI_NATIVE) ? null : `${path.relative(ROOT, PI_NATIVE)} is missing`);
+const NODES = suiteSkip ? [{ major: AGENT_MAJORS.join("/"), skip: suiteSkip }] : agentNodes();
 
 /** Values as JSON would carry them (Dates as strings, undefined keys dropped). */
 const plain = (v) => JSON.parse(JSON.stringify(v));
@@ -251,10 +252,11 @@ for (const { major, node, skip } of NODES) {
       const previous = process.env.PI_CODING_AGENT_DIR;
       process.env.PI_CODING_AGENT_DIR = agentDir;
       try {
-        const ref = plain(await Reference.SessionManager.list(projectDir, projectSessions));
+        // Through referenceListing: on Node >= 24 the reference's own readline cuts lines at U+2028/U+2029.
+        const ref = plain(await referenceListing(Reference, "list", [projectDir, projectSessions]));
         assert.deepEqual(plain(await Ours.SessionManager.list(projectDir, projectSessions)), ref);
         assert.equal(ref.length, 6);
-        assert.deepEqual(plain(await Ours.SessionManager.listAll()), plain(await Reference.SessionManager.listAll()));
+        assert.deepEqual(plain(await Ours.SessionManager.listAll()), plain(await referenceListing(Reference, "listAll", [])));
       } finally {
         if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
         else process.env.PI_CODING_AGENT_DIR = previous;

