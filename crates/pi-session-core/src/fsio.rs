@@ -16,6 +16,17 @@
 //!   the file before it is linked and the directory after.
 //! - Durability: by default nothing is fsynced per append (as the reference); [`Durability::Fsync`]
 //!   makes every append and first write durable before it returns.
+//!
+//! Windows: every descriptor we keep is opened with read, write and delete sharing
+//! ([`shared_options`]), so that while we hold a session file another process (stock pi's delete
+//! from `/resume`, `pi-sessions rm`, another manager) can still read, append to, rename, delete or
+//! replace it, as on Unix. Replacing a file by rename ([`rename_replace`]) uses std's rename, which
+//! asks for POSIX semantics (the name moves to the new file at once, held handles keep the old
+//! one). Where the OS refuses that while the target is held (file systems without POSIX renames:
+//! FAT, many network shares; Wine), the target is first renamed aside, then the new file renamed
+//! in, then the old one deleted: the name is absent for the moment between the two renames, and a
+//! crash inside it leaves both files under hidden names (`.<name>.<pid>.<id>.old` and `.tmp`),
+//! never a mix.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -35,9 +46,31 @@ pub enum Durability {
     Fsync,
 }
 
+/// `OpenOptions` for a descriptor we keep: on Windows with read, write and delete sharing, so
+/// holding it never stops another handle or process from reading, writing, renaming, deleting or
+/// replacing the file (std's default today, stated here so that it stays true); on Unix plain.
+pub fn shared_options() -> OpenOptions {
+    #[cfg_attr(not(windows), allow(unused_mut))]
+    let mut options = OpenOptions::new();
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::{
+            FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+        };
+        options.share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE);
+    }
+    options
+}
+
+/// Open a file for reading with [`shared_options`].
+pub fn open_read(path: &Path) -> io::Result<File> {
+    shared_options().read(true).open(path)
+}
+
 /// Read a whole file; `Ok(None)` when it does not exist.
 pub fn read_all(path: &Path) -> Result<Option<Vec<u8>>> {
-    match File::open(path) {
+    match open_read(path) {
         Ok(mut f) => {
             let mut buf = Vec::with_capacity(f.metadata().map(|m| m.len() as usize).unwrap_or(0));
             f.read_to_end(&mut buf)
@@ -122,7 +155,7 @@ pub fn ensure_parent(file: &Path, durability: Durability) -> Result<bool> {
 
 /// Append bytes (complete lines) in a single write.
 pub fn append(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let f = OpenOptions::new()
+    let f = shared_options()
         .append(true)
         .create(true)
         .open(path)
@@ -175,13 +208,13 @@ impl Appender {
     fn append(&mut self, path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
         self.last_in_one_write = false;
         let reusable = match &self.open {
-            Some((p, f, _)) if p == path => still_linked(f),
+            Some((p, f, _)) if p == path => still_at(f, path),
             _ => false,
         };
         if !reusable {
             self.open = None;
             let open = |read: bool| {
-                OpenOptions::new()
+                shared_options()
                     .read(read)
                     .append(true)
                     .create(true)
@@ -216,7 +249,7 @@ impl Appender {
     /// it had lost its name (deleted, or its directory removed).
     pub fn reopens(&self, path: &Path) -> bool {
         match &self.open {
-            Some((p, f, _)) if p == path => !still_linked(f),
+            Some((p, f, _)) if p == path => !still_at(f, path),
             _ => true,
         }
     }
@@ -241,7 +274,7 @@ impl Appender {
     }
 }
 
-/// Both descriptors are of one file (device and inode).
+/// Both descriptors are of one file (device and inode; on Windows volume and file index).
 #[cfg(unix)]
 pub fn same_file(a: &File, b: &File) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -251,25 +284,106 @@ pub fn same_file(a: &File, b: &File) -> bool {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+pub fn same_file(a: &File, b: &File) -> bool {
+    match (win::identity(a), win::identity(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
 pub fn same_file(_a: &File, _b: &File) -> bool {
     false
 }
 
+/// Whether `f`, opened at `path`, is still the file found there: not deleted or replaced since
+/// (a descriptor of a file that lost its name must not take more lines). On Unix the file keeps a
+/// link (a rename over it or a delete drops its last one). On Windows link counts do not tell
+/// (a deleted file open elsewhere keeps its name and its count until the last handle closes), so
+/// the file at `path` is opened and compared by identity.
 #[cfg(unix)]
-fn still_linked(f: &File) -> bool {
+fn still_at(f: &File, _path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     f.metadata().map(|m| m.nlink() > 0).unwrap_or(false)
 }
 
-#[cfg(not(unix))]
-fn still_linked(_f: &File) -> bool {
+#[cfg(windows)]
+fn still_at(f: &File, path: &Path) -> bool {
+    // Opening with no access rights at all reads attributes only and conflicts with no one.
+    use std::os::windows::fs::OpenOptionsExt;
+    let Ok(now) = shared_options().access_mode(0).open(path) else {
+        return false;
+    };
+    same_file(f, &now)
+}
+
+#[cfg(not(any(unix, windows)))]
+fn still_at(_f: &File, _path: &Path) -> bool {
     false
+}
+
+/// Rename `from` over `to`, replacing it even while another handle holds it (see the module
+/// docs for how, on Windows, when the OS refuses the atomic replace).
+pub fn rename_replace(from: &Path, to: &Path) -> io::Result<()> {
+    match fs::rename(from, to) {
+        #[cfg(windows)]
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => win::replace_held(from, to, e),
+        other => other,
+    }
+}
+
+#[cfg(windows)]
+mod win {
+    use std::fs::{self, File};
+    use std::io;
+    use std::os::windows::io::AsRawHandle;
+    use std::path::Path;
+
+    use windows_sys::Win32::Storage::FileSystem::{
+        GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION,
+    };
+
+    /// The volume serial number and file index of an open file (what tells files apart on
+    /// Windows, as device and inode do on Unix).
+    pub(super) fn identity(f: &File) -> Option<(u32, u64)> {
+        // SAFETY: the handle is valid for as long as `f` is borrowed; the struct is plain data
+        // that the call fills in completely when it returns nonzero, and is not read otherwise.
+        unsafe {
+            let mut info: BY_HANDLE_FILE_INFORMATION = std::mem::zeroed();
+            if GetFileInformationByHandle(f.as_raw_handle(), &mut info) == 0 {
+                return None;
+            }
+            let index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
+            Some((info.dwVolumeSerialNumber, index))
+        }
+    }
+
+    /// `to` is held by a handle and the OS will not rename over it: move it aside (a held file
+    /// may be renamed when every handle shares delete), put `from` in its place, delete the old
+    /// one (its name goes when the last handle closes). If `from` cannot be put in place, the
+    /// old file gets its name back; if even that fails it stays aside, whole, and the error says
+    /// so through the first failure.
+    pub(super) fn replace_held(from: &Path, to: &Path, refused: io::Error) -> io::Result<()> {
+        if !fs::symlink_metadata(to).is_ok_and(|m| m.is_file()) {
+            return Err(refused);
+        }
+        let aside = super::hidden_sibling(to, "old");
+        if fs::rename(to, &aside).is_err() {
+            return Err(refused);
+        }
+        if let Err(e) = fs::rename(from, to) {
+            let _ = fs::rename(&aside, to);
+            return Err(e);
+        }
+        let _ = fs::remove_file(&aside);
+        Ok(())
+    }
 }
 
 /// Create a file that must not exist yet, with all its content.
 pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let mut f = OpenOptions::new()
+    let mut f = shared_options()
         .write(true)
         .create_new(true)
         .open(path)
@@ -330,7 +444,7 @@ impl TempFile {
     /// through [`TempFile::file`] without opening it again).
     pub fn create(target: &Path) -> Result<TempFile> {
         let tmp = temp_path(target);
-        let file = OpenOptions::new()
+        let file = shared_options()
             .read(true)
             .write(true)
             .create_new(true)
@@ -393,7 +507,7 @@ impl TempFile {
     ) -> Result<File> {
         self.sync(durability)?;
         before_rename(&self.tmp)?;
-        fs::rename(&self.tmp, target).map_err(|e| Error::io(&e, "rename", target))?;
+        rename_replace(&self.tmp, target).map_err(|e| Error::io(&e, "rename", target))?;
         self.linked = true;
         fault::hit(Point::AfterRename, target)?;
         if durability == Durability::Fsync {
@@ -435,13 +549,18 @@ pub fn backup(path: &Path, original: &[u8]) -> Result<PathBuf> {
 }
 
 fn temp_path(path: &Path) -> PathBuf {
+    hidden_sibling(path, "tmp")
+}
+
+/// A new hidden name next to `path`: `.<name>.<pid>.<random>.<what>`.
+fn hidden_sibling(path: &Path, what: &str) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let unique = uuid::Uuid::new_v4().simple().to_string();
     path.with_file_name(format!(
-        ".{name}.{}.{}.tmp",
+        ".{name}.{}.{}.{what}",
         std::process::id(),
         &unique[..8]
     ))
@@ -494,6 +613,8 @@ fn write_whole(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
     f.write_all(bytes).map_err(|e| Error::io(&e, "write", path))
 }
 
+// Windows has no fsync of a directory (NTFS journals its metadata): nothing to do there.
+#[cfg_attr(not(unix), allow(unused_variables))]
 fn sync_dir(path: &Path) {
     #[cfg(unix)]
     if let Some(dir) = path.parent() {
@@ -509,9 +630,15 @@ fn sync_dir(path: &Path) {
     }
 }
 
-/// Force a file's data to stable storage.
+/// Force a file's data to stable storage. Opened for writing too where it can be: Windows flushes
+/// only through a handle with write access; Unix through any.
 pub fn fsync_file(path: &Path) -> Result<()> {
-    match File::open(path) {
+    let opened = if cfg!(windows) {
+        shared_options().write(true).open(path)
+    } else {
+        open_read(path)
+    };
+    match opened {
         Ok(f) => f.sync_all().map_err(|e| Error::io(&e, "fsync", path)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(&e, "open", path)),

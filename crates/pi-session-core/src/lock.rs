@@ -1,7 +1,8 @@
 //! Who may write a session file: an ownership lease next to it, `<file>.lock`.
 //!
 //! The lease is one JSON line naming its holder: `pid`, `hostname`, `startedAt` (when it was
-//! taken), the holder process's start time where the OS tells it (`procStart`, Linux), and a random
+//! taken), the holder process's start time where the OS tells it (`procStart`: clock ticks since
+//! boot on Linux, milliseconds since 1601 on Windows, where pids are reused quickly), and a random
 //! `nonce` that tells two leases of one process apart. It appears complete or not at all: it is
 //! written to a temp file and linked into place, which fails if the name is taken (the same
 //! exclusivity as `O_EXCL`, which is the fallback where hard links are not supported).
@@ -436,14 +437,71 @@ fn pid_alive(pid: u32) -> Option<bool> {
             _ => Some(true),
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Foundation::{
+            CloseHandle, GetLastError, ERROR_ACCESS_DENIED, ERROR_INVALID_PARAMETER, WAIT_TIMEOUT,
+        };
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+        };
+        // SAFETY: OpenProcess takes plain values and returns a handle or null; a handle it gave is
+        // waited on with a zero timeout (no blocking) and closed exactly once.
+        unsafe {
+            let process = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+            if process.is_null() {
+                return match GetLastError() {
+                    // No process has this id.
+                    ERROR_INVALID_PARAMETER => Some(false),
+                    // It exists, and is not ours to look into.
+                    ERROR_ACCESS_DENIED => Some(true),
+                    _ => None,
+                };
+            }
+            // A process object outlives its process while handles to it are open: signalled
+            // means it has exited.
+            let alive = WaitForSingleObject(process, 0) == WAIT_TIMEOUT;
+            CloseHandle(process);
+            Some(alive)
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = pid;
         None
     }
 }
 
+/// A process's creation time in milliseconds since 1601 (whole milliseconds, so that the lease's
+/// JSON number holds it exactly).
+#[cfg(windows)]
+fn proc_start(pid: u32) -> Option<u64> {
+    use windows_sys::Win32::Foundation::{CloseHandle, FILETIME};
+    use windows_sys::Win32::System::Threading::{
+        GetProcessTimes, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: the handle is checked for null, used for one query into four local FILETIMEs that
+    // the call fills in when it returns nonzero (only then read), and closed exactly once.
+    unsafe {
+        let process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if process.is_null() {
+            return None;
+        }
+        let zero = FILETIME {
+            dwLowDateTime: 0,
+            dwHighDateTime: 0,
+        };
+        let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+        let ok = GetProcessTimes(process, &mut created, &mut exited, &mut kernel, &mut user);
+        CloseHandle(process);
+        (ok != 0).then(|| {
+            ((u64::from(created.dwHighDateTime) << 32) | u64::from(created.dwLowDateTime)) / 10_000
+        })
+    }
+}
+
 /// A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22), Linux only.
+#[cfg(not(windows))]
 fn proc_start(pid: u32) -> Option<u64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces and parentheses: fields after its last ')'.

@@ -135,7 +135,7 @@ pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
 
 /// [`scan_file`] on up to `threads` threads when the file has at least `parallel_bytes`.
 fn scan_file_in_parts(path: &Path, parallel_bytes: u64, threads: usize) -> Result<Option<Scan>> {
-    let file = match File::open(path) {
+    let file = match crate::fsio::open_read(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&e, "open", path)),

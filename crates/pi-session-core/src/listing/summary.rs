@@ -1,7 +1,7 @@
 //! The per-file summary of a listing (`FileSummary`, the ingredients of one `SessionInfo`),
 //! computed in one streaming pass over the file without building the entries.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::Path;
 
 use super::discover::{may_lead, mtime_ms};
@@ -151,7 +151,7 @@ pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSumma
         Some(m) => m,
         None => mtime_ms(fs::metadata(path).ok()?.modified().ok()?),
     };
-    let mut file = File::open(path).ok()?;
+    let mut file = crate::fsio::open_read(path).ok()?;
     let mut s = Summary::default();
     let mut failed = false;
     let res = for_each_line(&mut file, |line| match s.feed(line) {

@@ -76,7 +76,7 @@ pub fn fork(
     durability: Durability,
 ) -> Result<Forked> {
     use scan::{chunk_lines, LineChunks, CHUNK_BYTES};
-    let src = match std::fs::File::open(source) {
+    let src = match crate::fsio::open_read(source) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(fork_source_invalid(source))

@@ -159,7 +159,7 @@ impl Session {
             return Ok(None);
         }
         file::end_torn_tail(path, scan.ends_with_newline)?;
-        let reader = std::fs::File::open(path).map_err(|e| Error::io(&e, "open", path))?;
+        let reader = crate::fsio::open_read(path).map_err(|e| Error::io(&e, "open", path))?;
         self.adopt_scan(path, scan.recs, scan.header_id, reader);
         Ok(Some(LoadReport {
             loaded: true,

@@ -169,7 +169,7 @@ impl ListCache {
             file: Some(file.clone()),
             ..ListCache::default()
         };
-        let Ok(f) = fs::File::open(&file) else {
+        let Ok(f) = fsio::open_read(&file) else {
             return cache;
         };
         match read_index(&f) {
