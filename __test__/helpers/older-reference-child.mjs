@@ -4,6 +4,8 @@
 import readline from "node:readline";
 import { Readable } from "node:stream";
 
+import { decode, encode } from "./older-reference-codec.mjs";
+
 const reference = await import(process.argv[2]);
 
 async function splits() {
@@ -18,15 +20,12 @@ function setEnv(name, value) {
   else process.env[name] = value;
 }
 
-const args = (list) =>
-  list.map((a) => (a && typeof a === "object" && "$abortSignal" in a ? (a.$abortSignal ? AbortSignal.abort() : new AbortController().signal) : a));
-
 process.on("message", async ({ id, method, args: given, cwd, env }) => {
   try {
     if (method !== "list" && method !== "listAll") throw new Error(`older-reference-child: not a listing: ${method}`);
     process.chdir(cwd);
-    for (const [name, value] of Object.entries(env)) setEnv(name, value);
-    process.send({ id, ok: await reference.SessionManager[method](...args(given)) });
+    for (const [name, value] of Object.entries(decode(env))) setEnv(name, value);
+    process.send({ id, ok: encode(await reference.SessionManager[method](...decode(given))) });
   } catch (error) {
     process.send({ id, threw: { name: error?.name ?? "Error", message: error instanceof Error ? error.message : String(error) } });
   }

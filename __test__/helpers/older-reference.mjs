@@ -11,13 +11,15 @@
 // referenceListing(): in this process where readline keeps those characters inside lines, else
 // from the same reference module running under Node 22 (fetched by scripts/fetch-node.js) in a
 // child process, over the same files, with this process's cwd, HOME and PI_CODING_AGENT_DIR. The
-// child is started once per test process and kept while requests are pending.
+// child is started once per test process and kept while requests are pending. Bun's readline
+// ends lines there too (it follows Node 26), so under Bun the answers come from Node 22 as well.
 import { fork } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
 import readline from "node:readline";
 import { Readable } from "node:stream";
 
+import { decode, encode } from "./older-reference-codec.mjs";
 import { REFERENCE_PATH, ROOT } from "./target.mjs";
 
 const require = createRequire(import.meta.url);
@@ -45,18 +47,20 @@ const pending = new Map();
 /** Keeps the child from holding this process open while nothing is asked of it. */
 function hold(on) {
   if (!child) return;
+  // Bun's channel has no ref()/unref(); there the child's own ref() decides.
+  const channel = typeof child.channel?.ref === "function" ? child.channel : null;
   if (on) {
     child.ref();
-    child.channel?.ref();
+    channel?.ref();
   } else {
     child.unref();
-    child.channel?.unref();
+    channel?.unref();
   }
 }
 
 function startChild() {
   const node = require(path.join(ROOT, "scripts", "fetch-node.js")).fetchNode(OLDER_NODE_MAJOR);
-  child = fork(CHILD, [REFERENCE_PATH], { execPath: node, execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  child = fork(CHILD, [REFERENCE_PATH], { execPath: node, execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   ready = new Promise((resolve, reject) => {
     pending.set(0, { resolve, reject });
   });
@@ -70,7 +74,7 @@ function startChild() {
       error.name = msg.threw.name;
       waiting.reject(error);
     } else {
-      waiting.resolve(msg.ok);
+      waiting.resolve(decode(msg.ok));
     }
   });
   child.on("exit", (code, signal) => {
@@ -82,15 +86,6 @@ function startChild() {
   return ready.then((hello) => {
     if (hello.splits) throw new Error(`Node ${hello.version}'s readline ends lines at U+2028/U+2029 too: no older answer to compare with`);
     return hello;
-  });
-}
-
-/** Arguments as they can cross to the child: signals by their state (only aborted ones matter to a listing). */
-function portable(args) {
-  return args.map((a) => {
-    if (a instanceof AbortSignal) return { $abortSignal: a.aborted };
-    if (typeof a === "function") throw new Error("older-reference: progress callbacks cannot cross to the child");
-    return a;
   });
 }
 
@@ -106,7 +101,7 @@ export async function olderReferenceListing(method, args) {
   const env = { HOME: process.env.HOME, PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR };
   const answer = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
   hold(true);
-  child.send({ id, method, args: portable(args), cwd: process.cwd(), env });
+  child.send({ id, method, args: encode(args), cwd: process.cwd(), env: encode(env) });
   return answer;
 }
 
