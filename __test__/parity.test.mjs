@@ -15,10 +15,10 @@
 // temp directories are kept for inspection. See parity/ops.mjs for what is generated and what is
 // excluded on purpose (our documented deviations, BEHAVIOR §14).
 
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import { loadOurs, loadReference } from "./helpers/target.mjs";
-import { runSequence } from "./parity/runner.mjs";
+import { removalsDone, runSequence } from "./parity/runner.mjs";
 
 const envInt = (name, fallback) => {
   const raw = process.env[name];
@@ -45,6 +45,8 @@ if (IMPL === "reference") {
     loadError = e;
   }
 }
+
+after(removalsDone);
 
 describe(`parity: reference vs ${IMPL} (seed ${SEED}, ${RUNS} sequences x ${STEPS} steps)`, () => {
   if (loadError) {

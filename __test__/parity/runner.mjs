@@ -410,9 +410,18 @@ function compareSnapshots(snapA, snapB) {
 }
 
 // Removal runs in the background: on some disks (ext4 mounted with `discard`) unlinking is slow
-// enough to dominate the suite's run time if done synchronously.
+// enough to dominate the suite's run time if done synchronously. Node waits for it before exiting;
+// Bun's test runner does not, so the suite awaits removalsDone() in an after hook.
+const removals = new Set();
 function removeRoot(root) {
-  fs.promises.rm(root, { recursive: true, force: true }).catch(() => {});
+  const removal = fs.promises.rm(root, { recursive: true, force: true }).catch(() => {});
+  removals.add(removal);
+  removal.then(() => removals.delete(removal));
+}
+
+/** Resolves when every temp root given to removeRoot is gone. */
+export async function removalsDone() {
+  await Promise.all([...removals]);
 }
 
 /**
