@@ -16,9 +16,9 @@ import {
   throwsFsError,
   throwsMessage,
   useAgentDir,
+  useHome,
   user,
   withCwd,
-  withEnv,
   writeJsonl,
 } from "./helpers/fixtures.mjs";
 
@@ -45,8 +45,7 @@ test("a relative cwd is resolved against process.cwd()", (t) => {
 });
 
 test("a cwd starting with ~/ is expanded to the home directory", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home });
+  const home = useHome(t);
   const sm = SessionManager.inMemory("~/proj");
   assert.equal(sm.getCwd(), path.join(home, "proj"));
 });
@@ -142,8 +141,7 @@ test("forkFrom into a relative sessionDir returns a manager holding the resolved
 });
 
 test("a sessionDir starting with ~/ is expanded to the home directory", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home });
+  const home = useHome(t);
   const sm = SessionManager.create("/proj", "~/sessions-here");
   assert.equal(sm.getSessionDir(), path.join(home, "sessions-here"));
 });
@@ -219,8 +217,7 @@ test("open resolves a relative path against process.cwd()", (t) => {
 });
 
 test("open expands a path starting with ~/", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home });
+  const home = useHome(t);
   sessionFile(home, "s.jsonl", [header({ id: "s1" })]);
   const sm = SessionManager.open("~/s.jsonl");
   assert.equal(sm.getSessionFile(), path.join(home, "s.jsonl"));

@@ -13,8 +13,8 @@ import {
   tempDir,
   throwsMessage,
   user,
+  useHome,
   withCwd,
-  withEnv,
   writeJsonl,
 } from "./helpers/fixtures.mjs";
 
@@ -253,8 +253,7 @@ test("loadEntriesFromFile returns [] for a missing file", (t) => {
 });
 
 test("loadEntriesFromFile expands a path starting with ~/", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home });
+  const home = useHome(t);
   writeJsonl(path.join(home, "s.jsonl"), [H, A]);
   assert.deepEqual(loadEntriesFromFile("~/s.jsonl"), [H, A]);
 });

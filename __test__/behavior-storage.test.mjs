@@ -12,6 +12,7 @@ import {
   UUIDV7_RE,
   tempDir,
   useAgentDir,
+  useHome,
   user,
   uuidv7Counter,
   uuidv7Millis,
@@ -32,14 +33,14 @@ test("the agent dir is taken from PI_CODING_AGENT_DIR when set", (t) => {
 });
 
 test("PI_CODING_AGENT_DIR equal to ~ expands to the home directory", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: "~" });
+  const home = useHome(t);
+  withEnv(t, { PI_CODING_AGENT_DIR: "~" });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, "sessions", "--proj--"));
 });
 
 test("PI_CODING_AGENT_DIR starting with ~/ is joined to the home directory", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: "~/my-agent" });
+  const home = useHome(t);
+  withEnv(t, { PI_CODING_AGENT_DIR: "~/my-agent" });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, "my-agent", "sessions", "--proj--"));
 });
 
@@ -50,14 +51,14 @@ test("PI_CODING_AGENT_DIR given as a file:// URL is converted to a path", (t) =>
 });
 
 test("without PI_CODING_AGENT_DIR the agent dir is <HOME>/.pi/agent", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: undefined });
+  const home = useHome(t);
+  withEnv(t, { PI_CODING_AGENT_DIR: undefined });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, ".pi", "agent", "sessions", "--proj--"));
 });
 
 test("an empty PI_CODING_AGENT_DIR falls back to <HOME>/.pi/agent", (t) => {
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home, PI_CODING_AGENT_DIR: "" });
+  const home = useHome(t);
+  withEnv(t, { PI_CODING_AGENT_DIR: "" });
   assert.equal(getDefaultSessionDir("/proj"), path.join(home, ".pi", "agent", "sessions", "--proj--"));
 });
 
@@ -147,8 +148,7 @@ test("a relative cwd is resolved against process.cwd() before encoding", (t) => 
 
 test("a cwd starting with ~/ is expanded to the home directory before encoding", (t) => {
   const agent = tempDir(t);
-  const home = tempDir(t, "pi-home-");
-  withEnv(t, { HOME: home });
+  const home = useHome(t);
   const expected = `--${path.join(home, "proj").slice(1).replace(/[/\\:]/g, "-")}--`;
   assert.equal(getDefaultSessionDir("~/proj", agent), path.join(agent, "sessions", expected));
 });

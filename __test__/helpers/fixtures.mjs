@@ -51,6 +51,42 @@ export function withCwd(t, dir) {
   t.after(() => process.chdir(previous));
 }
 
+/**
+ * Whether os.homedir() follows HOME set at run time. Node's reads $HOME on every call. Bun's keeps
+ * the home the process started with: its process.env writes do not reach the C environment, which
+ * both its os.homedir() and our addon's Rust side read.
+ */
+export const HOME_FOLLOWS_ENV = (() => {
+  const saved = process.env.HOME;
+  try {
+    process.env.HOME = path.join(os.tmpdir(), "pi-home-probe");
+    return os.homedir() === process.env.HOME;
+  } finally {
+    if (saved === undefined) delete process.env.HOME;
+    else process.env.HOME = saved;
+  }
+})();
+
+/**
+ * The home directory for the rest of the test, for `~` to expand to: a fresh temp dir set as HOME
+ * where the runtime lets HOME change at run time; else (Bun) the home the process started with,
+ * which must be the temp dir scripts/test-bun.js made for it (PI_TEST_HOME), never a real one.
+ */
+export function useHome(t) {
+  if (HOME_FOLLOWS_ENV) {
+    const home = tempDir(t, "pi-home-");
+    withEnv(t, { HOME: home });
+    return home;
+  }
+  const home = os.homedir();
+  if (!process.env.PI_TEST_HOME || process.env.PI_TEST_HOME !== home) {
+    throw new Error(
+      `this runtime keeps the HOME it started with (${home}) whatever process.env.HOME says: run it with a temp HOME, as scripts/test-bun.js does (PI_TEST_HOME)`,
+    );
+  }
+  return home;
+}
+
 /** The default per-cwd directory the reference derives (§2.2), without creating it. */
 export function defaultSessionDirFor(agentDir, cwd) {
   const resolvedCwd = path.resolve(cwd);
