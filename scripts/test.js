@@ -6,8 +6,9 @@
 //      cargo test -p pi-sessions-cli      the pi-sessions CLI over the core
 //      (both skipped, with a note, where there is no cargo: e.g. a prebuilt-binary test job)
 //   2. node scripts/typecheck.js          the hand-written index.d.ts against the reference's types
-//   3. node scripts/test-node-versions.js the same JS tests under Node 22 and 24 (fetched into .cache/)
-//   4. node --test __test__/*.test.mjs    behaviour, parity, packaging and agent tests of the addon
+//   3. node scripts/test-node-versions.js the same JS tests under Node 22, 24 and 26 (fetched into .cache/)
+//   4. node scripts/test-bun.js           the behaviour and parity suites under Bun (fetched into .cache/)
+//   5. node --test __test__/*.test.mjs    behaviour, parity, packaging and agent tests of the addon
 // The addon must be built (npm install / npm ci does it; or `npm run build`).
 "use strict";
 
@@ -49,5 +50,6 @@ const testFiles = fs
   .filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.js"))
   .sort()
   .map((f) => path.join("__test__", f));
-run("node 22/24", process.execPath, ["scripts/test-node-versions.js"]);
+run("node 22/24/26", process.execPath, ["scripts/test-node-versions.js"]);
+run("bun", process.execPath, ["scripts/test-bun.js"]);
 run("node tests", process.execPath, ["--test", "--test-concurrency=2", ...testFiles]);
