@@ -258,6 +258,14 @@ export interface PruneResult {
 }
 
 /**
+ * `style` (`"posix"` or `"win32"`) applied to `args` by `op`: `normalize(p)`, `join(a, b)`,
+ * `isAbsolute(p)` (`"true"`/`"false"`), `resolve(...parts)` against `process.cwd()`, `expand(p,
+ * home)` (the reference's `normalizePath`: shell drive paths, tilde, `file://` URLs) or
+ * `encodeCwd(resolvedCwd)` (the session directory's name).
+ */
+export declare function pathRule(style: string, op: string, args: Array<string>): string
+
+/**
  * How many managers had their state dropped as soon as the GC took them (for tests and
  * diagnostics).
  */

@@ -26,6 +26,7 @@ mod cut;
 mod error;
 pub mod listing;
 mod memory;
+pub mod paths;
 pub mod reclaim;
 pub mod session;
 pub mod store;

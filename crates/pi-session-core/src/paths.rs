@@ -1,22 +1,141 @@
 //! Where sessions live: the agent directory, the per-cwd default session directory, and path
-//! resolution with Node's `path.resolve` rules (POSIX), tilde and `file://` handling.
+//! resolution with Node's `path` rules of the platform the core is built for: `path.win32` on
+//! Windows ([`win32`]), `path.posix` elsewhere ([`Style::HOST`]), with the reference's tilde,
+//! `file://` and (Windows) shell-path handling. Both rule sets are compiled on every OS, so the
+//! tests of each run anywhere.
 
 use std::path::{Path, PathBuf};
 
-/// `~`, `~/x` and `file://` handling of the reference's `normalizePath` (no resolution).
+pub mod win32;
+
+/// Which of Node's `path` rule sets applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Posix,
+    Win32,
+}
+
+impl Style {
+    /// The rules of the platform this core is built for, as Node's `path` picks them.
+    pub const HOST: Style = if cfg!(windows) {
+        Style::Win32
+    } else {
+        Style::Posix
+    };
+
+    /// `path.normalize`.
+    pub fn normalize(self, p: &str) -> String {
+        match self {
+            Style::Posix => normalize_posix(p),
+            Style::Win32 => win32::normalize(p),
+        }
+    }
+
+    /// `path.join(a, b)`.
+    pub fn join(self, a: &str, b: &str) -> String {
+        match self {
+            Style::Posix => join_posix(a, b),
+            Style::Win32 => win32::join(&[a, b]),
+        }
+    }
+
+    /// `path.isAbsolute`.
+    pub fn is_absolute(self, p: &str) -> bool {
+        match self {
+            Style::Posix => p.starts_with('/'),
+            Style::Win32 => win32::is_absolute(p),
+        }
+    }
+
+    /// `path.resolve(p)` with `cwd` as the process's current directory.
+    pub fn resolve(self, cwd: &str, p: &str) -> String {
+        self.resolve_parts(cwd, &[p])
+    }
+
+    /// `path.resolve(...parts)` with `cwd` as the process's current directory.
+    pub fn resolve_parts(self, cwd: &str, parts: &[&str]) -> String {
+        match self {
+            Style::Posix => {
+                let from = parts.iter().rposition(|p| p.starts_with('/'));
+                let (base, rest) = match from {
+                    Some(i) => (parts[i], &parts[i + 1..]),
+                    None => (cwd, parts),
+                };
+                let joined =
+                    rest.iter()
+                        .filter(|p| !p.is_empty())
+                        .fold(base.to_owned(), |mut acc, p| {
+                            acc.push('/');
+                            acc.push_str(p);
+                            acc
+                        });
+                resolve_posix(cwd, &joined)
+            }
+            Style::Win32 => win32::resolve(cwd, parts),
+        }
+    }
+
+    /// The rules named as Node names them (`"posix"`, `"win32"`).
+    pub fn named(name: &str) -> Option<Style> {
+        match name {
+            "posix" => Some(Style::Posix),
+            "win32" => Some(Style::Win32),
+            _ => None,
+        }
+    }
+
+    /// The reference's `normalizePath` (no resolution): on Windows a shell drive path (`/c/x`)
+    /// as Windows spells it; `~`, `~/x` (and `~\x` on Windows) under `home`; a `file://` URL as
+    /// `url.fileURLToPath` reads it (left as it is where Node would throw).
+    pub fn expand(self, input: &str, home: &str) -> String {
+        let input = match self {
+            Style::Win32 => win32::from_shell_path(input),
+            Style::Posix => input.to_owned(),
+        };
+        if input == "~" {
+            return home.to_owned();
+        }
+        let under_home = input
+            .strip_prefix("~/")
+            .or_else(|| input.strip_prefix("~\\").filter(|_| self == Style::Win32));
+        if let Some(rest) = under_home {
+            return self.join(home, rest);
+        }
+        if input.starts_with("file://") {
+            let path = match self {
+                Style::Posix => Some(posix_file_url_to_path(&input)),
+                Style::Win32 => win32::file_url_to_path(&input),
+            };
+            return path.unwrap_or(input);
+        }
+        input
+    }
+
+    /// The reference's `resolvePath(input)`: [`Style::expand`], then resolved against `cwd`.
+    pub fn resolve_input(self, cwd: &str, input: &str, home: &str) -> String {
+        self.resolve(cwd, &self.expand(input, home))
+    }
+
+    /// The reference's `pathsEqual` of two resolved paths: case-insensitive on Windows.
+    pub fn same(self, a: &str, b: &str) -> bool {
+        match self {
+            Style::Posix => a == b,
+            Style::Win32 => a == b || a.to_lowercase() == b.to_lowercase(),
+        }
+    }
+}
+
+/// `~`, `~/x` and `file://` handling of the reference's `normalizePath` (no resolution), with the
+/// rules of this platform.
 pub fn normalize(input: &str) -> String {
-    if input == "~" {
-        return home();
-    }
-    if let Some(rest) = input.strip_prefix("~/") {
-        return join(&home(), rest);
-    }
-    if let Some(rest) = input.strip_prefix("file://") {
-        // file:///abs/path (empty host) -> /abs/path, percent-decoded.
-        let path = rest.strip_prefix("localhost").unwrap_or(rest);
-        return percent_decode(path);
-    }
-    input.to_owned()
+    Style::HOST.expand(input, &home())
+}
+
+/// `file:///abs/path` (empty host or `localhost`) -> `/abs/path`, percent-decoded.
+fn posix_file_url_to_path(url: &str) -> String {
+    let rest = &url["file://".len()..];
+    let path = rest.strip_prefix("localhost").unwrap_or(rest);
+    percent_decode(path)
 }
 
 fn percent_decode(s: &str) -> String {
@@ -46,11 +165,16 @@ pub fn home() -> String {
         .unwrap_or_else(|| "/".to_owned())
 }
 
-/// Node's `path.join(a, b)` (POSIX): the non-empty parts joined with `/`, then
-/// [`normalize_posix`]. Every path the reference builds with `join` (session files, listing
-/// results, the sessions root) is spelled by this one rule, so a relative or untidy session dir
-/// (`./x`, `x//y`, `x/../y`) gives the same strings here as there (`x`, `x/y`, `y`).
+/// Node's `path.join(a, b)` with this platform's rules. Every path the reference builds with
+/// `join` (session files, listing results, the sessions root) is spelled by this one rule, so a
+/// relative or untidy session dir (`./x`, `x//y`, `x/../y`) gives the same strings here as there
+/// (`x`, `x/y`, `y`; on Windows `x\y` and `y`).
 pub fn join(a: &str, b: &str) -> String {
+    Style::HOST.join(a, b)
+}
+
+/// Node's `path.posix.join(a, b)`: the non-empty parts joined with `/`, then [`normalize_posix`].
+fn join_posix(a: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => normalize_posix(b),
         (false, true) => normalize_posix(a),
@@ -109,13 +233,18 @@ pub fn process_cwd() -> String {
         .unwrap_or_else(|_| "/".into())
 }
 
-/// The reference's `resolvePath`: normalize (tilde, file URL), then resolve against the process cwd.
+/// The reference's `resolvePath`: normalize (tilde, file URL), then resolve against the process
+/// cwd, with this platform's rules.
 pub fn resolve(input: &str) -> String {
-    let n = normalize(input);
-    let absolute = if n.starts_with('/') {
-        n
+    Style::HOST.resolve_input(&process_cwd(), input, &home())
+}
+
+/// `path.posix.resolve(cwd, p)`, for an absolute `cwd` (`process.cwd()` always is).
+fn resolve_posix(cwd: &str, p: &str) -> String {
+    let absolute = if p.starts_with('/') {
+        p.to_owned()
     } else {
-        format!("{}/{n}", process_cwd())
+        format!("{cwd}/{p}")
     };
     // `path.resolve` never keeps a trailing slash.
     format!("/{}", collapse(&absolute, true))
@@ -129,7 +258,7 @@ pub const AGENT_DIR_VAR: &str = "PI_CODING_AGENT_DIR";
 /// expanded, not made absolute) unless it is unset or empty, else `<home>/.pi/agent`.
 pub fn agent_dir(agent_dir_var: Option<&str>, home: &str) -> String {
     match agent_dir_var {
-        Some(v) if !v.is_empty() => normalize(v),
+        Some(v) if !v.is_empty() => Style::HOST.expand(v, home),
         _ => join(home, ".pi/agent"),
     }
 }
@@ -139,8 +268,8 @@ pub fn sessions_root(agent_dir: &str) -> String {
     join(agent_dir, "sessions")
 }
 
-/// The directory name for a cwd: one leading separator removed, `/ \ :` turned into `-`, wrapped
-/// in `--…--`.
+/// The directory name for a (resolved) cwd: one leading separator removed, `/ \ :` turned into
+/// `-`, wrapped in `--…--` (`C:\Users\ana\proj` is `--C--Users-ana-proj--`).
 pub fn encode_cwd(resolved_cwd: &str) -> String {
     let trimmed = resolved_cwd
         .strip_prefix(['/', '\\'])
@@ -166,6 +295,10 @@ pub fn default_session_dir(agent_dir: &str, cwd: &str) -> PathBuf {
 }
 
 #[cfg(test)]
+mod win32_tests;
+
+// The tests below spell Node's POSIX answers through the host's rules.
+#[cfg(all(test, not(windows)))]
 mod tests {
     use super::*;
 

@@ -2,7 +2,7 @@
 //! lookups, and the session files of a directory or of the whole sessions root, in the order the
 //! reference lists them.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -59,7 +59,7 @@ fn header_candidate(line: &[u8]) -> Option<Option<Header>> {
 
 /// Read a file's header looking at no more than 1 MiB: the first line that parses decides.
 pub fn read_header(path: &Path) -> Result<Option<Header>, ScanError> {
-    let f = File::open(path).map_err(ScanError::Io)?;
+    let f = crate::fsio::open_read(path).map_err(ScanError::Io)?;
     let mut buf = Vec::with_capacity(64 * 1024);
     f.take(MAX_HEADER_SCAN_BYTES as u64 + 1)
         .read_to_end(&mut buf)
@@ -86,7 +86,7 @@ pub fn read_header_for_discovery(path: &Path) -> Option<Header> {
 
 fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
     match &header.cwd {
-        Some(c) if !c.is_empty() => paths::resolve(c) == resolved_cwd,
+        Some(c) if !c.is_empty() => paths::Style::HOST.same(&paths::resolve(c), resolved_cwd),
         _ => false,
     }
 }
