@@ -18,6 +18,7 @@
 
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
+const os = require("node:os");
 const path = require("node:path");
 const { fetchNode } = require("./fetch-node.js");
 
@@ -37,6 +38,19 @@ function testFiles() {
     .filter((f) => !AGENT_DRIVING.includes(f))
     .sort()
     .map((f) => path.join("__test__", f));
+}
+
+/** The totals at the end of a TAP report ("# tests 812", "# pass 812", …); null when there are none. */
+function tapCounts(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+  const counts = {};
+  for (const m of text.matchAll(/^# (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
+  return "tests" in counts ? counts : null;
 }
 
 function main() {
@@ -70,20 +84,25 @@ function main() {
     const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim();
     console.log(`\n--- node ${version}: node --test over ${files.length} files (${node}); left out, as they drive the agent on each Node themselves: ${AGENT_DRIVING.join(", ")}`);
     const env = { ...process.env, PATH: [path.dirname(node), process.env.PATH].join(path.delimiter) };
+    // Dots on the terminal; a TAP copy on the side for the totals (skips show there too).
+    const tap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pi-node-versions-")), "report.tap");
     const started = Date.now();
-    const r = spawnSync(node, ["--test", "--test-concurrency=2", "--test-reporter=dot", ...files], {
-      cwd: root,
-      env,
-      stdio: "inherit",
-    });
+    const r = spawnSync(
+      node,
+      ["--test", "--test-concurrency=2", "--test-reporter=dot", "--test-reporter-destination=stdout", "--test-reporter=tap", `--test-reporter-destination=${tap}`, ...files],
+      { cwd: root, env, stdio: "inherit" },
+    );
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const counts = tapCounts(tap);
+    fs.rmSync(path.dirname(tap), { recursive: true, force: true });
     const passed = !r.error && r.status === 0;
-    results.push({ version, seconds, passed, why: r.error ? r.error.message : `exit code ${r.status}` });
-    console.log(`\n--- node ${version}: ${passed ? "passed" : "FAILED"} in ${seconds} s`);
+    const tally = counts ? `${counts.tests} tests: ${counts.pass} passed, ${counts.fail} failed, ${counts.skipped} skipped, ${counts.todo} todo` : "no totals";
+    results.push({ version, seconds, passed, tally, why: r.error ? r.error.message : `exit code ${r.status}` });
+    console.log(`\n--- node ${version}: ${passed ? "passed" : "FAILED"} in ${seconds} s (${tally})`);
   }
 
-  for (const { version, seconds, passed, why } of results) {
-    console.log(`test-node-versions: node ${version} ${passed ? "passed" : `FAILED (${why})`} in ${seconds} s`);
+  for (const { version, seconds, passed, tally, why } of results) {
+    console.log(`test-node-versions: node ${version} ${passed ? "passed" : `FAILED (${why})`} in ${seconds} s; ${tally}`);
   }
   return results.every((r) => r.passed) ? 0 : 1;
 }
