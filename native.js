@@ -6,54 +6,18 @@
 //   3. The platform package pi-session-native-<platform>, installed by npm as an optional
 //      dependency of this package.
 // <platform> follows napi-rs naming, e.g. linux-x64-gnu, linux-arm64-musl, darwin-arm64,
-// win32-x64-msvc. If nothing loads, the error names the platform, the package to install
-// and why each candidate failed.
+// win32-x64-gnu (the published Windows binaries have the GNU ABI: see scripts/platforms.js, the
+// table this file agrees with). A build in a Windows checkout with Rust's default MSVC toolchain
+// is named win32-<arch>-msvc and is looked for next to this file too. If nothing loads, the error
+// names the platform, the package to install and why each candidate failed.
 "use strict";
 
 const fs = require("node:fs");
 const path = require("node:path");
 
+const { isMusl, platformSuffix } = require("./lib/native-platform.js");
+
 const BINARY_NAME = "pi-session-native";
-
-/** Whether this Linux process runs on musl libc (Alpine and friends) rather than glibc. */
-function isMusl() {
-  // Cheapest first: the ldd script names its libc.
-  try {
-    return fs.readFileSync("/usr/bin/ldd", "utf8").includes("musl");
-  } catch {
-    // No ldd there; ask Node instead.
-  }
-  if (process.report && typeof process.report.getReport === "function") {
-    const excludeNetwork = process.report.excludeNetwork;
-    try {
-      process.report.excludeNetwork = true;
-      const report = process.report.getReport();
-      const header = report && (typeof report === "string" ? JSON.parse(report).header : report.header);
-      // Node built against glibc reports the glibc version it runs on; on musl there is none.
-      if (header) return !header.glibcVersionRuntime;
-    } catch {
-      // Fall through to the default.
-    } finally {
-      process.report.excludeNetwork = excludeNetwork;
-    }
-  }
-  return false;
-}
-
-/** napi-rs platform suffix for this process, or null when no binary is built for it. */
-function platformSuffix() {
-  const { platform, arch } = process;
-  if (platform === "linux" && (arch === "x64" || arch === "arm64")) {
-    return `linux-${arch}-${isMusl() ? "musl" : "gnu"}`;
-  }
-  if (platform === "darwin" && (arch === "x64" || arch === "arm64")) {
-    return `darwin-${arch}`;
-  }
-  if (platform === "win32" && (arch === "x64" || arch === "arm64")) {
-    return `win32-${arch}-msvc`;
-  }
-  return null;
-}
 
 function describePlatform(suffix) {
   let libc = "";
@@ -81,7 +45,7 @@ function loadBinding() {
     }
   }
 
-  const suffix = platformSuffix();
+  const suffix = platformSuffix(process.platform, process.arch, process.platform === "linux" && isMusl());
   if (suffix === null) {
     throw new Error(
       `pi-session-native: no native binary is published for ${describePlatform(null)}. ` +
@@ -92,7 +56,9 @@ function loadBinding() {
   }
 
   const packageName = `${BINARY_NAME}-${suffix}`;
-  const candidates = [path.join(__dirname, `${BINARY_NAME}.${suffix}.node`), packageName];
+  const local = (name) => path.join(__dirname, `${BINARY_NAME}.${name}.node`);
+  const candidates = [local(suffix), packageName];
+  if (process.platform === "win32") candidates.splice(1, 0, local(`win32-${process.arch}-msvc`));
   const failures = [];
   for (const candidate of candidates) {
     try {
