@@ -3,8 +3,9 @@
 // registry access (--offline) and no cargo on PATH, then use the API there from an ES module, a
 // CommonJS script and TypeScript consumers of both kinds.
 //
-// The root package.json lists no optionalDependencies in the repository (napi prepublish adds
-// them at release), so the platform tarball is installed explicitly, as npm would pick it.
+// The root tarball is made as a release makes it (scripts/pack.js): the platform packages become
+// its optionalDependencies and its lifecycle scripts are dropped. Offline, npm can fetch none of
+// the other platforms' packages, so the one built here is installed beside it, as npm would pick it.
 // Skipped, saying why, when npm cannot pack or there is no built binary to pack.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -18,6 +19,8 @@ import { agentNode } from "./helpers/agent-runs.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
+const { packRoot, INSTALL_SCRIPTS } = require("../scripts/pack.js");
+const { PLATFORMS } = require("../scripts/platforms.js");
 const isWindows = process.platform === "win32";
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
 const NAME = manifest.name;
@@ -178,20 +181,17 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  test("npm pack makes the root package without any binary or source", () => {
-    const r = ok(
-      npm(["pack", "--json", "--ignore-scripts", "--pack-destination", path.join(tmp, "tarballs")], { cwd: ROOT, env }),
-      "npm pack (root)",
-    );
-    const [info] = JSON.parse(r.stdout);
+  test("the root package is packed without any binary or source, as a release packs it", () => {
+    const { tarball, info } = packRoot(path.join(tmp, "tarballs"), path.join(tmp, "stage"));
     const files = info.files.map((f) => f.path).sort();
-    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "scripts/install.js"]) {
+    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "lib/native-platform.js"]) {
       assert.ok(files.includes(needed), `${needed} is packed`);
     }
-    assert.ok(files.some((f) => f.startsWith("lib/")), "lib/ is packed");
-    const unexpected = files.filter((f) => f.endsWith(".node") || f.endsWith(".rs") || f === "Cargo.toml" || f.startsWith("__test__/"));
-    assert.deepEqual(unexpected, [], "no binary, Rust source or tests in the root package");
-    tarballs.root = path.join(tmp, "tarballs", info.filename);
+    const unexpected = files.filter(
+      (f) => f.endsWith(".node") || f.endsWith(".rs") || f === "Cargo.toml" || f.startsWith("__test__/") || f.startsWith("scripts/"),
+    );
+    assert.deepEqual(unexpected, [], "no binary, Rust source, build script or test in the root package");
+    tarballs.root = tarball;
   });
 
   test(`npm pack makes the platform package ${NAME}-${build.suffix} with the built binary`, () => {
@@ -221,8 +221,19 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
       npm(["install", "--offline", "--no-audit", "--no-fund", tarballs.root, tarballs.platform], { cwd: app, env }),
       "npm install",
     );
-    assert.doesNotMatch(r.stdout + r.stderr, /building the native addon/, "the install script builds nothing");
+    assert.doesNotMatch(r.stdout + r.stderr, /building the native addon/, "the install builds nothing");
     const installed = path.join(app, "node_modules", NAME);
+    const published = JSON.parse(fs.readFileSync(path.join(installed, "package.json"), "utf8"));
+    assert.deepEqual(
+      INSTALL_SCRIPTS.filter((name) => published.scripts?.[name]),
+      [],
+      "the published package declares no script that npm runs on install",
+    );
+    assert.deepEqual(
+      published.optionalDependencies,
+      Object.fromEntries(PLATFORMS.map((p) => [`${NAME}-${p.suffix}`, manifest.version])),
+      "every platform package is an optional dependency, at this version",
+    );
     assert.ok(fs.existsSync(path.join(installed, "index.d.ts")));
     assert.deepEqual(
       fs.readdirSync(installed).filter((f) => f.endsWith(".node")),

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// `install` script of pi-session-native.
-//
-// In a source checkout (Cargo.toml next to package.json), `npm install` / `npm ci` also
+// `prepare` script of pi-session-native: in a source checkout, `npm install` / `npm ci` also
 // builds the native addon, so the tests and the benchmark can run straight away:
 //   npx napi build --platform --release --no-js --dts native.d.ts
-// Installed from the registry there is no Cargo.toml (the binary comes from the matching
-// pi-session-native-<platform> package), and this script does nothing.
+// npm runs `prepare` only in a checkout (and for a git dependency), never when the package is
+// installed from the registry; the published package.json carries no lifecycle script at all
+// (scripts/pack.js drops them), so a user's install runs nothing of ours. Without a Cargo.toml
+// beside package.json there is nothing to build and this script does nothing.
 //
 // Set PI_SESSION_NATIVE_SKIP_BUILD=1 to skip the build (CI jobs that download a prebuilt
 // binary do), or install with --ignore-scripts.

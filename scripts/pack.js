@@ -1,0 +1,72 @@
+// Packing the published tarballs: the root package and one package per platform.
+//
+// The root package is packed from a staged copy of the files `npm pack` would take, with two
+// changes to its package.json: the platform packages become its optionalDependencies (npm installs
+// the one whose os/cpu/libc fit the machine), and the checkout's lifecycle scripts are dropped,
+// so installing the published package runs no script at all. A platform package is packed from
+// npm/<suffix>/ once its binary is there. Both are packed with --ignore-scripts: packing builds
+// nothing.
+"use strict";
+
+const { spawnSync } = require("node:child_process");
+const fs = require("node:fs");
+const path = require("node:path");
+const { PLATFORMS, BINARY_NAME, binaryFile } = require("./platforms.js");
+
+const root = path.resolve(__dirname, "..");
+const isWindows = process.platform === "win32";
+
+// Scripts npm runs on an install of a package (or of a git checkout of it); none may ship.
+const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "preprepare", "prepare", "postprepare"];
+
+function npm(args, cwd) {
+  const r = spawnSync(isWindows ? "npm.cmd" : "npm", args, { cwd, encoding: "utf8", shell: isWindows });
+  if (r.error || r.status !== 0) {
+    throw new Error(`npm ${args.join(" ")} in ${cwd} failed (${r.error ? r.error.message : `exit ${r.status}`}):\n${r.stderr}`);
+  }
+  return r.stdout;
+}
+
+/** `npm pack` of `dir` into `dest`; the tarball's path and npm's report of it. */
+function packDir(dir, dest) {
+  fs.mkdirSync(dest, { recursive: true });
+  const [info] = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", dest], dir));
+  return { tarball: path.join(dest, info.filename), info };
+}
+
+/** The root package.json as published: platform packages as optional dependencies, no install scripts. */
+function publishedManifest(manifest) {
+  const published = { ...manifest, scripts: { ...manifest.scripts } };
+  for (const name of INSTALL_SCRIPTS) delete published.scripts[name];
+  published.optionalDependencies = Object.fromEntries(
+    PLATFORMS.map((p) => [`${BINARY_NAME}-${p.suffix}`, manifest.version]),
+  );
+  return published;
+}
+
+/** Pack the root package into `dest` (through a staged copy under `stage`). */
+function packRoot(dest, stage = path.join(dest, ".stage-root")) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+  const [listing] = JSON.parse(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], root));
+  fs.rmSync(stage, { recursive: true, force: true });
+  for (const { path: file } of listing.files) {
+    fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true });
+    fs.copyFileSync(path.join(root, file), path.join(stage, file));
+  }
+  fs.writeFileSync(path.join(stage, "package.json"), `${JSON.stringify(publishedManifest(manifest), null, 2)}\n`);
+  try {
+    return packDir(stage, dest);
+  } finally {
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/** Put `binary` into npm/<suffix>/ and pack that package into `dest`. */
+function packPlatform(row, binary, dest) {
+  const dir = path.join(root, "npm", row.suffix);
+  const target = path.join(dir, binaryFile(row));
+  if (path.resolve(binary) !== path.resolve(target)) fs.copyFileSync(binary, target);
+  return packDir(dir, dest);
+}
+
+module.exports = { INSTALL_SCRIPTS, packRoot, packPlatform, publishedManifest };
