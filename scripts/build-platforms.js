@@ -158,9 +158,13 @@ function main() {
   log(`${files.length} files in ${path.relative(root, options.out) || "."}/ (SHA256SUMS beside them)`);
 }
 
-try {
-  main();
-} catch (error) {
-  console.error(`build-platforms: ${error.message}`);
-  process.exitCode = 1;
+module.exports = { zigToolsPath, ensureRustTargets, emptyLibnode };
+
+if (require.main === module) {
+  try {
+    main();
+  } catch (error) {
+    console.error(`build-platforms: ${error.message}`);
+    process.exitCode = 1;
+  }
 }

@@ -4,6 +4,8 @@
 //      node scripts/check-msrv.js         no locked dependency needs a newer Rust than ours
 //      cargo test -p pi-session-core      the Rust core on its own (no Node involved)
 //      cargo test -p pi-sessions-cli      the pi-sessions CLI over the core
+//      node scripts/check-platforms.js    every published target compiles, clippy-clean (Linux
+//                                         hosts; GitHub's build job builds them all instead)
 //      (both skipped, with a note, where there is no cargo: e.g. a prebuilt-binary test job)
 //   2. node scripts/typecheck.js          the hand-written index.d.ts against the reference's types
 //   3. node scripts/test-node-versions.js the same JS tests under Node 22, 24 and 26 (fetched into .cache/)
@@ -43,6 +45,9 @@ if (cargo.error || cargo.status !== 0) {
   run("msrv", process.execPath, ["scripts/check-msrv.js"]);
   run("rust core", "cargo", ["test", "-p", "pi-session-core", "--release"]);
   run("cli", "cargo", ["test", "-p", "pi-sessions-cli", "--release"]);
+  if (process.platform === "linux" && process.env.GITHUB_ACTIONS !== "true") {
+    run("platforms compile", process.execPath, ["scripts/check-platforms.js"]);
+  }
 }
 run("types", process.execPath, ["scripts/typecheck.js"]);
 const testFiles = fs
