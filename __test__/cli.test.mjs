@@ -387,12 +387,42 @@ function decodePng(buf) {
   return { width, height, channels, pixels };
 }
 
+describe("clock times are the user's local time", () => {
+  // The time zone comes from the OS (TZ here, as for every Unix program), daylight saving included.
+  function exportAt(t, tz, created, messageAt) {
+    const dir = tempDir(t, "pi-cli-tz-");
+    const file = path.join(dir, "s.jsonl");
+    const header = { type: "session", version: 3, id: "7a1e0000-0000-4000-8000-000000000001", timestamp: created, cwd: "/tmp/tz" };
+    const user = { type: "message", id: "a0000001", parentId: null, timestamp: messageAt, message: { role: "user", content: "hi", timestamp: Date.parse(messageAt) } };
+    fs.writeFileSync(file, `${JSON.stringify(header)}\n${JSON.stringify(user)}\n`);
+    const r = cli(["export", file, "--format", "md"], { agentDir: path.join(dir, "agent"), env: { TZ: tz } });
+    assert.equal(r.code, 0, r.err);
+    return r.out;
+  }
+
+  test("an export shows the same moment in UTC, India and New York, with New York's summer time", (t) => {
+    const winter = "2025-01-15T10:00:00.000Z";
+    const summer = "2025-07-15T10:00:00.000Z";
+    const cases = [
+      ["UTC", "2025-01-15 10:00", "2025-07-15 10:00"],
+      ["Asia/Kolkata", "2025-01-15 15:30", "2025-07-15 15:30"],
+      ["America/New_York", "2025-01-15 05:00", "2025-07-15 06:00"],
+    ];
+    for (const [tz, created, message] of cases) {
+      const out = exportAt(t, tz, winter, summer);
+      assert.match(out, new RegExp(`- Created: ${created}\\n`), `${tz}: the header's time`);
+      assert.match(out, new RegExp(`<sub>${message} · \``), `${tz}: the message's time`);
+    }
+  });
+});
+
 describe("HTML export in headless Chromium", () => {
-  const skip = CHROMIUM
-    ? false
-    : "no Chromium on PATH: install Debian's `chromium` package (apt-get install -y chromium) to run this check";
+  // CI installs Chromium (.ci/run), so there a missing browser is a failure, not a skip.
+  const missing = "no Chromium on PATH: install Debian's `chromium` package (apt-get install -y chromium) to run this check";
+  const skip = CHROMIUM || process.env.CI ? false : missing;
 
   test("the export parses to the expected page and renders (screenshot with ink on it)", { skip, timeout: 300_000 }, (t) => {
+    assert.ok(CHROMIUM, missing);
     const dir = tempDir(t, "pi-cli-html-");
     const demo = path.join(dir, "demo");
     assert.equal(cli(["demo", "--dir", demo], { agentDir: path.join(dir, "none") }).code, 0);
