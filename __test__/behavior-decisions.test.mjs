@@ -212,6 +212,11 @@ test("a file written by the reference (no retainedTail) gives the same context a
 
 // ---------------------------------------------------------------- cycles
 
+// How long a child may take before it counts as hung. It must start Node and load the reference,
+// which takes ~0.3 s natively; under an emulator (qemu-user, Wine: scripts/test-platforms.js sets
+// PI_TEST_TIME_SCALE) everything is slower by about that factor, and a hang is still a hang.
+const HANG_LIMIT_MS = 10_000 * (Number(process.env.PI_TEST_TIME_SCALE) || 1);
+
 /** Run `body` (an async function body with `M` = target module, `file` = session path) in a child with a timeout. */
 function runIsolated(t, file, body) {
   const script = path.join(tempDir(t, "pi-child-"), "run.mjs");
@@ -221,7 +226,7 @@ function runIsolated(t, file, body) {
       `const M = await loadTarget();\nconst file = ${q(file)};\n` +
       `const result = await (async () => { ${body} })();\nprocess.stdout.write(JSON.stringify(result));\n`,
   );
-  const res = spawnSync(process.execPath, [script], { timeout: 10000, encoding: "utf8", env: process.env });
+  const res = spawnSync(process.execPath, [script], { timeout: HANG_LIMIT_MS, encoding: "utf8", env: process.env });
   assert.equal(res.signal, null, `child timed out (hang): ${res.stderr}`);
   assert.equal(res.status, 0, res.stderr);
   return JSON.parse(res.stdout);

@@ -117,17 +117,24 @@ const SUITES = () =>
 
 function runSuites(node, binary, extraEnv = {}) {
   const files = SUITES();
-  const r = spawnSync(node, ["--test", "--test-concurrency=2", "--test-reporter=dot", ...files], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "inherit"],
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, PI_SESSION_NATIVE_PATH: binary, PI_TEST_AGENT_RUNS_DONE: "1", ...extraEnv },
-  });
-  process.stdout.write(r.stdout ?? "");
-  const count = (name) => Number((r.stdout ?? "").match(new RegExp(`^ℹ ${name} (\\d+)`, "m"))?.[1] ?? NaN);
+  const tap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pi-platform-tap-")), "results.tap");
+  const r = spawnSync(
+    node,
+    ["--test", "--test-concurrency=2", "--test-reporter=dot", "--test-reporter-destination=stdout",
+      "--test-reporter=tap", `--test-reporter-destination=${tap}`, ...files],
+    {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, PI_SESSION_NATIVE_PATH: binary, PI_TEST_AGENT_RUNS_DONE: "1", ...extraEnv },
+    },
+  );
+  const results = fs.existsSync(tap) ? fs.readFileSync(tap, "utf8") : "";
+  const count = (name) => Number(results.match(new RegExp(`^# ${name} (\\d+)$`, "m"))?.[1] ?? NaN);
+  const failures = [...results.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1]).filter((name) => !name.endsWith(".test.mjs"));
   const summary = `${count("pass")} passed, ${count("fail")} failed, ${count("skipped")} skipped (${files.length} files)`;
-  if (r.error || r.status !== 0 || count("fail") !== 0) throw new Error(summary);
+  if (r.error || r.status !== 0 || count("fail") !== 0) {
+    throw new Error(`${summary}${failures.length ? `; failed: ${failures.slice(0, 8).join("; ")}` : ""}`);
+  }
   return summary;
 }
 
@@ -211,7 +218,10 @@ function testPlatform(row, dist, reference) {
       if (r.status !== 0) throw new Error(r.stderr || r.error?.message);
       return r.stdout.trim();
     })) return;
-    step(row, "behaviour and parity suites under qemu-aarch64", () => runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT }));
+    // Emulated, Node starts in seconds rather than a third of one: hang limits scale by this.
+    step(row, "behaviour and parity suites under qemu-aarch64", () =>
+      runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT, PI_TEST_TIME_SCALE: "15" }),
+    );
   } else if (row.suffix === "linux-x64-musl") {
     step(row, "installs from its tarball, no script run", () => (installFromTarballs(dist, row), ""));
     step(row, "musl's dynamic loader binds every symbol", () => muslLoad(binary));
