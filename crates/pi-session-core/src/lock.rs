@@ -113,7 +113,9 @@ impl Holder {
 
     /// Whether the holder is certainly gone, so its lease may be taken over.
     fn is_stale(&self) -> bool {
-        if self.hostname != hostname() {
+        // Host names are case-insensitive (Windows' COMPUTERNAME is upper case where Node's
+        // os.hostname() is not).
+        if !self.hostname.eq_ignore_ascii_case(&hostname()) {
             return false;
         }
         let me = std::process::id();
