@@ -21,7 +21,7 @@ pub fn path_rule(env: Env, style: String, op: String, args: Vec<String>) -> Resu
         ("normalize", [p]) => style.normalize(p),
         ("join", [x, y]) => style.join(x, y),
         ("isAbsolute", [p]) => style.is_absolute(p).to_string(),
-        ("resolve", parts) => style.resolve_parts(&paths::process_cwd(), parts),
+        ("resolve", parts) => style.resolve_parts(&cwd_for(style), parts),
         ("expand", [p, home]) => style.expand(p, home),
         ("encodeCwd", [p]) => paths::encode_cwd(p),
         _ => {
@@ -31,4 +31,18 @@ pub fn path_rule(env: Env, style: String, op: String, args: Vec<String>) -> Resu
             )))
         }
     })
+}
+
+/// `process.cwd()` as Node's `path` of `style` sees it: `path.posix` on Windows takes the cwd from
+/// its first separator on, with `/` for `\` (`C:\work\x` is `/work/x`).
+fn cwd_for(style: Style) -> String {
+    let cwd = paths::process_cwd();
+    if cfg!(windows) && style == Style::Posix {
+        let slashed = cwd.replace('\\', "/");
+        return match slashed.find('/') {
+            Some(i) => slashed[i..].to_owned(),
+            None => slashed,
+        };
+    }
+    cwd
 }
