@@ -12,18 +12,20 @@ function isMusl() {
   } catch {
     // No ldd there; ask Node instead.
   }
-  if (process.report && typeof process.report.getReport === "function") {
-    const excludeNetwork = process.report.excludeNetwork;
+  // Typed loosely: `excludeNetwork` (Node 22+) and the report's shape are not in @types/node's.
+  const reporter = /** @type {any} */ (process.report);
+  if (reporter && typeof reporter.getReport === "function") {
+    const excludeNetwork = reporter.excludeNetwork;
     try {
-      process.report.excludeNetwork = true;
-      const report = process.report.getReport();
+      reporter.excludeNetwork = true;
+      const report = reporter.getReport();
       const header = report && (typeof report === "string" ? JSON.parse(report).header : report.header);
       // Node built against glibc reports the glibc version it runs on; on musl there is none.
       if (header) return !header.glibcVersionRuntime;
     } catch {
       // Fall through to the default.
     } finally {
-      process.report.excludeNetwork = excludeNetwork;
+      reporter.excludeNetwork = excludeNetwork;
     }
   }
   return false;

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Runs the behaviour suites (__test__/behavior-*.test.mjs) and the parity suite
-// (__test__/parity.test.mjs) under Bun, with the addon as built: Bun loads Node-API addons, and
+// Runs the behaviour suites (__test__/behavior-*.test.mjs), the parity suite
+// (__test__/parity.test.mjs) and the additions (__test__/additions.test.mjs, whose
+// PI_SESSION_* variables set at run time are where Bun differs: it does not write process.env
+// through to the C environment, so the addon reads them from JS) under Bun, with the addon as built: Bun loads Node-API addons, and
 // this package's loader (native.js) and JS shell (lib/) run there unchanged.
 //
 //   node scripts/test-bun.js            every file below, one `bun test` process per file
@@ -45,7 +47,7 @@ const LEFT_OUT = {};
 const TIMEOUT_MS = 300_000;
 
 function suiteFiles() {
-  const names = fs.readdirSync(path.join(root, "__test__")).filter((f) => /^behavior-.*\.test\.mjs$/.test(f) || f === "parity.test.mjs");
+  const names = fs.readdirSync(path.join(root, "__test__")).filter((f) => /^behavior-.*\.test\.mjs$/.test(f) || f === "parity.test.mjs" || f === "additions.test.mjs");
   for (const name of Object.keys(LEFT_OUT)) {
     if (!names.includes(name)) throw new Error(`test-bun: LEFT_OUT names ${name}, which is not one of the suites' files`);
   }

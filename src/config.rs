@@ -4,8 +4,9 @@
 //!
 //! The variables are read per manager, at the time it is made, as before the core took its
 //! configuration as a value: a program (or a test) that sets `process.env.PI_SESSION_FSYNC` at
-//! run time sees the next manager follow it. Node's `process.env` writes go to the process
-//! environment, so this reads what JS set. The parsing itself is the core's
+//! run time sees the next manager follow it. They are read from JS's `process.env`, not from the
+//! C environment: Node writes `process.env` through to the latter, Bun does not, and the
+//! program's own view is the one to follow on both. The parsing itself is the core's
 //! (`Config::from_vars`), the one place for both the binding and the CLI; JS asks
 //! [`exclusive_from_env`] rather than parsing `PI_SESSION_EXCLUSIVE` again.
 
@@ -24,16 +25,23 @@ fn tuning() -> Tuning {
     *TUNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn from_env() -> Config {
-    Config::from_vars(|name| std::env::var(name).ok())
+/// `process.env[name]`: a variable as the JS program sees it now.
+fn js_var(env: &Env, name: &str) -> Option<String> {
+    let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;
+    let vars: Object = process.get_named_property("env").ok()?;
+    vars.get_named_property::<Option<String>>(name).ok().flatten()
 }
 
-/// The configuration of a manager made now: the product variables as the environment has them
+fn from_env(env: &Env) -> Config {
+    Config::from_vars(|name| js_var(env, name))
+}
+
+/// The configuration of a manager made now: the product variables as `process.env` has them
 /// now, and the current thresholds.
-pub(crate) fn for_new_manager() -> Config {
+pub(crate) fn for_new_manager(env: &Env) -> Config {
     Config {
         tuning: tuning(),
-        ..from_env()
+        ..from_env(env)
     }
 }
 
@@ -82,6 +90,6 @@ pub fn set_tuning(env: Env, options: Option<TuningOptions>) -> Result<()> {
 /// Whether `PI_SESSION_EXCLUSIVE`, as the environment has it now, puts new managers in exclusive
 /// mode (the binding's reading of it, so that JS does not parse it again).
 #[napi(catch_unwind)]
-pub fn exclusive_from_env() -> bool {
-    from_env().exclusive
+pub fn exclusive_from_env(env: Env) -> bool {
+    from_env(&env).exclusive
 }

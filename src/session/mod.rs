@@ -78,7 +78,7 @@ impl NativeSession {
     /// (see `src/config.rs`); follow with `newSession`, `setSessionFile` or `loadPreloaded`.
     #[napi(factory, catch_unwind)]
     pub fn blank(env: Env, cwd: String, session_dir: String, persist: bool) -> Result<Self> {
-        let config = config::for_new_manager();
+        let config = config::for_new_manager(&env);
         Ok(NativeSession::of(
             Session::with_config(cwd, session_dir, persist, config).for_js(&env)?,
         ))
@@ -95,7 +95,7 @@ impl NativeSession {
         dir: String,
         custom_id: Option<String>,
     ) -> Result<Self> {
-        let config = config::for_new_manager();
+        let config = config::for_new_manager(&env);
         let forked = session::fork(
             Path::new(&source),
             &target_cwd,
