@@ -29,7 +29,9 @@ fn tuning() -> Tuning {
 fn js_var(env: &Env, name: &str) -> Option<String> {
     let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;
     let vars: Object = process.get_named_property("env").ok()?;
-    vars.get_named_property::<Option<String>>(name).ok().flatten()
+    vars.get_named_property::<Option<String>>(name)
+        .ok()
+        .flatten()
 }
 
 fn from_env(env: &Env) -> Config {
