@@ -30,11 +30,13 @@ pub fn offset_seconds(utc_seconds: i64) -> Option<i32> {
     // `Once` keeps two threads of ours from running it at the same time.
     READ_TZ.call_once(|| unsafe { tzset() });
 
+    // The type is inferred from localtime_r's parameter: the libc crate deprecates naming
+    // `time_t` on musl (its width changed in musl 1.2), which `-D warnings` turns into an error.
     #[allow(
         clippy::useless_conversion,
         reason = "time_t is 64 bits on the targets we ship, but not on every Unix"
     )]
-    let t: libc::time_t = utc_seconds.try_into().ok()?;
+    let t = utc_seconds.try_into().ok()?;
     // SAFETY: `tm` is plain old data (integers and, on some systems, a pointer that localtime_r
     // fills in), for which all-zero bytes are a valid value.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
