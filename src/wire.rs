@@ -6,9 +6,10 @@
 //! "No record" is [`NONE`] (`u32::MAX`, `NONE` in `lib/wire.js`) in every format. A listing's
 //! summaries cross as one JSON text each ([`summary_info`]), decoded by `lib/listing.js`.
 
-use pi_session_core::context::{Compaction, Page, Plan};
+use pi_session_core::context::{Compaction, Plan};
 use pi_session_core::json;
 use pi_session_core::listing::SummaryInfo;
+use pi_session_core::transcript::{BoundaryError, Transcript};
 use pi_session_core::tree::{ChildOrder, Tree};
 
 /// "No record" in a position slot.
@@ -67,15 +68,40 @@ pub fn plan(p: &Plan) -> Vec<u32> {
     out
 }
 
-/// A page of the plan (the transcript read model):
-/// `[thinkingPos|NONE, modelPos|NONE, total, start, item…]`, items as in [`plan`].
-pub fn page(p: &Plan, page: Page<'_>) -> Vec<u32> {
-    let mut out = Vec::with_capacity(4 + page.entries.len() * 3);
-    out.push(pos(p.thinking));
-    out.push(pos(p.model));
-    out.push(page.total as u32);
-    out.push(page.start as u32);
-    items(page.entries, &mut out);
+/// A transcript page (`NativeSession.transcriptPage`): `[status, total, itemsAfterLatestCompaction,
+/// start, count, leafPos|NONE, leafItems, (entryPos, within)…]`, one pair per item of the page
+/// (the entry that makes it and its index among that entry's items). `status` is 0, or 1 when the
+/// boundary's entry is not on the active branch, 2 when it names more items than its entry makes
+/// (then nothing follows the status).
+pub fn transcript_page(
+    t: &Transcript,
+    boundary: Option<Result<usize, BoundaryError>>,
+    limit: usize,
+    backward: bool,
+) -> Vec<u32> {
+    let anchor = match boundary {
+        None => None,
+        Some(Ok(item)) => Some(item),
+        Some(Err(BoundaryError::NotOnBranch)) => return vec![1],
+        Some(Err(BoundaryError::PastEntry)) => return vec![2],
+    };
+    let items = t.page(anchor, limit, backward);
+    let mut out = Vec::with_capacity(7 + items.len() * 2);
+    let (leaf, leaf_items) = t.leaf().map_or((NONE, 0), |(p, n)| (p, n as u32));
+    out.extend_from_slice(&[
+        0,
+        t.total() as u32,
+        t.items_after_latest_compaction() as u32,
+        items.start as u32,
+        items.len() as u32,
+        leaf,
+        leaf_items,
+    ]);
+    for item in items {
+        let (pos, within) = t.locate(item);
+        out.push(pos);
+        out.push(within as u32);
+    }
     out
 }
 

@@ -3,6 +3,7 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use pi_session_core::transcript::Transcript;
 use pi_session_core::{context, tree};
 
 use super::{core_key, js_key, pos_or_none, NativeSession};
@@ -204,14 +205,27 @@ impl NativeSession {
         Uint32Array::new(wire::plan(&context::plan(&self.inner, &path)))
     }
 
-    /// A page of `projection_plan` next to the boundary `anchor` (`Plan::page` of the core, in
-    /// the format `page` of src/wire.rs): the transcript read model's cursors are such boundaries.
+    /// A page of the transcript read model (see the core's `transcript` module), in the format
+    /// `transcript_page` of src/wire.rs: up to `limit` items next to the boundary after the first
+    /// `within` items of the entry `anchor` (a key), before it when `backward`; with no anchor,
+    /// the newest `limit` items. Only the page's items are located; nothing is parsed.
     #[napi(catch_unwind)]
-    pub fn projection_page(&self, anchor: u32, limit: u32, backward: bool) -> Uint32Array {
-        let path = self.inner.context_path();
-        let plan = context::plan(&self.inner, &path);
-        let page = plan.page(anchor as usize, limit as usize, backward);
-        Uint32Array::new(wire::page(&plan, page))
+    pub fn transcript_page(
+        &self,
+        anchor: Option<String>,
+        within: u32,
+        limit: u32,
+        backward: bool,
+    ) -> Uint32Array {
+        let view = pi_session_core::store::View::from(&self.inner);
+        let t = Transcript::of(view, view.branch_from(view.leaf_key()));
+        let boundary = anchor.map(|k| t.boundary(self.inner.lookup(core_key(&k)), within as usize));
+        Uint32Array::new(wire::transcript_page(
+            &t,
+            boundary,
+            limit as usize,
+            backward,
+        ))
     }
 
     /// `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js).

@@ -39,36 +39,6 @@ pub struct Plan {
     pub entries: Vec<Selected>,
 }
 
-/// One page of a [`Plan`] (see [`Plan::page`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Page<'a> {
-    /// The plan's whole length.
-    pub total: usize,
-    /// Index of the page's first entry in the plan.
-    pub start: usize,
-    pub entries: &'a [Selected],
-}
-
-impl Plan {
-    /// Up to `limit` selected entries next to the boundary `anchor` (an index between entries,
-    /// clamped to the plan): those before it when `backward`, else those from it on. The
-    /// transcript read model's pages: only a page's records are then parsed by JavaScript.
-    pub fn page(&self, anchor: usize, limit: usize, backward: bool) -> Page<'_> {
-        let total = self.entries.len();
-        let anchor = anchor.min(total);
-        let (start, end) = if backward {
-            (anchor.saturating_sub(limit), anchor)
-        } else {
-            (anchor, anchor.saturating_add(limit).min(total))
-        };
-        Page {
-            total,
-            start,
-            entries: &self.entries[start..end],
-        }
-    }
-}
-
 /// Select context entries from a root-first path (`buildContextEntries`).
 pub fn select<'a>(s: impl Into<View<'a>>, path: &[u32]) -> Vec<u32> {
     let s: View<'a> = s.into();
@@ -247,21 +217,5 @@ mod tests {
         assert_eq!(p.entries[0].edit, Some(f.pos("e")));
         assert_eq!(p.model, None);
         assert_eq!(p.entries.len(), 3);
-    }
-
-    #[test]
-    fn a_page_is_the_entries_next_to_its_boundary_clamped_to_the_plan() {
-        let f = compacted("");
-        let path = f.view().context_path();
-        let p = plan(f.view(), &path);
-        assert_eq!(p.entries.len(), 4);
-        let fwd = p.page(1, 2, false);
-        assert_eq!((fwd.total, fwd.start), (4, 1));
-        assert_eq!(fwd.entries, &p.entries[1..3]);
-        let back = p.page(usize::MAX, 3, true);
-        assert_eq!((back.total, back.start), (4, 1));
-        assert_eq!(back.entries, &p.entries[1..]);
-        let past = p.page(9, 20, false);
-        assert_eq!((past.start, past.entries.len()), (4, 0));
     }
 }

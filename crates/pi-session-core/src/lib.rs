@@ -28,6 +28,7 @@ pub mod session;
 pub mod store;
 pub mod text;
 pub mod timefmt;
+pub mod transcript;
 pub mod tree;
 
 #[cfg(test)]

@@ -84,6 +84,11 @@ pub struct Meta {
     pub target: Key,
     /// label: `label` is truthy (set) rather than falsy (clear).
     pub label_truthy: bool,
+    /// How many messages the reference's `sessionEntryToContextMessages` makes of this entry,
+    /// without a context edit: 1 for a message or a custom message, 1 for a branch summary with a
+    /// truthy `summary`, 1 or 2 for a compaction (its truthy `systemMessage` comes first), else 0.
+    /// The transcript read model counts and pages by it without parsing the entries.
+    pub context_items: u8,
     /// header: `id` is a string (what makes a first record a valid header).
     pub header_id_is_string: bool,
     /// `timestamp` in ms when it is a strict ISO string, NaN otherwise (JS decides then).
@@ -110,6 +115,7 @@ impl Meta {
             retained_tail: false,
             target: UNDEFINED.into(),
             label_truthy: false,
+            context_items: 0,
             header_id_is_string: false,
             ts_ms: f64::NAN,
             canonical: false,
@@ -247,7 +253,7 @@ fn kind_of(type_key: &str) -> Kind {
 /// Read a line the way `loadEntriesFromFile` does: `None` for lines JSON.parse rejects and for
 /// parsed falsy values (`null`, `false`, `0`, `""`), which the reference skips.
 pub fn read_meta(line: &[u8]) -> Option<Meta> {
-    let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
+    let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
     let is_object = json::visit_top_level_members(line, |key, range| {
         note_member(&mut raw, key.as_bytes(), range)
     })
@@ -266,7 +272,7 @@ pub fn read_meta(line: &[u8]) -> Option<Meta> {
 /// [`read_meta`] that also finds out whether the line is canonical ([`Meta::canonical`]), in the
 /// same pass for the common case of a canonical object (about as fast as validating alone).
 pub fn read_meta_canonical(line: &[u8]) -> Option<Meta> {
-    let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
+    let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
     if json::visit_canonical_object(line, |key, range| note_member(&mut raw, key, range)) {
         let mut meta = meta_from(line, &raw);
         meta.canonical = true;
@@ -278,7 +284,7 @@ pub fn read_meta_canonical(line: &[u8]) -> Option<Meta> {
 /// [`read_meta`] for a line known to be valid, compact JSON of an object (our own
 /// `JSON.stringify` output, which is canonical): skips validation.
 pub fn read_meta_trusted(line: &[u8]) -> Option<Meta> {
-    let mut raw: [Option<std::ops::Range<usize>>; 9] = Default::default();
+    let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
     if !json::visit_members_trusted(line, |key, range| note_member(&mut raw, key, range)) {
         return read_meta(line);
     }
@@ -290,7 +296,7 @@ pub fn read_meta_trusted(line: &[u8]) -> Option<Meta> {
 /// Remember where the members we read are. JSON.parse keeps the last of duplicate keys, so later
 /// members overwrite earlier ones.
 fn note_member(
-    raw: &mut [Option<std::ops::Range<usize>>; 9],
+    raw: &mut [Option<std::ops::Range<usize>>; 11],
     key: &[u8],
     range: std::ops::Range<usize>,
 ) {
@@ -304,12 +310,14 @@ fn note_member(
         b"retainedTail" => 6,
         b"targetId" => 7,
         b"label" => 8,
+        b"summary" => 9,
+        b"systemMessage" => 10,
         _ => return,
     };
     raw[slot] = Some(range);
 }
 
-fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 9]) -> Meta {
+fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 11]) -> Meta {
     let get = |i: usize| raw[i].clone().map(|r| &line[r]);
     let kind = get(0).map(kind_of_raw).unwrap_or(Kind::Other);
     let mut meta = Meta::empty(kind);
@@ -329,6 +337,12 @@ fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 9]) -> Meta {
             _ => f64::NAN,
         };
     }
+    meta.context_items = match kind {
+        Kind::Message | Kind::CustomMessage => 1,
+        Kind::BranchSummary => u8::from(get(9).is_some_and(truthy)),
+        Kind::Compaction => 1 + u8::from(get(10).is_some_and(truthy)),
+        _ => 0,
+    };
     match kind {
         Kind::Message => {
             if let Some(role) = get(4).and_then(role_of) {
@@ -346,11 +360,7 @@ fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 9]) -> Meta {
             if let Some(r) = get(7) {
                 meta.target = key_of(r);
             }
-            meta.label_truthy = get(8).is_some_and(|r| match r {
-                b"\"\"" | b"null" | b"false" => false,
-                [b'"', ..] | b"true" | [b'{', ..] | [b'[', ..] => true,
-                _ => json::parse(r).map(|v| v.is_truthy()).unwrap_or(false),
-            });
+            meta.label_truthy = get(8).is_some_and(truthy);
         }
         Kind::ContextEdit => {
             if let Some(r) = get(7) {
@@ -360,6 +370,15 @@ fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 9]) -> Meta {
         _ => {}
     }
     meta
+}
+
+/// Is this raw JSON value truthy in JavaScript?
+fn truthy(raw: &[u8]) -> bool {
+    match raw {
+        b"\"\"" | b"null" | b"false" => false,
+        [b'"', ..] | b"true" | [b'{', ..] | [b'[', ..] => true,
+        _ => json::parse(raw).map(|v| v.is_truthy()).unwrap_or(false),
+    }
 }
 
 #[cfg(test)]
