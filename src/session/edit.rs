@@ -6,7 +6,7 @@ use napi_derive::napi;
 
 use pi_session_core::session::{self, Replacement};
 
-use super::{core_key, NativeSession};
+use super::{core_key, js_key, NativeSession};
 use crate::error::ForJs;
 
 #[napi]
@@ -18,13 +18,10 @@ impl NativeSession {
             .for_js(&env)
     }
 
-    /// `countSubtree(id)`: entries in the subtree of `key` (the entry included).
+    /// `countSubtree(id)`: entries in the subtree of `key` (the entry included), 0 for none.
     #[napi(catch_unwind)]
-    pub fn count_subtree(&self, env: Env, key: Option<String>, display: String) -> Result<u32> {
-        self.inner
-            .count_subtree(key.as_deref().map(core_key), &display)
-            .map(|n| n as u32)
-            .for_js(&env)
+    pub fn count_subtree(&self, key: Option<String>) -> u32 {
+        self.inner.count_subtree(key.as_deref().map(core_key)) as u32
     }
 
     /// `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module).
@@ -46,6 +43,8 @@ impl NativeSession {
             bytes_before: p.bytes_before as f64,
             bytes_after: p.bytes_after as f64,
             written: p.written,
+            removed_keys: p.removed_ids.iter().map(|k| js_key(k)).collect(),
+            context_changed: p.context_changed,
             kept: Uint32Array::new(p.kept),
             edit_pos: p.edits.iter().map(|e| e.0).collect(),
             edit_member: p.edits.iter().map(|e| e.1.to_owned()).collect(),
@@ -174,6 +173,9 @@ pub struct PruneResult {
     pub bytes_before: f64,
     pub bytes_after: f64,
     pub written: bool,
+    /// Keys (JSON texts) of the ids of every entry deleted, labels dropped with them included.
+    pub removed_keys: Vec<String>,
+    pub context_changed: bool,
     /// Old positions of the records kept, in their new order.
     pub kept: Uint32Array,
     /// Member edits on survivors: new position, member name, JSON value.

@@ -72,11 +72,17 @@ fn context_ids(s: &Session) -> Vec<String> {
 fn count_subtree_counts_the_entry_and_everything_under_it() {
     let dir = temp_dir("prune-count");
     let s = open(&dir, &tree_file(&dir));
-    assert_eq!(s.count_subtree(Some(&key("b1")), "b1").unwrap(), 2);
-    assert_eq!(s.count_subtree(Some(&key("b2")), "b2").unwrap(), 1);
-    assert_eq!(s.count_subtree(Some(&key("u1")), "u1").unwrap(), 9);
-    let err = s.count_subtree(Some(&key("nope")), "nope").unwrap_err();
-    assert_eq!(err.code, ErrorCode::EntryNotFound);
+    assert_eq!(s.count_subtree(Some(&key("b1"))), 2);
+    assert_eq!(s.count_subtree(Some(&key("b2"))), 1);
+    assert_eq!(s.count_subtree(Some(&key("u1"))), 9);
+}
+
+#[test]
+fn count_subtree_of_an_unknown_id_is_zero() {
+    let dir = temp_dir("prune-count-unknown");
+    let s = open(&dir, &tree_file(&dir));
+    assert_eq!(s.count_subtree(Some(&key("nope"))), 0);
+    assert_eq!(s.count_subtree(None), 0);
 }
 
 #[test]

@@ -30,6 +30,11 @@ pub struct Pruned {
     pub bytes_after: u64,
     /// The session file was rewritten (false: not yet on disk, or not persisting).
     pub written: bool,
+    /// The ids (keys) of every entry deleted: the subtree, then the labels dropped with it.
+    pub removed_ids: Vec<Key>,
+    /// A compaction of the active path keeps from another entry now (its `firstKeptEntryId`
+    /// named a deleted entry), which upstream's proposal reports as a changed context.
+    pub context_changed: bool,
     /// The old positions of the records kept, in order (the new position is the index).
     pub kept: Vec<u32>,
     /// `(new position, member, JSON value)` of each member changed on a survivor, so a host that
@@ -73,13 +78,12 @@ impl Session {
     }
 
     /// `countSubtree(id)`: how many entries `pruneBranch(id)` would remove with the subtree
-    /// (labels elsewhere that name them not counted). `ENTRY_NOT_FOUND` for an unknown id (`key`
-    /// `None`: an id value that can be no key, so is in no session).
-    pub fn count_subtree(&self, key: Option<&str>, display: &str) -> Result<usize> {
-        let pos = key
-            .and_then(|k| self.lookup(k))
-            .ok_or_else(|| Error::entry_not_found(display))?;
-        Ok(self.subtree_mask(pos).iter().filter(|&&b| b).count())
+    /// (labels elsewhere that name them not counted); 0 for an unknown id, as upstream's proposal
+    /// answers (`key` `None`: an id value that can be no key, so is in no session).
+    pub fn count_subtree(&self, key: Option<&str>) -> usize {
+        key.and_then(|k| self.lookup(k)).map_or(0, |pos| {
+            self.subtree_mask(pos).iter().filter(|&&b| b).count()
+        })
     }
 
     /// `pruneBranch(id)`: delete the entry `key` and its subtree (see the module docs). Refuses
@@ -97,9 +101,12 @@ impl Session {
         let removed = self.subtree_mask(root);
         let mut dropped = removed.clone();
         let mut labels_dropped = 0;
-        for (rec, gone) in self.records.recs.iter().zip(dropped.iter_mut()) {
+        // The leaf is never dropped, even a label naming a deleted entry: it keeps the leaf and
+        // the branch where they were (a label makes no messages, so it harms nothing).
+        let leaf = self.leaf_pos();
+        for (p, (rec, gone)) in self.records.recs.iter().zip(dropped.iter_mut()).enumerate() {
             let m = &rec.meta;
-            if !*gone && m.kind == Kind::Label {
+            if !*gone && m.kind == Kind::Label && leaf != Some(p as u32) {
                 if let Some(t) = self.ids.index.get(&m.target) {
                     if removed[t as usize] {
                         *gone = true;
@@ -126,12 +133,21 @@ impl Session {
         let mut kept: Vec<u32> = Vec::new();
         let mut changes: Vec<(u32, &'static str, String)> = Vec::new();
         let (mut before, mut after, mut rewired) = (0u64, 0u64, 0usize);
+        let mut context_changed = false;
+        let mut removed_ids: Vec<Key> = Vec::new();
+        let mut dropped_label_ids: Vec<Key> = Vec::new();
         for p in 0..self.records.recs.len() as u32 {
             // A skeleton (an in-memory session's entry held by JavaScript) has every member
             // edited here; such a session never writes, so it is never written either.
             let line = self.line(p)?;
             before += line.len() as u64 + 1;
             if dropped[p as usize] {
+                let id = self.records.recs[p as usize].meta.id.clone();
+                if removed[p as usize] {
+                    removed_ids.push(id);
+                } else {
+                    dropped_label_ids.push(id);
+                }
                 continue;
             }
             let m = &self.records.recs[p as usize].meta;
@@ -155,6 +171,7 @@ impl Session {
                         if let Some(&x) = next {
                             let id = self.records.recs[x as usize].meta.id.clone();
                             edits.push(("firstKeptEntryId", parse_key(&id)));
+                            context_changed |= active.contains(&p);
                         }
                     }
                 }
@@ -185,6 +202,7 @@ impl Session {
             metas.push(meta);
         }
         let removed_count = removed.iter().filter(|&&b| b).count();
+        removed_ids.append(&mut dropped_label_ids);
         let leaf = self.leaf_pos().map(|l| {
             if dropped[l as usize] {
                 surviving_parent(l)
@@ -241,6 +259,8 @@ impl Session {
             bytes_before: before,
             bytes_after: after,
             written,
+            removed_ids,
+            context_changed,
             kept,
             edits: changes,
         })
