@@ -46,6 +46,14 @@ impl NativeSession {
         self.inner.reserve_entry_id()
     }
 
+    /// `reserveEntryId(id)` of an id the caller chose, by key (its form checked by JS).
+    #[napi(catch_unwind)]
+    pub fn reserve_named_entry_id(&mut self, env: Env, key: String) -> Result<()> {
+        self.inner
+            .reserve_named_entry_id(core_key(&key))
+            .for_js(&env)
+    }
+
     /// `releaseEntryId(id)` by key: false when it was not reserved.
     #[napi(catch_unwind)]
     pub fn release_entry_id(&mut self, key: String) -> bool {

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fxhash::FxBuild;
 use crate::ids;
+use crate::json;
 use crate::record::{self, Key};
 
 #[derive(Debug, Default)]
@@ -30,6 +31,23 @@ impl Reservations {
         id
     }
 
+    /// Reserve the id the caller chose (its key): refused with `DUPLICATE_ENTRY_ID` when an
+    /// entry has it (`in_session`) or it is reserved already. The id's form is the caller's
+    /// check (the binding's), as upstream words it.
+    pub fn reserve_named(&mut self, key: &str, in_session: bool) -> Result<()> {
+        if in_session {
+            return Err(exists(key));
+        }
+        if self.contains(key) {
+            return Err(Error::new(
+                ErrorCode::DuplicateEntryId,
+                format!("Session entry ID is already reserved: {}", shown(key)),
+            ));
+        }
+        self.keys.insert(Key::from(key));
+        Ok(())
+    }
+
     /// Give up the reservation of `key`; false when it was not reserved.
     pub fn release(&mut self, key: &str) -> bool {
         self.keys.remove(key)
@@ -46,17 +64,30 @@ impl Reservations {
     /// Whether an append that names `key` may go ahead: the id must be reserved and in no entry.
     pub fn check(&self, key: &str, in_session: bool) -> Result<()> {
         if in_session {
-            return Err(Error::new(
-                ErrorCode::DuplicateEntryId,
-                format!("Entry id {key} is already in the session"),
-            ));
+            return Err(exists(key));
         }
         if !self.contains(key) {
             return Err(Error::new(
                 ErrorCode::EntryIdNotReserved,
-                format!("Entry id {key} is not reserved (reserveEntryId() first)"),
+                format!("Session entry ID was not reserved: {}", shown(key)),
             ));
         }
         Ok(())
+    }
+}
+
+/// The refusal of an id an entry has (upstream's wording).
+fn exists(key: &str) -> Error {
+    Error::new(
+        ErrorCode::DuplicateEntryId,
+        format!("Session entry ID already exists: {}", shown(key)),
+    )
+}
+
+/// An id as a message shows it: a string id as itself, another value as its JSON text.
+fn shown(key: &str) -> String {
+    match json::parse(key.as_bytes()) {
+        Ok(json::Value::String(ref s)) => s.to_string_lossy(),
+        _ => key.to_owned(),
     }
 }

@@ -52,6 +52,14 @@ impl Session {
         self.reserved.reserve(|key| index.slot_of.contains_key(key))
     }
 
+    /// `reserveEntryId(id)` of an id the caller chose, by key (see [`Reservations::reserve_named`]).
+    ///
+    /// [`Reservations::reserve_named`]: crate::reserve::Reservations::reserve_named
+    pub fn reserve_named_entry_id(&mut self, key: &str) -> Result<()> {
+        let in_session = self.ids.has(key);
+        self.reserved.reserve_named(key, in_session)
+    }
+
     /// `releaseEntryId(id)` by key; false when the id was not reserved.
     pub fn release_entry_id(&mut self, key: &str) -> bool {
         self.reserved.release(key)
