@@ -7,8 +7,8 @@
  */
 export declare class NativeSession {
   branch(key: string | undefined | null, display: string): void
-  /** `countSubtree(id)`: entries in the subtree of `key` (the entry included). */
-  countSubtree(key: string | undefined | null, display: string): number
+  /** `countSubtree(id)`: entries in the subtree of `key` (the entry included), 0 for none. */
+  countSubtree(key?: string | undefined | null): number
   /** `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module). */
   pruneBranch(key: string | undefined | null, display: string): PruneResult
   /** Set the leaf without checks (`null` → null leaf). */
@@ -87,10 +87,12 @@ export declare class NativeSession {
   /** The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js). */
   projectionPlan(): Uint32Array
   /**
-   * A page of `projection_plan` next to the boundary `anchor` (`Plan::page` of the core, in
-   * the format `page` of src/wire.rs): the transcript read model's cursors are such boundaries.
+   * A page of the transcript read model (see the core's `transcript` module), in the format
+   * `transcript_page` of src/wire.rs: up to `limit` items next to the boundary after the first
+   * `within` items of the entry `anchor` (a key), before it when `backward`; with no anchor,
+   * the newest `limit` items. Only the page's items are located; nothing is parsed.
    */
-  projectionPage(anchor: number, limit: number, backward: boolean): Uint32Array
+  transcriptPage(anchor: string | undefined | null, within: number, limit: number, backward: boolean): Uint32Array
   /** `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js). */
   treePlan(): Uint32Array
   /**
@@ -112,6 +114,8 @@ export declare class NativeSession {
   appendWithUtf8(bytes: Uint8Array, len: number, skeleton: boolean, reserved: boolean, durable: boolean): number
   /** `reserveEntryId()`: the id itself (not its key). */
   reserveEntryId(): string
+  /** `reserveEntryId(id)` of an id the caller chose, by key (its form checked by JS). */
+  reserveNamedEntryId(key: string): void
   /** `releaseEntryId(id)` by key: false when it was not reserved. */
   releaseEntryId(key: string): boolean
   persistExternal(line: string): void
@@ -249,6 +253,9 @@ export interface PruneResult {
   bytesBefore: number
   bytesAfter: number
   written: boolean
+  /** Keys (JSON texts) of the ids of every entry deleted, labels dropped with them included. */
+  removedKeys: Array<string>
+  contextChanged: boolean
   /** Old positions of the records kept, in their new order. */
   kept: Uint32Array
   /** Member edits on survivors: new position, member name, JSON value. */

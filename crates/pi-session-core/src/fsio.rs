@@ -119,6 +119,15 @@ pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok() && fs::metadata(path).is_ok()
 }
 
+/// The name `file` is gone (nothing there, not even a dangling link) while its directory is
+/// still there: a session file deleted under its manager.
+pub fn vanished_from_its_dir(file: &Path) -> bool {
+    let dir_there = file
+        .parent()
+        .is_none_or(|d| d.as_os_str().is_empty() || d.is_dir());
+    dir_there && fs::symlink_metadata(file).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// `mkdir -p`.
 pub fn ensure_dir(path: &Path) -> Result<()> {
     if path.as_os_str().is_empty() || path.is_dir() {

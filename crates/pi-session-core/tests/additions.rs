@@ -196,50 +196,103 @@ fn without_restore_mode_a_removed_directory_fails_the_append_with_enoent() -> R 
 }
 
 #[test]
-fn projection_pages_tile_the_plan_and_carry_its_whole_length() -> R {
-    use pi_session_core::context;
-    let dir = temp_dir("projection-pages");
+fn transcript_pages_tile_the_whole_branch_compaction_included() -> R {
+    use pi_session_core::store::View;
+    use pi_session_core::transcript::Transcript;
+    let dir = temp_dir("transcript-pages");
     let mut s = create(&dir)?;
     let mut ids = Vec::new();
     for i in 0..7 {
         ids.push(user(&mut s, &format!("m{i}"))?);
     }
-    // A compaction keeping the last three messages: the plan is the compaction and what it kept.
+    // A compaction keeping the last three messages narrows the context, not the transcript.
     let kept = ids[4].clone();
     append(
         &mut s,
         "compaction",
         &format!(r#","summary":"s","firstKeptEntryId":"{kept}","tokensBefore":1"#),
     )?;
+    append(
+        &mut s,
+        "label",
+        &format!(r#","targetId":"{kept}","label":"x""#),
+    )?;
     user(&mut s, "after")?;
-    let path = s.context_path();
-    let plan = context::plan(&s, &path);
-    assert_eq!(plan.entries.len(), 5);
+    let view = View::from(&s);
+    let t = Transcript::of(view, view.branch_from(view.leaf_key()));
+    assert_eq!(
+        t.total(),
+        9,
+        "seven messages, the summary, one more message; the label makes none"
+    );
+    assert_eq!(t.items_after_latest_compaction(), 1);
     let mut forward = Vec::new();
     let mut anchor = 0;
-    while anchor < plan.entries.len() {
-        let page = plan.page(anchor, 2, false);
-        assert_eq!(page.total, 5, "each page knows the whole length");
-        assert_eq!(page.start, anchor);
-        forward.extend_from_slice(page.entries);
-        anchor += page.entries.len();
-    }
-    assert_eq!(forward, plan.entries);
-    let mut backward = Vec::new();
-    let mut anchor = usize::MAX; // past the end: clamped to the plan's length
     loop {
-        let page = plan.page(anchor, 2, true);
-        let mut items = page.entries.to_vec();
-        items.extend_from_slice(&backward);
-        backward = items;
-        anchor = page.start;
-        if anchor == 0 {
+        let page = t.page(Some(anchor), 2, false);
+        if page.is_empty() {
             break;
         }
+        anchor = page.end;
+        forward.extend(page.map(|i| t.locate(i)));
     }
-    assert_eq!(backward, plan.entries);
-    // Past the end forward, the page is empty and starts at the end.
-    let past = plan.page(9, 20, false);
-    assert_eq!((past.start, past.entries.len()), (5, 0));
+    let mut backward = Vec::new();
+    let mut anchor = None;
+    loop {
+        let page = t.page(anchor, 2, true);
+        let mut items: Vec<_> = page.clone().map(|i| t.locate(i)).collect();
+        items.append(&mut backward);
+        backward = items;
+        if page.start == 0 {
+            break;
+        }
+        anchor = Some(page.start);
+    }
+    assert_eq!(forward, backward);
+    assert_eq!(forward.len(), 9);
+    let positions: Vec<u32> = forward.iter().map(|&(p, _)| p).collect();
+    let mut sorted = positions.clone();
+    sorted.sort_unstable();
+    assert_eq!(positions, sorted, "root to leaf, each item once");
+    Ok(())
+}
+
+#[test]
+fn a_deleted_session_file_is_written_back_whole_without_restore_mode() -> R {
+    let dir = temp_dir("vanished-file");
+    let mut s = create(&dir)?;
+    assert!(!s.restores_missing());
+    user(&mut s, "one")?;
+    user(&mut s, &"x".repeat(4096))?;
+    let file = s.session_file().unwrap().to_path_buf();
+    let written = fs::read(&file).unwrap();
+    fs::remove_file(&file).unwrap();
+    let last = user(&mut s, "three")?;
+    let back = fs::read(&file).unwrap();
+    assert_eq!(&back[..written.len()], &written[..]);
+    let reopened = reopen(&dir, &file)?;
+    assert_eq!(reopened.entry_count(), 3);
+    assert_eq!(reopened.leaf_key(), Some(format!("\"{last}\"").as_str()));
+    fs::remove_dir_all(&dir).unwrap();
+    Ok(())
+}
+
+#[test]
+fn a_named_reservation_is_refused_for_an_id_in_use_with_upstreams_words() -> R {
+    use pi_session_core::ErrorCode;
+    let dir = temp_dir("reserve-named");
+    let mut s = create(&dir)?;
+    let id = user(&mut s, "hi")?;
+    let err = s.reserve_named_entry_id(&format!("\"{id}\"")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::DuplicateEntryId);
+    assert_eq!(
+        err.message,
+        format!("Session entry ID already exists: {id}")
+    );
+    s.reserve_named_entry_id("\"mine-1\"")?;
+    let err = s.reserve_named_entry_id("\"mine-1\"").unwrap_err();
+    assert_eq!(err.code, ErrorCode::DuplicateEntryId);
+    assert!(s.release_entry_id("\"mine-1\""));
+    fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }

@@ -18,10 +18,13 @@ impl Session {
     /// Restore mode (off by default, as the reference; [`Config::restore_missing`] turns it on
     /// for a new manager). On, a write that finds the session file's directory gone (an `rm -rf`
     /// of the sessions dir between two turns, a file opened in a directory never made) makes it
-    /// again instead of failing with `ENOENT`; and an append that finds the file itself
-    /// gone writes the whole session back, every record held and the new line, rather than a
-    /// file of that one line. The file written back is complete or absent (temp file, linked into
-    /// place; fsynced with fsync per write) and follows the same lease rules.
+    /// again instead of failing with `ENOENT`, then writes the session back whole.
+    ///
+    /// A session file deleted while its directory stays is written back whole in either mode:
+    /// the next append writes every record held and the new line, where the reference would make
+    /// a file of that one line, which no reader opens again. The file written back is complete or
+    /// absent (temp file, linked into place; fsynced with fsync per write) and follows the same
+    /// lease rules.
     pub fn set_restore_missing(&mut self, on: bool) {
         self.restore_missing = on;
     }
@@ -62,14 +65,25 @@ impl Session {
             return Ok(());
         };
         self.guard.before_write(&file)?;
-        if self.restore_missing && self.appender.reopens(&file) && !fsio::exists(&file) {
+        if self.appender.reopens(&file) && self.gone(&file) {
             return self.write_back(&file, Some(line), held, durability);
         }
         self.appender.append_line(&file, line, durability)
     }
 
-    /// Restore mode: the session file is gone. Write it again whole (every record held, then
-    /// `line` unless it is the last record's), making its directory first if that went too.
+    /// The session file is gone and is to be written back: deleted from its directory, or (in
+    /// restore mode) gone with it. Without restore mode a vanished directory fails the write
+    /// with the reference's `ENOENT`.
+    fn gone(&self, file: &Path) -> bool {
+        if self.restore_missing {
+            !fsio::exists(file)
+        } else {
+            fsio::vanished_from_its_dir(file)
+        }
+    }
+
+    /// The session file is gone. Write it again whole (every record held, then `line` unless it
+    /// is the last record's), making its directory first if that went too (restore mode only).
     fn write_back(
         &mut self,
         file: &Path,
@@ -77,7 +91,7 @@ impl Session {
         held: bool,
         durability: Durability,
     ) -> Result<()> {
-        if fsio::ensure_parent(file, durability)? {
+        if self.restore_missing && fsio::ensure_parent(file, durability)? {
             self.guard.renew(file)?;
         }
         // The appender's descriptor is of the old file: the next append opens the new one, and
@@ -137,7 +151,7 @@ impl Session {
         let Some(file) = self.file.clone() else {
             return Ok(false);
         };
-        if self.flushed && self.restore_missing && !fsio::exists(&file) {
+        if self.flushed && self.gone(&file) {
             self.guard.before_write(&file)?;
             self.write_back(&file, None, false, Durability::Fsync)?;
         } else if self.flushed {
