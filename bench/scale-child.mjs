@@ -161,7 +161,7 @@ async function main() {
       gc();
       const t = now();
       for (const step of timed) replayStep(ctx, step);
-      if (args.transcriptPage) ctx.sink += ctx.sm.readTranscriptPage({ limit: args.transcriptPage }).entries.length;
+      if (args.transcriptPage) ctx.sink += ctx.sm.readTranscriptPage({ limit: args.transcriptPage }).items.length;
       const ms = now() - t;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink };
     }

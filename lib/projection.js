@@ -1,18 +1,15 @@
 "use strict";
-// Contexts from the core's projection plan: buildSessionContext, buildSessionProjection and the
-// transcript read model's pages. The core chooses the records (crates/pi-session-core/src/
+// Contexts from the core's projection plan: buildSessionContext and buildSessionProjection. The core chooses the records (crates/pi-session-core/src/
 // context.rs); wire.js decodes the plan; this module builds the message objects.
 const ctx = require("./context.js");
-const transcript = require("./transcript.js");
-const { sessionError } = require("./errors.js");
-const { NONE, decodePlan, decodePage } = require("./wire.js");
+const { NONE, decodePlan } = require("./wire.js");
 
 /** @typedef {ReturnType<typeof decodePlan>} PlanItems */
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
 /**
- * The messages one plan item contributes: the one projection rule of buildSessionContext,
- * buildSessionProjection and the transcript read model.
+ * The messages one plan item contributes: the one projection rule of buildSessionContext and
+ * buildSessionProjection.
  * @param {any} sourceEntry @param {any} edit the context edit in effect, or undefined
  * @param {boolean} silent the item contributes nothing (a compaction after the leading one)
  * @returns {any[]}
@@ -81,29 +78,4 @@ function project(s, withEntries) {
   return withEntries ? { entries, messages, thinkingLevel, model } : { messages, thinkingLevel, model };
 }
 
-/** readTranscriptPage: one page of the active branch's projected context; only the page's
- * entries are parsed. @param {SessionState} s @param {any} options */
-function readPage(s, options) {
-  const feed = s.feed;
-  const { limit, anchor, backward } = transcript.pageRequest(options, feed.tag, feed.epoch);
-  const page = decodePage(s.n.projectionPage(anchor === null ? NONE : anchor, limit, backward));
-  const { total, start, count } = page;
-  if (anchor !== null && anchor > total) {
-    // Not reachable through our own cursors (every change that shortens the transcript resets it).
-    throw sessionError("TRANSCRIPT_CURSOR_STALE", `Transcript cursor ${options.before ?? options.after} is past the end of the transcript`);
-  }
-  feed.total = total;
-  materializePlan(s, page, false);
-  const entries = projectItems(s, page, null, true);
-  const end = start + count;
-  return {
-    entries,
-    before: transcript.cursorOf(feed.tag, feed.epoch, start),
-    after: transcript.cursorOf(feed.tag, feed.epoch, end),
-    hasBefore: start > 0,
-    hasAfter: end < total,
-    total,
-  };
-}
-
-module.exports = { projectItem, project, readPage };
+module.exports = { projectItem, project };

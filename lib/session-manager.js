@@ -16,8 +16,9 @@
 //                       what appendContextEdit's checks read
 //   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
-//   projection.js       contexts and transcript pages from the core's projection plan
-//   transcript-feed.js  the transcript's subscribers and cursor epoch
+//   projection.js       contexts from the core's projection plan
+//   transcript.js       the transcript read model's pages and cursors
+//   transcript-feed.js  the transcript's subscribers (append and reset events)
 //   idle-parse.js       parsing a resumed session while the event loop is idle
 //   statics.js, migrate.js  the factories' work and the module's functions
 const native = require("../native.js");
@@ -38,6 +39,9 @@ const projection = require("./projection.js");
 const idle = require("./idle-parse.js");
 const statics = require("./statics.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");
+
+/** The form of an entry id a caller reserves by name (upstream's rule, as for session ids). */
+const ENTRY_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 
 /** Marker letting static factories reach the constructor with preloaded state. */
 const PRIVATE = Symbol("SessionManager.private");
@@ -84,7 +88,11 @@ class SessionManager {
   // ----- loading ------------------------------------------------------------------------------
 
   setSessionFile(sessionFile) {
-    this.#setSessionFile(sessionFile);
+    try {
+      this.#setSessionFile(sessionFile);
+    } finally {
+      this.#s.feed.settle();
+    }
   }
 
   #setSessionFile(sessionFile) {
@@ -92,7 +100,9 @@ class SessionManager {
   }
 
   newSession(options) {
-    return load.startSession(this.#s, this.#cwd, options);
+    const file = load.startSession(this.#s, this.#cwd, options);
+    this.#s.feed.settle();
+    return file;
   }
 
   // ----- accessors ----------------------------------------------------------------------------
@@ -205,16 +215,16 @@ class SessionManager {
 
   // ----- transcript read model (an addition; see lib/transcript.js) ----------------------------
 
-  /** One page of the active branch's projected context; only the page's entries are parsed.
-   * @param {any} options */
+  /** One page of the active branch, root to leaf, as sessionEntryToContextMessages projects
+   * each entry; only the page's entries are parsed. @param {any} options */
   readTranscriptPage(options) {
-    return projection.readPage(this.#s, options);
+    return transcript.readPage(this.#s, options);
   }
 
-  /** Call `listener` after each committed append and on each branch or session change.
-   * @param {any} listener */
-  subscribeTranscript(listener) {
-    return this.#s.feed.subscribe(listener);
+  /** Call `listener` after each committed append that adds items, and with the newest page
+   * (`resetPageSize` items) on each branch or session change. @param {any} listener @param {any} [options] */
+  subscribeTranscript(listener, options) {
+    return this.#s.feed.subscribe(listener, options);
   }
 
   getTree() {
@@ -301,10 +311,20 @@ class SessionManager {
     return this.#add({ type: "message", id: how.id ?? newId(), parentId: this.#s.leafId, timestamp: nowIso(), message }, undefined, how).id;
   }
 
-  /** A new entry id that no entry has and that is not reserved, reserved for
-   * `appendMessage(message, { id })` (an addition). */
-  reserveEntryId() {
-    return this.#n.reserveEntryId();
+  /** Reserve an entry id for `appendMessage(message, { id })` (an addition): `id` when given
+   * (refused when an entry has it or it is reserved), else a new one no entry has.
+   * @param {unknown} [id] */
+  reserveEntryId(id) {
+    if (id === undefined) return this.#n.reserveEntryId();
+    if (typeof id !== "string" || !ENTRY_ID_PATTERN.test(id)) {
+      throw sessionError(
+        "INVALID_ENTRY_ID",
+        `Session entry id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character, got ${describeValue(id)}`,
+        TypeError,
+      );
+    }
+    this.#n.reserveNamedEntryId(/** @type {string} */ (keyOf(id)));
+    return id;
   }
 
   /** Give up a reservation; false when `id` was not reserved (an addition). @param {unknown} id */
@@ -412,11 +432,10 @@ class SessionManager {
     return this.#add({ ...head, fromId, summary, details, usage, fromHook }).id;
   }
 
-  /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it.
-   * @param {unknown} entryId */
+  /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it;
+   * 0 for an unknown id. @param {unknown} entryId */
   countSubtree(entryId) {
-    // (The core refuses an unknown id; `${entryId}` throws for a Symbol, as `Entry ${id} not found` does.)
-    return this.#n.countSubtree(keyOf(entryId), `${entryId}`);
+    return this.#n.countSubtree(keyOf(entryId));
   }
 
   /** Delete an abandoned side branch: `entryId`, everything under it and the labels naming them
@@ -425,11 +444,14 @@ class SessionManager {
    * stay the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
    * @param {unknown} entryId */
   pruneBranch(entryId) {
-    return branching.pruneBranch(this.#s, entryId);
+    const result = branching.pruneBranch(this.#s, entryId);
+    this.#s.feed.settle();
+    return result;
   }
 
   createBranchedSession(leafId) {
     const file = branching.createBranchedSession(this.#s, this.#persist, leafId, leafId ?? this.#s.leafId);
+    this.#s.feed.settle();
     const header = this.getHeader();
     // The reference's header always has a `parentSession` key, `undefined` when not written (in
     // memory, or no file yet): a key JSON cannot carry, so the core's line lacks it.

@@ -15,7 +15,7 @@
 //                       an agent's append-then-getBranch loop from re-reading the branch.
 // Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
 // count), nothing more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
-const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf, pageTotal } = require("./wire.js");
+const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { sessionError } = require("./errors.js");
 const idle = require("./idle-parse.js");
@@ -131,7 +131,7 @@ class SessionState {
     this.forgetAnswers();
     /** Idle parsing's progress while pending (see idle-parse.js). @type {import("./idle-parse.js").Warm | null} */
     this.warm = null;
-    this.feed = new TranscriptFeed(() => pageTotal(n.projectionPage(NONE, 0, true)));
+    this.feed = new TranscriptFeed(this);
   }
 
   // ----- the three changes ------------------------------------------------------------------
@@ -174,6 +174,7 @@ class SessionState {
     this.leafId = id;
     this.leafPos = pos;
     this.feed.reset("branch");
+    this.feed.settle();
   }
 
   /** After the records were replaced (or preloaded): the leaf, as the core has it now. */

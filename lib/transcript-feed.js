@@ -1,33 +1,46 @@
 "use strict";
-// One manager's side of the transcript read model (an addition; see lib/transcript.js and
-// readTranscriptPage): its cursor tag, the count of branch changes that cursors must match, the
-// subscribers, and the transcript's length while known.
+// One manager's transcript subscribers (the transcript read model's change events; see
+// lib/transcript.js). An append that adds items is told as `append` once committed; a change that
+// moves the branch or replaces the session is told as `reset` with the newest page, once the
+// manager is consistent again (`settle()`), so a listener may read the session from its callback.
 const { sessionError } = require("./errors.js");
+const { sessionEntryToContextMessages } = require("./context.js");
 const transcript = require("./transcript.js");
-const { projectItem } = require("./projection.js");
 
-/** @typedef {(event: object) => void} TranscriptListener */
+/** The page size of a subscription's resets when its options name none. */
+const DEFAULT_RESET_PAGE_SIZE = 50;
+
+/** @typedef {(change: object) => void} TranscriptListener */
+/** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
 class TranscriptFeed {
-  /** @param {() => number} countNow the core's transcript length (after the latest append) */
-  constructor(countNow) {
-    this.countNow = countNow;
-    this.tag = transcript.newManagerTag();
-    this.epoch = 0;
-    /** The subscriptions (null: none). @type {Set<{ listener: TranscriptListener }> | null} */
+  /** @param {SessionState} s */
+  constructor(s) {
+    this.s = s;
+    /** The subscriptions (null: none). @type {Set<{ listener: TranscriptListener, resetPageSize: number }> | null} */
     this.listeners = null;
-    /** The transcript's length while known (-1: not asked, or changed by a reset). */
-    this.total = -1;
+    /** The branch's item counts while known (kept by appends, forgotten by resets).
+     * @type {{ totalItems: number, itemsAfterLatestCompaction: number } | null} */
+    this.counts = null;
+    /** Why the subscribers are owed a reset, until `settle()` tells them. @type {string | null} */
+    this.pending = null;
   }
 
-  /** Call `listener` after each committed append and on each branch or session change.
-   * @param {unknown} listener @returns {() => void} the unsubscribe function */
-  subscribe(listener) {
+  /** @param {unknown} listener @param {unknown} options @returns {() => void} the unsubscribe function */
+  subscribe(listener, options) {
     if (typeof listener !== "function") {
       throw sessionError("INVALID_ARGUMENT", "subscribeTranscript(listener) expects a function", TypeError);
     }
-    // A wrapper per subscription, so that one function subscribed twice is called twice.
-    const subscription = { listener: /** @type {TranscriptListener} */ (listener) };
+    let resetPageSize = DEFAULT_RESET_PAGE_SIZE;
+    if (options !== undefined) {
+      if (options === null || typeof options !== "object") {
+        throw sessionError("INVALID_ARGUMENT", "subscribeTranscript(listener, options) expects options to be an object", TypeError);
+      }
+      const size = /** @type {any} */ (options).resetPageSize;
+      if (size !== undefined) resetPageSize = transcript.checkSize(size, "Session transcript reset page size");
+    }
+    // A record per subscription, so that one function subscribed twice is called twice.
+    const subscription = { listener: /** @type {TranscriptListener} */ (listener), resetPageSize };
     (this.listeners ??= new Set()).add(subscription);
     return () => {
       const set = this.listeners;
@@ -36,43 +49,55 @@ class TranscriptFeed {
     };
   }
 
-  /** `entry` was committed. A compaction or a context edit re-projects entries already read, so
-   * its readers start over instead. @param {any} entry */
+  /** `entry` was committed as the new leaf. @param {any} entry */
   appended(entry) {
-    if (entry.type === "compaction" || entry.type === "context_edit") {
-      this.reset("projection");
+    if (this.listeners === null) {
+      this.counts = null;
       return;
     }
-    if (this.total < 0 && this.listeners === null) return;
-    let total = this.total;
-    if (total >= 0) this.total = ++total;
-    if (this.listeners === null) return;
-    // The core's count, once: it includes the entry just committed.
-    if (total < 0) total = this.total = this.countNow();
-    const { tag, epoch } = this;
-    this.emit({
+    const messages = sessionEntryToContextMessages(entry);
+    const n = messages.length;
+    let counts = this.counts;
+    if (counts === null) {
+      // The core's counts, once: they include the entry just committed.
+      counts = this.counts = transcript.countsOf(this.s);
+    } else {
+      counts.totalItems += n;
+      counts.itemsAfterLatestCompaction = entry.type === "compaction" ? 0 : counts.itemsAfterLatestCompaction + n;
+    }
+    if (n === 0) return;
+    const sessionId = this.s.n.sessionId();
+    this.emit(() => ({
       type: "append",
-      entries: [{ sourceEntry: entry, messages: projectItem(entry, undefined, false) }],
-      before: transcript.cursorOf(tag, epoch, total - 1),
-      after: transcript.cursorOf(tag, epoch, total),
-      total,
-    });
+      items: messages.map((message) => ({ id: entry.id, entryTimestamp: entry.timestamp, message })),
+      before: transcript.cursorOf(sessionId, entry.id, 0),
+      after: transcript.cursorOf(sessionId, entry.id, n),
+      totalItems: counts.totalItems,
+      itemsAfterLatestCompaction: counts.itemsAfterLatestCompaction,
+    }));
   }
 
-  /** The branch, the session or the projection changed: every cursor given out so far is stale.
-   * @param {"session" | "branch" | "projection"} reason */
+  /** The branch or the session changed: subscribers are owed a reset (told by `settle()`).
+   * @param {"session" | "branch"} reason */
   reset(reason) {
-    this.epoch++;
-    this.total = -1;
-    if (this.listeners !== null) this.emit({ type: "reset", reason });
+    this.counts = null;
+    if (this.listeners !== null) this.pending = reason;
   }
 
-  /** @param {object} event */
-  emit(event) {
+  /** Tell the subscribers of a reset owed, each with the newest page of its size. */
+  settle() {
+    const reason = this.pending;
+    if (reason === null) return;
+    this.pending = null;
+    this.emit((sub) => ({ type: "reset", reason, page: transcript.newestPage(this.s, sub.resetPageSize) }));
+  }
+
+  /** @param {(sub: { listener: TranscriptListener, resetPageSize: number }) => object} eventFor */
+  emit(eventFor) {
     if (this.listeners === null) return;
-    for (const { listener } of Array.from(this.listeners)) {
+    for (const sub of Array.from(this.listeners)) {
       try {
-        listener(event);
+        sub.listener(eventFor(sub));
       } catch (err) {
         // The change is committed already: a failing listener must not make it look failed to
         // the caller, nor keep the others from hearing of it, nor end the process. It is reported.
@@ -86,4 +111,4 @@ class TranscriptFeed {
   }
 }
 
-module.exports = { TranscriptFeed };
+module.exports = { TranscriptFeed, DEFAULT_RESET_PAGE_SIZE };

@@ -1,80 +1,154 @@
 "use strict";
-// The transcript read model's cursors and page limits (not in the reference; see README
-// "Additions beyond the reference"). A transcript is the active branch's projected context: the
-// entries buildSessionProjection() lists, in order. A cursor names a boundary between two of them,
-// for one manager and one state of its branch; the SessionManager pages and projects (with the
-// projection it uses for buildSessionContext), this module only checks what callers hand in.
-const { randomFillSync } = require("node:crypto");
+// The transcript read model (not in the reference; the shape of upstream's proposal, see README
+// "Additions beyond the reference"): what a person scrolls back through. Its items are the whole
+// active branch, root to leaf, each entry as the messages sessionEntryToContextMessages makes of
+// it, so a compaction adds its summary and erases nothing. The core counts and locates the items
+// from its index (crates/pi-session-core/src/transcript.rs); this module checks what callers hand
+// in, parses only the page's entries and builds the items and cursors.
+//
+// A cursor names a boundary between two items: an entry of the branch and how many of that
+// entry's items come before the boundary, for one session id. It stays valid while its entry is
+// on the active branch, so a page read before an append still continues after it.
 const { sessionError } = require("./errors.js");
+const { sessionEntryToContextMessages } = require("./context.js");
+const { NONE, keyOf, valueOfKey } = require("./wire.js");
 
-/** The most entries one transcript page may hold. */
-const MAX_SESSION_TRANSCRIPT_PAGE_SIZE = 500;
+/** The most items one transcript page may hold (upstream's value). */
+const MAX_SESSION_TRANSCRIPT_PAGE_SIZE = 200;
 
-// A cursor reads `t1.<manager tag>.<epoch>.<index>`. The tag is unique to each manager of this
-// process (a random prefix keeps another process's cursors from matching by chance); the epoch
-// counts the manager's branch changes.
-const PROCESS_TAG = randomFillSync(Buffer.alloc(4)).toString("hex");
-let managers = 0;
-const CURSOR_PATTERN = /^t1\.([0-9a-f]{8}-\d+)\.(\d+)\.(\d+)$/;
+// transcriptPage's layout (src/wire.rs `transcript_page`):
+// [status, total, itemsAfterLatestCompaction, start, count, leafPos|NONE, leafItems, (entryPos, within) × count]
+const STATUS = 0;
+const TOTAL = 1;
+const AFTER_COMPACTION = 2;
+const START = 3;
+const COUNT = 4;
+const LEAF_POS = 5;
+const LEAF_ITEMS = 6;
+const ITEMS = 7;
+const STATUS_NOT_ON_BRANCH = 1;
 
-function newManagerTag() {
-  return `${PROCESS_TAG}-${++managers}`;
+const CURSOR_PREFIX = "pt1.";
+const LIMIT = "Session transcript limit";
+
+/** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
+
+/** @param {string} sessionId @param {unknown} entryId @param {number} within */
+function cursorOf(sessionId, entryId, within) {
+  return CURSOR_PREFIX + Buffer.from(JSON.stringify([sessionId, entryId, within])).toString("base64url");
 }
 
-function cursorOf(tag, epoch, index) {
-  return `t1.${tag}.${epoch}.${index}`;
+/** @param {unknown} cursor @returns {{ sessionId: string, entryId: unknown, within: number }} */
+function decodeCursor(cursor) {
+  if (typeof cursor === "string" && cursor.startsWith(CURSOR_PREFIX)) {
+    let parts;
+    try {
+      parts = JSON.parse(Buffer.from(cursor.slice(CURSOR_PREFIX.length), "base64url").toString("utf8"));
+    } catch {
+      parts = null;
+    }
+    if (Array.isArray(parts) && parts.length === 3 && typeof parts[0] === "string" && Number.isInteger(parts[2]) && parts[2] >= 0) {
+      return { sessionId: parts[0], entryId: parts[1], within: parts[2] };
+    }
+  }
+  throw sessionError("TRANSCRIPT_CURSOR_INVALID", "Invalid session transcript cursor", TypeError);
 }
 
-/** The page size asked for, or a RangeError `TRANSCRIPT_PAGE_UNBOUNDED`. */
-function checkLimit(limit) {
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSION_TRANSCRIPT_PAGE_SIZE) {
-    throw sessionError(
-      "TRANSCRIPT_PAGE_UNBOUNDED",
-      `readTranscriptPage() needs a limit from 1 to ${MAX_SESSION_TRANSCRIPT_PAGE_SIZE} (MAX_SESSION_TRANSCRIPT_PAGE_SIZE), got ${describe(limit)}`,
-      RangeError,
-    );
+/** A page size from 1 to the maximum, or a RangeError `TRANSCRIPT_PAGE_UNBOUNDED` saying `what`.
+ * @param {unknown} value @param {string} what */
+function checkSize(value, what) {
+  if (!Number.isInteger(value) || /** @type {number} */ (value) < 1 || /** @type {number} */ (value) > MAX_SESSION_TRANSCRIPT_PAGE_SIZE) {
+    throw sessionError("TRANSCRIPT_PAGE_UNBOUNDED", `${what} must be an integer from 1 to ${MAX_SESSION_TRANSCRIPT_PAGE_SIZE}`, RangeError);
   }
-  return limit;
+  return /** @type {number} */ (value);
 }
 
-/** The boundary index a cursor names, checked against this manager's tag and epoch. */
-function indexOf(cursor, tag, epoch) {
-  const m = typeof cursor === "string" ? CURSOR_PATTERN.exec(cursor) : null;
-  if (m === null) {
-    throw sessionError("TRANSCRIPT_CURSOR_INVALID", `Not a transcript cursor: ${describe(cursor)}`, TypeError);
-  }
-  if (m[1] !== tag) {
-    throw sessionError("TRANSCRIPT_CURSOR_FOREIGN", `Transcript cursor ${cursor} belongs to another session manager`, RangeError);
-  }
-  if (Number(m[2]) !== epoch) {
-    throw sessionError(
-      "TRANSCRIPT_CURSOR_STALE",
-      `Transcript cursor ${cursor} is from before the branch or session changed; read the latest page again`,
-    );
-  }
-  return Number(m[3]);
-}
-
-/** Where a page sits: `{ limit, anchor, backward }`, anchor null for the newest page. */
-function pageRequest(options, tag, epoch) {
+/** readTranscriptPage(options): only the page's entries are parsed.
+ * @param {SessionState} s @param {any} options */
+function readPage(s, options) {
   if (options === null || typeof options !== "object") {
-    throw sessionError("TRANSCRIPT_PAGE_UNBOUNDED", `readTranscriptPage() needs { limit }, got ${describe(options)}`, RangeError);
+    checkSize(undefined, LIMIT);
   }
   const { limit, before, after } = options;
-  checkLimit(limit);
+  checkSize(limit, LIMIT);
   if (before !== undefined && after !== undefined) {
-    throw sessionError("TRANSCRIPT_CURSOR_AMBIGUOUS", "readTranscriptPage() takes `before` or `after`, not both", TypeError);
+    throw sessionError("TRANSCRIPT_CURSOR_AMBIGUOUS", "Use either before or after, not both", TypeError);
   }
-  if (after !== undefined) return { limit, anchor: indexOf(after, tag, epoch), backward: false };
-  if (before !== undefined) return { limit, anchor: indexOf(before, tag, epoch), backward: true };
-  return { limit, anchor: null, backward: true };
+  const cursor = before ?? after;
+  if (cursor === undefined) return pageOf(s, s.n.transcriptPage(null, 0, limit, true));
+  const { sessionId, entryId, within } = decodeCursor(cursor);
+  if (sessionId !== s.n.sessionId()) {
+    throw sessionError("TRANSCRIPT_CURSOR_FOREIGN", "Session transcript cursor belongs to a different session", RangeError);
+  }
+  const key = keyOf(entryId);
+  const buf = key === null ? null : s.n.transcriptPage(key, within, limit, before !== undefined);
+  if (buf === null || buf[STATUS] === STATUS_NOT_ON_BRANCH) {
+    throw sessionError("TRANSCRIPT_CURSOR_STALE", "Session transcript cursor is not on the active branch");
+  }
+  if (buf[STATUS] !== 0) throw sessionError("TRANSCRIPT_CURSOR_INVALID", "Invalid session transcript cursor", TypeError);
+  return pageOf(s, buf);
 }
 
-function describe(value) {
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value === "bigint") return `${value}n`;
-  if (value === null || typeof value !== "object") return String(value);
-  return Array.isArray(value) ? "an array" : "an object";
+/** The newest `limit` items (a reset's page). @param {SessionState} s @param {number} limit */
+function newestPage(s, limit) {
+  return pageOf(s, s.n.transcriptPage(null, 0, limit, true));
 }
 
-module.exports = { MAX_SESSION_TRANSCRIPT_PAGE_SIZE, newManagerTag, cursorOf, pageRequest };
+/** The branch's item counts, without a page. @param {SessionState} s */
+function countsOf(s) {
+  const buf = s.n.transcriptPage(null, 0, 0, true);
+  return { totalItems: buf[TOTAL], itemsAfterLatestCompaction: buf[AFTER_COMPACTION] };
+}
+
+/** The page a transcriptPage answer names. @param {SessionState} s @param {Uint32Array} buf */
+function pageOf(s, buf) {
+  const count = buf[COUNT];
+  const start = buf[START];
+  const total = buf[TOTAL];
+  const want = new Uint32Array(count);
+  for (let i = 0; i < count; i++) want[i] = buf[ITEMS + 2 * i];
+  s.materialize(want, count);
+  const sessionId = s.n.sessionId();
+  const objs = s.objs;
+  const items = new Array(count);
+  // An entry's messages are made once, even when two of its items are on the page.
+  let madeFor = -1;
+  /** @type {any[]} */
+  let made = [];
+  for (let i = 0; i < count; i++) {
+    const pos = buf[ITEMS + 2 * i];
+    const entry = objs[pos];
+    if (pos !== madeFor) {
+      made = sessionEntryToContextMessages(entry);
+      madeFor = pos;
+    }
+    items[i] = { id: entry.id, entryTimestamp: entry.timestamp, message: made[buf[ITEMS + 2 * i + 1]] };
+  }
+  const hasMoreBefore = count > 0 && start > 0;
+  const hasMoreAfter = count > 0 && start + count < total;
+  /** @type {string | null} */
+  let afterCursor = null;
+  if (hasMoreAfter) {
+    afterCursor = cursorOf(sessionId, items[count - 1].id, buf[ITEMS + 2 * count - 1] + 1);
+  } else if (buf[LEAF_POS] !== NONE) {
+    // Past everything: the leaf, with all its items before the boundary, where appends come.
+    // (Its id is the last item's when the leaf made it, else the core's leaf key.)
+    const leafIsLast = count > 0 && buf[ITEMS + 2 * (count - 1)] === buf[LEAF_POS];
+    const leafKey = leafIsLast ? null : s.n.leafKey();
+    if (leafIsLast) afterCursor = cursorOf(sessionId, items[count - 1].id, buf[LEAF_ITEMS]);
+    else if (leafKey !== null) afterCursor = cursorOf(sessionId, valueOfKey(leafKey), buf[LEAF_ITEMS]);
+  }
+  return {
+    items,
+    cursors: {
+      before: count > 0 ? cursorOf(sessionId, items[0].id, buf[ITEMS + 1]) : null,
+      after: afterCursor,
+    },
+    hasMoreBefore,
+    hasMoreAfter,
+    totalItems: total,
+    itemsAfterLatestCompaction: buf[AFTER_COMPACTION],
+  };
+}
+
+module.exports = { MAX_SESSION_TRANSCRIPT_PAGE_SIZE, checkSize, cursorOf, readPage, newestPage, countsOf };

@@ -1,6 +1,6 @@
 "use strict";
 // What crosses between the JS shell and the core (`NativeSession`), both ways: ids as keys, entry
-// lines parsed back into objects, the core's query results (tree, context plan and its pages)
+// lines parsed back into objects, the core's query results (tree, context plan)
 // decoded, entry text encoded as UTF-8, and the skeletons an `inMemory` session gives the core
 // instead of whole entries.
 //
@@ -28,15 +28,11 @@ const NODE_SORT_BY_DATE = 2;
 const NODE_CHILD_COUNT = 3;
 
 // The context plan (projectionPlan): [thinkingPos|NONE, modelPos|NONE, count, item × count]
-// A page of it (projectionPage):     [thinkingPos|NONE, modelPos|NONE, total, start, item × count]
 //   item:                            [entryPos, editPos|NONE, flags]
 const PLAN_THINKING = 0;
 const PLAN_MODEL = 1;
 const PLAN_COUNT = 2;
 const PLAN_ITEMS = 3;
-const PAGE_TOTAL = 2;
-const PAGE_START = 3;
-const PAGE_ITEMS = 4;
 const ITEM_STRIDE = 3;
 const ITEM_ENTRY = 0;
 const ITEM_EDIT = 1;
@@ -99,20 +95,15 @@ function decodeTree(plan, s) {
 }
 
 /**
- * A context plan or one page of it, read in place: the settings positions, where the page sits
- * in the whole plan, and per item its entry, its context edit and whether it is silent.
+ * A context plan, read in place: the settings positions, and per item its entry, its context
+ * edit and whether it is silent.
  */
 class PlanItems {
-  /** @param {Uint32Array} buf @param {boolean} isPage */
-  constructor(buf, isPage) {
+  /** @param {Uint32Array} buf */
+  constructor(buf) {
     this.buf = buf;
-    this.at = isPage ? PAGE_ITEMS : PLAN_ITEMS;
-    /** How many items this plan (or page) holds. */
-    this.count = isPage ? (buf.length - PAGE_ITEMS) / ITEM_STRIDE : buf[PLAN_COUNT];
-    /** The whole plan's length. */
-    this.total = isPage ? buf[PAGE_TOTAL] : this.count;
-    /** The index of the first item in the whole plan. */
-    this.start = isPage ? buf[PAGE_START] : 0;
+    /** How many items this plan holds. */
+    this.count = buf[PLAN_COUNT];
     /** Position of the last thinking_level_change on the path, or NONE. */
     this.thinking = buf[PLAN_THINKING];
     /** Position of the last model_change or assistant message on the path, or NONE. */
@@ -120,31 +111,21 @@ class PlanItems {
   }
   /** @param {number} i */
   entry(i) {
-    return this.buf[this.at + i * ITEM_STRIDE + ITEM_ENTRY];
+    return this.buf[PLAN_ITEMS + i * ITEM_STRIDE + ITEM_ENTRY];
   }
   /** The item's context edit position, or NONE. @param {number} i */
   edit(i) {
-    return this.buf[this.at + i * ITEM_STRIDE + ITEM_EDIT];
+    return this.buf[PLAN_ITEMS + i * ITEM_STRIDE + ITEM_EDIT];
   }
   /** Whether the item contributes no message. @param {number} i */
   silent(i) {
-    return (this.buf[this.at + i * ITEM_STRIDE + ITEM_FLAGS] & FLAG_SUPPRESSED) !== 0;
+    return (this.buf[PLAN_ITEMS + i * ITEM_STRIDE + ITEM_FLAGS] & FLAG_SUPPRESSED) !== 0;
   }
 }
 
 /** The context plan (projectionPlan). @param {Uint32Array} buf */
 function decodePlan(buf) {
-  return new PlanItems(buf, false);
-}
-
-/** A page of the context plan (projectionPage). @param {Uint32Array} buf */
-function decodePage(buf) {
-  return new PlanItems(buf, true);
-}
-
-/** The plan's whole length, from a page. @param {Uint32Array} buf */
-function pageTotal(buf) {
-  return buf[PAGE_TOTAL];
+  return new PlanItems(buf);
 }
 
 /**
@@ -280,6 +261,11 @@ function skeletonOf(entry) {
     case "compaction":
       s.firstKeptEntryId = keyMember(entry.firstKeptEntryId);
       if (Array.isArray(entry.retainedTail)) s.retainedTail = [];
+      // The transcript counts a truthy systemMessage as an item of its own (record::Meta).
+      if (entry.systemMessage) s.systemMessage = true;
+      break;
+    case "branch_summary":
+      if (entry.summary) s.summary = true;
       break;
     case "context_edit":
       s.targetId = keyMember(entry.targetId);
@@ -300,8 +286,6 @@ module.exports = {
   FLAG_RETAINED_TAIL,
   decodeTree,
   decodePlan,
-  decodePage,
-  pageTotal,
   BATCH_BYTES,
   CALL_BYTES,
   keyOf,
