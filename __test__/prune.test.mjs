@@ -30,8 +30,14 @@ test("countSubtree counts the entry and everything under it", (t) => {
   const ids = build(sm);
   assert.equal(sm.countSubtree(ids.b1), 2);
   assert.equal(sm.countSubtree(ids.b2), 1);
-  assert.throws(() => sm.countSubtree("nope"), { code: "ENTRY_NOT_FOUND", message: "Entry nope not found" });
-  assert.throws(() => sm.countSubtree(NaN), { code: "ENTRY_NOT_FOUND", message: "Entry NaN not found" });
+});
+
+test("countSubtree of an id no entry has is 0, as upstream's proposal answers", (t) => {
+  const sm = SessionManager.create(tempDir(t), tempDir(t));
+  build(sm);
+  assert.equal(sm.countSubtree("nope"), 0);
+  assert.equal(sm.countSubtree(NaN), 0);
+  assert.equal(sm.countSubtree(/** @type {any} */ ({})), 0);
 });
 
 test("pruneBranch deletes a side branch, the labels naming it, and keeps the active context", (t) => {

@@ -2,12 +2,15 @@
 // The changes that rebuild a session from part of itself: pruneBranch and createBranchedSession.
 // The core rewrites the records (and the file); this module carries the entry objects across, so
 // that what the reference keeps as objects stays objects.
-const { keyOf } = require("./wire.js");
+const { keyOf, valueOfKey } = require("./wire.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
 /** pruneBranch(entryId) (the core checks the entry and decides): surviving entry objects stay
- * the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
+ * the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`). The result
+ * is upstream's `{ removedEntryIds, contextChanged }` (the ids deleted, labels dropped with them
+ * included) with our counts: entries of the subtree, labels dropped, the records' bytes before
+ * and after, and whether the file was rewritten.
  * @param {SessionState} s @param {unknown} entryId */
 function pruneBranch(s, entryId) {
   const objs = s.objs;
@@ -26,7 +29,15 @@ function pruneBranch(s, entryId) {
     if (o !== null && typeof o === "object") o[r.editMember[k]] = JSON.parse(r.editJson[k]);
   }
   s.syncLeaf();
-  return { removed: r.removed, labelsDropped: r.labelsDropped, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, written: r.written };
+  return {
+    removedEntryIds: r.removedKeys.map(valueOfKey),
+    contextChanged: r.contextChanged,
+    removed: r.removed,
+    labelsDropped: r.labelsDropped,
+    bytesBefore: r.bytesBefore,
+    bytesAfter: r.bytesAfter,
+    written: r.written,
+  };
 }
 
 /**
