@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { loadTarget } from "./helpers/target.mjs";
+import { TARGET, loadTarget } from "./helpers/target.mjs";
 import {
   ENTRY_ID_RE,
   FILE_NAME_RE,
@@ -116,7 +116,9 @@ test("after the flush setup entries are written immediately", (t) => {
   assert.equal(JSON.parse(fileLines(file).at(-1)).id, id);
 });
 
-test("an append after the file was deleted externally recreates it with just that line", (t) => {
+// The reference's data loss (upstream issue #8939): a file no reader opens again. Ours writes the
+// session back whole instead (README "What is different"; __test__/vanished-session.test.mjs).
+test("an append after the file was deleted externally recreates it with just that line", { skip: TARGET !== "reference" && "ours writes the whole session back (vanished-session.test.mjs)" }, (t) => {
   const { sm, file } = flushed(t);
   fs.unlinkSync(file);
   const id = sm.appendModelChange("p", "m");
