@@ -315,10 +315,10 @@ export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessag
 export declare const CURRENT_SESSION_VERSION: 3;
 
 /**
- * The most entries one {@link SessionManager.readTranscriptPage} page may hold (500); a larger
- * `limit` is refused with `TRANSCRIPT_PAGE_UNBOUNDED`. Not in the reference.
+ * The most items one {@link SessionManager.readTranscriptPage} page may hold (200, upstream's
+ * value); a larger `limit` is refused with `TRANSCRIPT_PAGE_UNBOUNDED`. Not in the reference.
  */
-export declare const MAX_SESSION_TRANSCRIPT_PAGE_SIZE: 500;
+export declare const MAX_SESSION_TRANSCRIPT_PAGE_SIZE: 200;
 
 /** First line of a session file. */
 export interface SessionHeader {
@@ -631,11 +631,22 @@ export type ReadonlySessionManager = Pick<
  * - `ON_ACTIVE_BRANCH`: `pruneBranch` was asked to delete an entry of the active path.
  *   Message: `Cannot delete the branch you are currently on`.
  * - `TRANSCRIPT_PAGE_UNBOUNDED` (a `RangeError`): `readTranscriptPage` without a whole `limit`
- *   from 1 to {@link MAX_SESSION_TRANSCRIPT_PAGE_SIZE}.
+ *   (or `subscribeTranscript` with a `resetPageSize`) from 1 to
+ *   {@link MAX_SESSION_TRANSCRIPT_PAGE_SIZE}. Message: `Session transcript limit must be an
+ *   integer from 1 to 200`.
  * - `TRANSCRIPT_CURSOR_AMBIGUOUS` (a `TypeError`): `readTranscriptPage` given `before` and `after`.
+ *   Message: `Use either before or after, not both`.
  * - `TRANSCRIPT_CURSOR_INVALID` (a `TypeError`): a cursor that is not one this package gave out.
- * - `TRANSCRIPT_CURSOR_FOREIGN` (a `RangeError`): a cursor of another session manager.
- * - `TRANSCRIPT_CURSOR_STALE`: a cursor from before a branch or session change.
+ * - `TRANSCRIPT_CURSOR_FOREIGN` (a `RangeError`): a cursor of another session. Message:
+ *   `Session transcript cursor belongs to a different session`.
+ * - `TRANSCRIPT_CURSOR_STALE`: a cursor whose entry is no longer on the active branch. Message:
+ *   `Session transcript cursor is not on the active branch`.
+ * - `INVALID_ENTRY_ID` (a `TypeError`): `reserveEntryId(id)` with an id that is not of the form
+ *   of a session id (`Session entry id must be non-empty, …`), or a bad `appendMessage` `id`.
+ * - `ENTRY_ID_NOT_RESERVED`: `appendMessage(…, { id })` with an id not reserved. Message:
+ *   `Session entry ID was not reserved: <id>`.
+ * - `DUPLICATE_ENTRY_ID`: an id an entry has already (`Session entry ID already exists: <id>`),
+ *   or `reserveEntryId(id)` of an id reserved already.
  *
  * Where the original module throws a message, the same text is used.
  */
@@ -655,62 +666,134 @@ export type SessionErrorCode =
   | "TRANSCRIPT_CURSOR_AMBIGUOUS"
   | "TRANSCRIPT_CURSOR_INVALID"
   | "TRANSCRIPT_CURSOR_FOREIGN"
-  | "TRANSCRIPT_CURSOR_STALE";
+  | "TRANSCRIPT_CURSOR_STALE"
+  | "INVALID_ENTRY_ID"
+  | "ENTRY_ID_NOT_RESERVED"
+  | "DUPLICATE_ENTRY_ID";
 
 /**
- * Where a {@link SessionManager.readTranscriptPage} page sits: `limit` entries (1 to
- * {@link MAX_SESSION_TRANSCRIPT_PAGE_SIZE}) just before the `before` cursor, or from the `after`
- * cursor on, or, with neither, the newest `limit` entries. Not both cursors.
+ * Where a {@link SessionManager.readTranscriptPage} page sits: `limit` items (1 to
+ * {@link MAX_SESSION_TRANSCRIPT_PAGE_SIZE}) just before the `before` cursor, or just after the
+ * `after` cursor, or, with neither, the newest `limit` items. Not both cursors.
  */
-export interface TranscriptPageOptions {
+export interface SessionTranscriptPageOptions {
   limit: number;
-  before?: TranscriptCursor;
-  after?: TranscriptCursor;
+  before?: string;
+  after?: string;
 }
 
 /**
- * An opaque position between two transcript entries. It is good for the manager that gave it out,
- * until the branch or the session changes (then `TRANSCRIPT_CURSOR_STALE`); appends keep it good.
+ * One item of the transcript: a message the entry `id` makes, as
+ * {@link sessionEntryToContextMessages} makes it (a compaction makes its summary, after its
+ * `systemMessage` when it has one; a branch summary its summary message).
  */
-export type TranscriptCursor = string;
+export interface SessionTranscriptItem {
+  id: string;
+  entryTimestamp: string;
+  message: AgentMessage;
+}
 
-/** One page of the transcript: entries of the active branch's projected context, oldest first. */
-export interface TranscriptPage {
-  /** Each entry with the messages it contributes, as in {@link SessionProjection.entries}. */
-  entries: ProjectedSessionEntry[];
-  /** Pass as `before` for the page before this one. */
-  before: TranscriptCursor;
-  /** Pass as `after` for the page after this one, or for entries appended later. */
-  after: TranscriptCursor;
-  /** Whether entries come before this page. */
-  hasBefore: boolean;
-  /** Whether entries come after this page. */
-  hasAfter: boolean;
-  /** How many entries the whole transcript holds. */
-  total: number;
+/**
+ * One page of the transcript: items of the whole active branch, root to leaf, oldest first.
+ * Cursors are opaque; one stays good while its entry is on the active branch (appends keep it
+ * good; a branch change that leaves its entry behind makes it `TRANSCRIPT_CURSOR_STALE`).
+ */
+export interface SessionTranscriptPage {
+  items: SessionTranscriptItem[];
+  cursors: {
+    /** Pass as `before` for the items before this page (null for an empty page). */
+    before: string | null;
+    /** Pass as `after` for the items after this page, or, on the newest page, for those
+     * appended later (null for an empty branch). */
+    after: string | null;
+  };
+  hasMoreBefore: boolean;
+  hasMoreAfter: boolean;
+  /** How many items the whole branch makes. */
+  totalItems: number;
+  /** How many of them come after the branch's latest compaction (all without one). */
+  itemsAfterLatestCompaction: number;
 }
 
 /**
  * What a {@link SessionManager.subscribeTranscript} listener hears:
- * - `append`: an entry was committed at the end of the transcript (`before`/`after` are the
- *   cursors around it; `total` counts it);
- * - `reset`: every cursor given out so far is stale; read the newest page again. `reason`:
- *   `branch` (the leaf moved: `branch`, `branchWithSummary`, `resetLeaf`), `session` (another
- *   session: `newSession`, `setSessionFile`, `createBranchedSession`, `pruneBranch`) or
- *   `projection` (a compaction or a context edit changed what earlier entries contribute).
+ * - `append`: an entry that makes items was committed at the end of the branch; `after` is the
+ *   cursor past its items (`before` the one before them, an addition);
+ * - `reset`: the branch or the session changed; `page` is the newest page, `resetPageSize` items.
+ *   `reason` (an addition): `branch` (the leaf moved: `branch`, `branchWithSummary`,
+ *   `resetLeaf`) or `session` (`newSession`, `setSessionFile`, `createBranchedSession`,
+ *   `pruneBranch`).
  */
-export type TranscriptEvent =
+export type SessionTranscriptChange =
   | {
       type: "append";
-      entries: ProjectedSessionEntry[];
-      before: TranscriptCursor;
-      after: TranscriptCursor;
-      total: number;
+      items: SessionTranscriptItem[];
+      before: string;
+      after: string;
+      totalItems: number;
+      itemsAfterLatestCompaction: number;
     }
-  | { type: "reset"; reason: "branch" | "session" | "projection" };
+  | { type: "reset"; reason: "branch" | "session"; page: SessionTranscriptPage };
 
-/** What {@link SessionManager.pruneBranch} did. */
+export type SessionTranscriptChangeListener = (change: SessionTranscriptChange) => void;
+
+/** One block of {@link buildTranscriptProjection}: an entry shown as itself. */
+export interface TranscriptEntryBlock {
+  kind: "entry";
+  /** Stable: the same entry gives the same id in every projection. */
+  id: string;
+  entryId: string;
+  entry: SessionEntry;
+}
+
+/** An assistant message (its tool calls follow as blocks of their own). */
+export interface TranscriptAssistantBlock {
+  kind: "assistant";
+  id: string;
+  entryId: string;
+  entry: SessionMessageEntry;
+  message: AgentMessage & { role: "assistant" };
+}
+
+/** A tool call of an assistant message, with the result that answered it once there is one. */
+export interface TranscriptToolBlock {
+  kind: "tool";
+  id: string;
+  entryId: string;
+  entry: SessionMessageEntry;
+  /** Where the call is in the message's `content`. */
+  contentIndex: number;
+  toolCall: { type: "toolCall"; id: string; name: string; arguments: Record<string, any> };
+  resultEntry?: SessionMessageEntry;
+  result?: AgentMessage & { role: "toolResult" };
+}
+
+export type TranscriptBlock = TranscriptEntryBlock | TranscriptAssistantBlock | TranscriptToolBlock;
+
+export interface TranscriptProjection {
+  blocks: TranscriptBlock[];
+  /** Tool results that answer no call pending before them. */
+  unpairedToolResults: Array<{ entry: SessionMessageEntry; result: AgentMessage & { role: "toolResult" } }>;
+}
+
+/**
+ * The active branch (`session.getBranch()`, root to leaf) as the blocks a transcript view
+ * renders, each with a stable id: an entry block for user, custom and other messages,
+ * compactions, branch summaries and custom entries; an assistant block and one tool block per
+ * tool call (paired with its result, which gets no block of its own); settings, labels and
+ * names render nothing. Compaction erases nothing here. Not in the reference (upstream's
+ * proposal).
+ */
+export declare function buildTranscriptProjection(session: { getBranch(): SessionEntry[] }): TranscriptProjection;
+
+/** What {@link SessionManager.pruneBranch} did: upstream's `{ removedEntryIds, contextChanged }`
+ * and our counts. */
 export interface PruneResult {
+  /** Ids of every entry deleted, the label entries dropped with the branch included. */
+  removedEntryIds: string[];
+  /** Whether a compaction of the active path now keeps from another entry (its
+   * `firstKeptEntryId` named a deleted entry). */
+  contextChanged: boolean;
   /** Entries of the deleted subtree (the entry itself included). */
   removed: number;
   /** Label entries elsewhere that named a deleted entry, deleted with it. */
@@ -1010,8 +1093,12 @@ export declare class SessionManager {
    * succeeded; it is dropped by {@link SessionManager.releaseEntryId} and when the manager moves
    * to another session ({@link SessionManager.newSession}, {@link SessionManager.setSessionFile},
    * {@link SessionManager.createBranchedSession}). Reservations live in memory only.
+   *
+   * With `id`, that id is reserved and returned: it must have the form of a session id
+   * (`INVALID_ENTRY_ID`, `Session entry id must be non-empty, …`) and be neither an entry's
+   * (`DUPLICATE_ENTRY_ID`, `Session entry ID already exists: <id>`) nor reserved already.
    */
-  reserveEntryId(): string;
+  reserveEntryId(id?: string): string;
 
   /**
    * Gives up the reservation of `id` (an addition). Returns `false` when `id` was not reserved
@@ -1186,8 +1273,8 @@ export declare class SessionManager {
 
   /**
    * How many entries {@link SessionManager.pruneBranch} would delete with the branch at
-   * `entryId`: the entry and everything under it (labels elsewhere that name them not counted).
-   * Throws `Entry <id> not found` (code `ENTRY_NOT_FOUND`). Not in the reference.
+   * `entryId`: the entry and everything under it (labels elsewhere that name them not counted);
+   * 0 for an id no entry has. Not in the reference.
    */
   countSubtree(entryId: string): number;
 
@@ -1195,7 +1282,8 @@ export declare class SessionManager {
    * Deletes an abandoned side branch: `entryId`, everything under it, and label entries that
    * name a deleted entry. Survivors under a deleted label get its nearest surviving ancestor as
    * `parentId`; a surviving compaction whose `firstKeptEntryId` named a deleted entry keeps from
-   * the next surviving entry of its path. The leaf and `buildSessionContext()` stay as they were.
+   * the next surviving entry of its path. The leaf and `buildSessionContext()` stay as they were
+   * (a label that is the leaf stays even when it names a deleted entry).
    * A session already on disk is rewritten atomically (temp file, fsync, rename, fsync of the
    * directory); one not yet written changes in memory only. Throws `Cannot delete the branch you
    * are currently on` (code `ON_ACTIVE_BRANCH`) for an entry of the active path and
@@ -1204,25 +1292,26 @@ export declare class SessionManager {
   pruneBranch(entryId: string): PruneResult;
 
   /**
-   * One page of the transcript: the active branch's projected context (the entries
-   * {@link SessionManager.buildSessionProjection} lists, compactions applied the same way), paged
-   * with cursors. Only the page's entries are read and parsed, so a page costs what its entries
-   * cost, not what the session costs. Throws `TRANSCRIPT_PAGE_UNBOUNDED`,
-   * `TRANSCRIPT_CURSOR_AMBIGUOUS`, `TRANSCRIPT_CURSOR_INVALID`, `TRANSCRIPT_CURSOR_FOREIGN` or
-   * `TRANSCRIPT_CURSOR_STALE` (see {@link SessionErrorCode}). Not in the reference.
+   * One page of the transcript: the whole active branch, root to leaf, each entry as
+   * {@link sessionEntryToContextMessages} makes it (compaction narrows no transcript). Only the
+   * page's entries are read and parsed, so a page costs what its entries cost, not what the
+   * session costs. Throws `TRANSCRIPT_PAGE_UNBOUNDED`, `TRANSCRIPT_CURSOR_AMBIGUOUS`,
+   * `TRANSCRIPT_CURSOR_INVALID`, `TRANSCRIPT_CURSOR_FOREIGN` or `TRANSCRIPT_CURSOR_STALE` (see
+   * {@link SessionErrorCode}). Not in the reference (upstream's proposal).
    */
-  readTranscriptPage(options: TranscriptPageOptions): TranscriptPage;
+  readTranscriptPage(options: SessionTranscriptPageOptions): SessionTranscriptPage;
 
   /**
-   * Calls `listener` synchronously after each append is committed to the session (never for a
-   * failed one; on disk as the write rules say: a new session's file waits for its first
-   * assistant message, as in the reference) and on each change that makes cursors stale (see
-   * {@link TranscriptEvent}). A listener's exception
-   * neither fails the append nor keeps the other listeners from being called: it is reported as a
-   * process warning (`TranscriptListenerWarning`, code `TRANSCRIPT_LISTENER_THREW`, the error's
-   * stack as `detail`). Returns the function that unsubscribes. Not in the reference.
+   * Calls `listener` synchronously after each committed append that makes transcript items
+   * (never for a failed one; on disk as the write rules say: a new session's file waits for its
+   * first assistant message, as in the reference), and with the newest page of `resetPageSize`
+   * items (default 50) after each change of branch or session (see
+   * {@link SessionTranscriptChange}). A listener's exception neither fails the change nor keeps
+   * the other listeners from being called: it is reported as a process warning
+   * (`TranscriptListenerWarning`, code `TRANSCRIPT_LISTENER_THREW`, the error's stack as
+   * `detail`). Returns the function that unsubscribes. Not in the reference.
    */
-  subscribeTranscript(listener: (event: TranscriptEvent) => void): () => void;
+  subscribeTranscript(listener: SessionTranscriptChangeListener, options?: { resetPageSize?: number }): () => void;
 
   // --- factories ----------------------------------------------------------------------------
 

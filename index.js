@@ -3,6 +3,7 @@
 const sm = require("./lib/session-manager.js");
 const ctx = require("./lib/context.js");
 const paths = require("./lib/paths.js");
+const { buildTranscriptProjection } = require("./lib/transcript-projection.js");
 
 module.exports = {
   CURRENT_SESSION_VERSION: sm.CURRENT_SESSION_VERSION,
@@ -20,4 +21,5 @@ module.exports = {
   getDefaultSessionDir: paths.getDefaultSessionDir,
   loadEntriesFromFile: sm.loadEntriesFromFile,
   findMostRecentSession: sm.findMostRecentSession,
+  buildTranscriptProjection,
 };

@@ -14,6 +14,7 @@ export const {
   buildContextEntries,
   buildSessionContext,
   buildSessionProjection,
+  buildTranscriptProjection,
   findMostRecentSession,
   getDefaultSessionDir,
   getLatestCompactionEntry,

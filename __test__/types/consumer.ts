@@ -13,6 +13,7 @@ import {
   buildContextEntries,
   buildSessionContext,
   buildSessionProjection,
+  buildTranscriptProjection,
   findMostRecentSession,
   getDefaultSessionDir,
   getLatestCompactionEntry,
@@ -241,20 +242,37 @@ const pruned: Ours.PruneResult = sm.pruneBranch(idUser);
 const prunedBytes: number = pruned.bytesBefore - pruned.bytesAfter;
 const prunedWritten: boolean = pruned.written;
 void subtreeSize;
-const firstPage: Ours.TranscriptPage = sm.readTranscriptPage({ limit: MAX_SESSION_TRANSCRIPT_PAGE_SIZE });
-const olderPage: Ours.TranscriptPage = sm.readTranscriptPage({ limit: 10, before: firstPage.before });
-const pageMessages: Ours.AgentMessage[] = olderPage.entries.flatMap((e) => e.messages);
-const maxPage: 500 = MAX_SESSION_TRANSCRIPT_PAGE_SIZE;
-const unsubscribe: () => void = sm.subscribeTranscript((event: Ours.TranscriptEvent) => {
-  if (event.type === "append") {
-    const cursor: Ours.TranscriptCursor = event.after;
-    void cursor;
-  } else {
-    const reason: "branch" | "session" | "projection" = event.reason;
-    void reason;
+const prunedIds: string[] = pruned.removedEntryIds;
+const prunedContext: boolean = pruned.contextChanged;
+const namedReservation: string = sm.reserveEntryId("chosen-id");
+const firstPage: Ours.SessionTranscriptPage = sm.readTranscriptPage({ limit: MAX_SESSION_TRANSCRIPT_PAGE_SIZE });
+const olderPage: Ours.SessionTranscriptPage = firstPage.cursors.before === null ? firstPage : sm.readTranscriptPage({ limit: 10, before: firstPage.cursors.before });
+const pageMessages: Ours.AgentMessage[] = olderPage.items.map((item: Ours.SessionTranscriptItem) => item.message);
+const pageCounts: number = olderPage.totalItems + olderPage.itemsAfterLatestCompaction;
+const maxPage: 200 = MAX_SESSION_TRANSCRIPT_PAGE_SIZE;
+const unsubscribe: () => void = sm.subscribeTranscript(
+  (change: Ours.SessionTranscriptChange) => {
+    if (change.type === "append") {
+      const cursor: string = change.after;
+      const total: number = change.totalItems;
+      void [cursor, total];
+    } else {
+      const reason: "branch" | "session" = change.reason;
+      const page: Ours.SessionTranscriptPage = change.page;
+      void [reason, page];
+    }
+  },
+  { resetPageSize: 20 },
+);
+const blocks: Ours.TranscriptProjection = buildTranscriptProjection(sm);
+for (const block of blocks.blocks) {
+  if (block.kind === "tool") {
+    const callId: string = block.toolCall.id;
+    const index: number = block.contentIndex;
+    void [callId, index, block.result];
   }
-});
-unsubscribe();
+}
+void [prunedIds, prunedContext, namedReservation, pageCounts];
 // @ts-expect-error a page needs a limit
 sm.readTranscriptPage({});
 void pageMessages;
