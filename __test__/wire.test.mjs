@@ -1,7 +1,7 @@
 // The wire formats between the binding (src/wire.rs) and JS (lib/wire.js, lib/listing.js), through
 // the real addon: one small session with a branch, a label, children with non-strict timestamps
 // and two compactions, read as a tree (getTree), a context plan (buildSessionContext /
-// buildSessionProjection) and pages of it (readTranscriptPage); and a listing's summaries, one
+// buildSessionProjection), transcript pages (readTranscriptPage); and a listing's summaries, one
 // whose dates the core reads and one whose dates only JavaScript's Date reads, fresh and from the
 // listing cache; each with the decoded structures asserted.
 import { test, describe } from "node:test";
@@ -110,39 +110,26 @@ describe("wire formats", () => {
     assert.deepEqual(context.model, { provider: "prov", modelId: "mod" });
   });
 
-  test("the page format decodes to a window of the plan with its place in the whole", (t) => {
+  test("the transcript page format decodes to items of the whole branch, compactions narrowing nothing", (t) => {
     const sm = open(t);
+    // The branch u1 a1 u2b c u3 c2 u4 l: every message and each compaction's summary; the label none.
     const last = sm.readTranscriptPage({ limit: 2 });
-    assert.equal(last.total, 5);
-    assert.deepEqual(
-      last.entries.map((e) => e.sourceEntry.id),
-      ["u4", "l"],
-    );
-    assert.equal(last.hasBefore, true);
-    assert.equal(last.hasAfter, false);
-    const before = sm.readTranscriptPage({ limit: 2, before: last.before });
-    assert.deepEqual(
-      before.entries.map((e) => [e.sourceEntry.id, e.messages.length]),
-      [
-        ["c", 0],
-        ["u3", 1],
-      ],
-    );
-    const first = sm.readTranscriptPage({ limit: 2, before: before.before });
-    assert.deepEqual(
-      first.entries.map((e) => e.sourceEntry.id),
-      ["c2"],
-    );
-    assert.equal(first.hasBefore, false);
+    assert.equal(last.totalItems, 7);
+    assert.equal(last.itemsAfterLatestCompaction, 1);
+    assert.deepEqual(last.items.map((i) => [i.id, i.message.role]), [["c2", "compactionSummary"], ["u4", "user"]]);
+    assert.equal(last.hasMoreBefore, true);
+    assert.equal(last.hasMoreAfter, false);
+    const before = sm.readTranscriptPage({ limit: 4, before: last.cursors.before });
+    assert.deepEqual(before.items.map((i) => i.id), ["a1", "u2b", "c", "u3"]);
+    const first = sm.readTranscriptPage({ limit: 4, before: before.cursors.before });
+    assert.deepEqual(first.items.map((i) => i.id), ["u1"]);
+    assert.equal(first.hasMoreBefore, false);
   });
 
   test("the plan decoder reads offsets, NONE and the suppressed flag by name", () => {
     const { NONE, FLAG_SUPPRESSED, FLAG_RETAINED_TAIL } = wire;
     const plan = wire.decodePlan(Uint32Array.of(NONE, 7, 2, 3, NONE, FLAG_RETAINED_TAIL, 4, 9, FLAG_SUPPRESSED));
-    assert.deepEqual(
-      [plan.thinking, plan.model, plan.count, plan.total, plan.start],
-      [NONE, 7, 2, 2, 0],
-    );
+    assert.deepEqual([plan.thinking, plan.model, plan.count], [NONE, 7, 2]);
     assert.deepEqual(
       [0, 1].map((i) => [plan.entry(i), plan.edit(i), plan.silent(i)]),
       [
@@ -150,9 +137,18 @@ describe("wire formats", () => {
         [4, 9, true],
       ],
     );
-    const page = wire.decodePage(Uint32Array.of(1, NONE, 10, 6, 5, NONE, 0));
-    assert.deepEqual([page.thinking, page.model, page.count, page.total, page.start, page.entry(0)], [1, NONE, 1, 10, 6, 5]);
-    assert.equal(wire.pageTotal(Uint32Array.of(1, NONE, 10, 6)), 10);
+  });
+
+  test("the transcript page decoder reads counts, the leaf and each item's entry and index by name", () => {
+    const { NONE, TRANSCRIPT_NOT_ON_BRANCH } = wire;
+    const page = wire.decodeTranscriptPage(Uint32Array.of(0, 12, 3, 9, 2, 40, 2, 33, 0, 33, 1));
+    assert.deepEqual(
+      [page.status, page.total, page.afterCompaction, page.start, page.count, page.leaf, page.leafItems],
+      [0, 12, 3, 9, 2, 40, 2],
+    );
+    assert.deepEqual([0, 1].map((i) => [page.entry(i), page.within(i)]), [[33, 0], [33, 1]]);
+    const refused = wire.decodeTranscriptPage(Uint32Array.of(TRANSCRIPT_NOT_ON_BRANCH));
+    assert.deepEqual([refused.status, refused.count, refused.leaf], [TRANSCRIPT_NOT_ON_BRANCH, 0, NONE]);
   });
 
   test("the summary format decodes to SessionInfo, modified decided by the core or, for loose dates, by Date", async (t) => {

@@ -11,22 +11,10 @@
 // on the active branch, so a page read before an append still continues after it.
 const { sessionError } = require("./errors.js");
 const { sessionEntryToContextMessages } = require("./context.js");
-const { NONE, keyOf, valueOfKey } = require("./wire.js");
+const { NONE, keyOf, valueOfKey, decodeTranscriptPage, TRANSCRIPT_NOT_ON_BRANCH } = require("./wire.js");
 
 /** The most items one transcript page may hold (upstream's value). */
 const MAX_SESSION_TRANSCRIPT_PAGE_SIZE = 200;
-
-// transcriptPage's layout (src/wire.rs `transcript_page`):
-// [status, total, itemsAfterLatestCompaction, start, count, leafPos|NONE, leafItems, (entryPos, within) × count]
-const STATUS = 0;
-const TOTAL = 1;
-const AFTER_COMPACTION = 2;
-const START = 3;
-const COUNT = 4;
-const LEAF_POS = 5;
-const LEAF_ITEMS = 6;
-const ITEMS = 7;
-const STATUS_NOT_ON_BRANCH = 1;
 
 const CURSOR_PREFIX = "pt1.";
 const LIMIT = "Session transcript limit";
@@ -75,38 +63,37 @@ function readPage(s, options) {
     throw sessionError("TRANSCRIPT_CURSOR_AMBIGUOUS", "Use either before or after, not both", TypeError);
   }
   const cursor = before ?? after;
-  if (cursor === undefined) return pageOf(s, s.n.transcriptPage(null, 0, limit, true));
+  if (cursor === undefined) return newestPage(s, limit);
   const { sessionId, entryId, within } = decodeCursor(cursor);
   if (sessionId !== s.n.sessionId()) {
     throw sessionError("TRANSCRIPT_CURSOR_FOREIGN", "Session transcript cursor belongs to a different session", RangeError);
   }
   const key = keyOf(entryId);
-  const buf = key === null ? null : s.n.transcriptPage(key, within, limit, before !== undefined);
-  if (buf === null || buf[STATUS] === STATUS_NOT_ON_BRANCH) {
+  const page = key === null ? null : decodeTranscriptPage(s.n.transcriptPage(key, within, limit, before !== undefined));
+  if (page === null || page.status === TRANSCRIPT_NOT_ON_BRANCH) {
     throw sessionError("TRANSCRIPT_CURSOR_STALE", "Session transcript cursor is not on the active branch");
   }
-  if (buf[STATUS] !== 0) throw sessionError("TRANSCRIPT_CURSOR_INVALID", "Invalid session transcript cursor", TypeError);
-  return pageOf(s, buf);
+  if (page.status !== 0) throw sessionError("TRANSCRIPT_CURSOR_INVALID", "Invalid session transcript cursor", TypeError);
+  return pageOf(s, page);
 }
 
 /** The newest `limit` items (a reset's page). @param {SessionState} s @param {number} limit */
 function newestPage(s, limit) {
-  return pageOf(s, s.n.transcriptPage(null, 0, limit, true));
+  return pageOf(s, decodeTranscriptPage(s.n.transcriptPage(null, 0, limit, true)));
 }
 
 /** The branch's item counts, without a page. @param {SessionState} s */
 function countsOf(s) {
-  const buf = s.n.transcriptPage(null, 0, 0, true);
-  return { totalItems: buf[TOTAL], itemsAfterLatestCompaction: buf[AFTER_COMPACTION] };
+  const page = decodeTranscriptPage(s.n.transcriptPage(null, 0, 0, true));
+  return { totalItems: page.total, itemsAfterLatestCompaction: page.afterCompaction };
 }
 
-/** The page a transcriptPage answer names. @param {SessionState} s @param {Uint32Array} buf */
-function pageOf(s, buf) {
-  const count = buf[COUNT];
-  const start = buf[START];
-  const total = buf[TOTAL];
+/** The page a transcriptPage answer names.
+ * @param {SessionState} s @param {ReturnType<typeof decodeTranscriptPage>} page */
+function pageOf(s, page) {
+  const { count, start, total } = page;
   const want = new Uint32Array(count);
-  for (let i = 0; i < count; i++) want[i] = buf[ITEMS + 2 * i];
+  for (let i = 0; i < count; i++) want[i] = page.entry(i);
   s.materialize(want, count);
   const sessionId = s.n.sessionId();
   const objs = s.objs;
@@ -116,38 +103,38 @@ function pageOf(s, buf) {
   /** @type {any[]} */
   let made = [];
   for (let i = 0; i < count; i++) {
-    const pos = buf[ITEMS + 2 * i];
+    const pos = page.entry(i);
     const entry = objs[pos];
     if (pos !== madeFor) {
       made = sessionEntryToContextMessages(entry);
       madeFor = pos;
     }
-    items[i] = { id: entry.id, entryTimestamp: entry.timestamp, message: made[buf[ITEMS + 2 * i + 1]] };
+    items[i] = { id: entry.id, entryTimestamp: entry.timestamp, message: made[page.within(i)] };
   }
   const hasMoreBefore = count > 0 && start > 0;
   const hasMoreAfter = count > 0 && start + count < total;
   /** @type {string | null} */
   let afterCursor = null;
   if (hasMoreAfter) {
-    afterCursor = cursorOf(sessionId, items[count - 1].id, buf[ITEMS + 2 * count - 1] + 1);
-  } else if (buf[LEAF_POS] !== NONE) {
+    afterCursor = cursorOf(sessionId, items[count - 1].id, page.within(count - 1) + 1);
+  } else if (page.leaf !== NONE) {
     // Past everything: the leaf, with all its items before the boundary, where appends come.
     // (Its id is the last item's when the leaf made it, else the core's leaf key.)
-    const leafIsLast = count > 0 && buf[ITEMS + 2 * (count - 1)] === buf[LEAF_POS];
+    const leafIsLast = count > 0 && page.entry(count - 1) === page.leaf;
     const leafKey = leafIsLast ? null : s.n.leafKey();
-    if (leafIsLast) afterCursor = cursorOf(sessionId, items[count - 1].id, buf[LEAF_ITEMS]);
-    else if (leafKey !== null) afterCursor = cursorOf(sessionId, valueOfKey(leafKey), buf[LEAF_ITEMS]);
+    if (leafIsLast) afterCursor = cursorOf(sessionId, items[count - 1].id, page.leafItems);
+    else if (leafKey !== null) afterCursor = cursorOf(sessionId, valueOfKey(leafKey), page.leafItems);
   }
   return {
     items,
     cursors: {
-      before: count > 0 ? cursorOf(sessionId, items[0].id, buf[ITEMS + 1]) : null,
+      before: count > 0 ? cursorOf(sessionId, items[0].id, page.within(0)) : null,
       after: afterCursor,
     },
     hasMoreBefore,
     hasMoreAfter,
     totalItems: total,
-    itemsAfterLatestCompaction: buf[AFTER_COMPACTION],
+    itemsAfterLatestCompaction: page.afterCompaction,
   };
 }
 

@@ -128,6 +128,57 @@ function decodePlan(buf) {
   return new PlanItems(buf);
 }
 
+// A transcript page (transcriptPage, src/wire.rs `transcript_page`):
+//   [status, total, itemsAfterLatestCompaction, start, count, leafPos|NONE, leafItems, item × count]
+//   item: [entryPos, within] (the entry that makes the item, and which of its items it is)
+//   status: 0, or TRANSCRIPT_NOT_ON_BRANCH / TRANSCRIPT_PAST_ENTRY for a boundary refused (then
+//   nothing follows)
+const TP_STATUS = 0;
+const TP_TOTAL = 1;
+const TP_AFTER_COMPACTION = 2;
+const TP_START = 3;
+const TP_COUNT = 4;
+const TP_LEAF = 5;
+const TP_LEAF_ITEMS = 6;
+const TP_ITEMS = 7;
+const TP_STRIDE = 2;
+const TRANSCRIPT_NOT_ON_BRANCH = 1;
+const TRANSCRIPT_PAST_ENTRY = 2;
+
+/** A transcript page, read in place. */
+class TranscriptPageView {
+  /** @param {Uint32Array} buf */
+  constructor(buf) {
+    this.buf = buf;
+    /** 0, TRANSCRIPT_NOT_ON_BRANCH or TRANSCRIPT_PAST_ENTRY. */
+    this.status = buf[TP_STATUS];
+    const ok = this.status === 0;
+    /** Items of the whole branch. */
+    this.total = ok ? buf[TP_TOTAL] : 0;
+    /** Items after the branch's latest compaction. */
+    this.afterCompaction = ok ? buf[TP_AFTER_COMPACTION] : 0;
+    /** The index of the page's first item in the branch's. */
+    this.start = ok ? buf[TP_START] : 0;
+    this.count = ok ? buf[TP_COUNT] : 0;
+    /** The branch's last entry (NONE for an empty branch) and how many items it makes. */
+    this.leaf = ok ? buf[TP_LEAF] : NONE;
+    this.leafItems = ok ? buf[TP_LEAF_ITEMS] : 0;
+  }
+  /** The position of the entry that makes item `i` of the page. @param {number} i */
+  entry(i) {
+    return this.buf[TP_ITEMS + i * TP_STRIDE];
+  }
+  /** Which of that entry's items it is. @param {number} i */
+  within(i) {
+    return this.buf[TP_ITEMS + i * TP_STRIDE + 1];
+  }
+}
+
+/** A transcript page (transcriptPage). @param {Uint32Array} buf */
+function decodeTranscriptPage(buf) {
+  return new TranscriptPageView(buf);
+}
+
 /**
  * Upper bound of the JSON text fetched from the core in one call when materializing entries: the
  * text is garbage once parsed, so small batches keep a big materialization's peak near the size
@@ -286,6 +337,9 @@ module.exports = {
   FLAG_RETAINED_TAIL,
   decodeTree,
   decodePlan,
+  decodeTranscriptPage,
+  TRANSCRIPT_NOT_ON_BRANCH,
+  TRANSCRIPT_PAST_ENTRY,
   BATCH_BYTES,
   CALL_BYTES,
   keyOf,
