@@ -110,20 +110,28 @@ fn a_file_rewritten_in_place_is_reported_not_misread() {
 }
 
 #[test]
-fn a_deleted_file_keeps_its_lines_and_new_ones_stay_in_memory() {
+fn a_deleted_file_keeps_its_lines_and_is_written_back_whole() {
     let dir = temp_dir("deleted");
     let (mut s, mut lines, file) = grown(&dir, 3);
+    let header = fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
     fs::remove_file(&file).unwrap();
-    // The next append recreates the file (as the reference's appendFileSync does); its line is
-    // not in the file the earlier records are read from, so it is kept in memory.
+    // The next append writes the session back whole (the earlier lines read through the old
+    // file's descriptor), then its own line; the records still read back as they were.
     let line = message("m4", Some("m3"), "assistant", &"z".repeat(4096));
     s.append(line.as_bytes()).unwrap();
     lines.push(line);
     assert_reads_back(&s, &lines);
-    assert_eq!(
-        fs::read_to_string(&file).unwrap(),
-        format!("{}\n", lines[4])
-    );
+    let mut whole = format!("{header}\n");
+    for line in &lines {
+        whole.push_str(line);
+        whole.push('\n');
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), whole);
     fs::remove_dir_all(&dir).unwrap();
 }
 
