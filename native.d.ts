@@ -245,6 +245,14 @@ export interface NewSessionInfo {
   file?: string
 }
 
+/**
+ * `style` (`"posix"` or `"win32"`) applied to `args` by `op`: `normalize(p)`, `join(a, b)`,
+ * `isAbsolute(p)` (`"true"`/`"false"`), `resolve(...parts)` against `process.cwd()`, `expand(p,
+ * home)` (the reference's `normalizePath`: shell drive paths, tilde, `file://` URLs) or
+ * `encodeCwd(resolvedCwd)` (the session directory's name).
+ */
+export declare function pathRule(style: string, op: string, args: Array<string>): string
+
 /** What `pruneBranch` did, with what a host holding entry objects needs to follow it. */
 export interface PruneResult {
   removed: number
@@ -263,14 +271,6 @@ export interface PruneResult {
   editMember: Array<string>
   editJson: Array<string>
 }
-
-/**
- * `style` (`"posix"` or `"win32"`) applied to `args` by `op`: `normalize(p)`, `join(a, b)`,
- * `isAbsolute(p)` (`"true"`/`"false"`), `resolve(...parts)` against `process.cwd()`, `expand(p,
- * home)` (the reference's `normalizePath`: shell drive paths, tilde, `file://` URLs) or
- * `encodeCwd(resolvedCwd)` (the session directory's name).
- */
-export declare function pathRule(style: string, op: string, args: Array<string>): string
 
 /**
  * How many managers had their state dropped as soon as the GC took them (for tests and
