@@ -227,7 +227,7 @@ function testPlatform(row, dist, reference) {
     step(row, "musl's dynamic loader binds every symbol", () => muslLoad(binary));
   } else if (row.suffix === "win32-x64-gnu") {
     step(row, "Windows suites under Wine (scripts/test-windows.js)", () => {
-      run(process.execPath, [path.join(__dirname, "test-windows.js"), "--binary", binary]);
+      run(process.execPath, [path.join(__dirname, "test-windows.js"), "--dll", binary]);
       return "";
     });
   }

@@ -118,9 +118,13 @@ function buildDll() {
   fs.mkdirSync(libnode, { recursive: true });
   fs.writeFileSync(path.join(libnode, "libnode.dll"), "");
   fs.writeFileSync(path.join(libnode, "libnode.a"), "!<arch>\n");
+  // zig and cargo-zigbuild as build:platforms pins them (installed into .cache/zig-tools/ once).
+  const { zigToolsPath, ensureRustTargets } = require("./build-platforms.js");
+  const { platform } = require("./platforms.js");
+  ensureRustTargets([platform("win32-x64-gnu")]);
   run("cargo", ["zigbuild", "--release", "--target", "x86_64-pc-windows-gnu", "-p", "pi-session-native"], {
     cwd: root,
-    env: { ...process.env, CARGO_TARGET_DIR: target, LIBNODE_PATH: libnode },
+    env: { ...process.env, PATH: zigToolsPath(), CARGO_TARGET_DIR: target, LIBNODE_PATH: libnode },
   });
   return path.join(target, "x86_64-pc-windows-gnu", "release", "pi_session_native.dll");
 }
