@@ -14,8 +14,21 @@ import { TARGET } from "./target.mjs";
 /** A fresh temporary directory (its real path), removed when the test ends. */
 export function tempDir(t, prefix = "pi-test-") {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
-  t?.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  t?.after(() => removeTempDir(dir));
   return dir;
+}
+
+/**
+ * Remove a test's temp dir. On Windows a name stays until its last handle closes, and a manager
+ * the GC has not collected yet still holds its session file: there the dir is left to the OS's
+ * temp cleanup rather than failing a test that passed. Elsewhere any failure is the test's.
+ */
+export function removeTempDir(dir) {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: process.platform === "win32" ? 3 : 0 });
+  } catch (error) {
+    if (process.platform !== "win32" || !["EBUSY", "ENOTEMPTY", "EPERM"].includes(error.code)) throw error;
+  }
 }
 
 /** Set (or delete, for undefined) environment variables for the rest of the test. */
@@ -56,14 +69,17 @@ export function withCwd(t, dir) {
  * the home the process started with: its process.env writes do not reach the C environment, which
  * both its os.homedir() and our addon's Rust side read.
  */
+/** The variable os.homedir() reads first: USERPROFILE on Windows, HOME elsewhere. */
+export const HOME_VAR = process.platform === "win32" ? "USERPROFILE" : "HOME";
+
 export const HOME_FOLLOWS_ENV = (() => {
-  const saved = process.env.HOME;
+  const saved = process.env[HOME_VAR];
   try {
-    process.env.HOME = path.join(os.tmpdir(), "pi-home-probe");
-    return os.homedir() === process.env.HOME;
+    process.env[HOME_VAR] = path.join(os.tmpdir(), "pi-home-probe");
+    return os.homedir() === process.env[HOME_VAR];
   } finally {
-    if (saved === undefined) delete process.env.HOME;
-    else process.env.HOME = saved;
+    if (saved === undefined) delete process.env[HOME_VAR];
+    else process.env[HOME_VAR] = saved;
   }
 })();
 
@@ -75,7 +91,7 @@ export const HOME_FOLLOWS_ENV = (() => {
 export function useHome(t) {
   if (HOME_FOLLOWS_ENV) {
     const home = tempDir(t, "pi-home-");
-    withEnv(t, { HOME: home });
+    withEnv(t, { [HOME_VAR]: home });
     return home;
   }
   const home = os.homedir();

@@ -2,7 +2,7 @@
 // Default: this package (../../index.js). PI_TEST_TARGET=reference runs the same test on the
 // reference SessionManager module (used to check that a test states the reference's behaviour).
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import path from "node:path";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -16,7 +16,8 @@ const require = createRequire(import.meta.url);
 
 /** The reference module (the oracle). */
 export async function loadReference() {
-  return import(REFERENCE_PATH);
+  // A file URL: a bare Windows path (C:\...) is not a specifier import() takes.
+  return import(pathToFileURL(REFERENCE_PATH).href);
 }
 
 /** This package, loaded through its CommonJS entry. */
