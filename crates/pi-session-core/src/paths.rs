@@ -157,9 +157,15 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// The user's home directory as the OS reports it now, as Node's `os.homedir()` does: `$HOME`
-/// when set and not empty, else the user database (`dirs::home_dir`); `/` when neither tells.
-/// Like [`process_cwd`], a fact about the process, not configuration.
+/// (on Windows `%USERPROFILE%`) when set and not empty, else what the OS says (`dirs::home_dir`:
+/// the user database, the profile folder); `/` when neither tells. On Windows `dirs` never reads
+/// USERPROFILE, while Node (libuv) reads it first, so it is asked here. Like [`process_cwd`], a
+/// fact about the process, not configuration.
 pub fn home() -> String {
+    #[cfg(windows)]
+    if let Some(profile) = std::env::var_os("USERPROFILE").filter(|v| !v.is_empty()) {
+        return profile.to_string_lossy().into_owned();
+    }
     dirs::home_dir()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|| "/".to_owned())
