@@ -117,7 +117,8 @@ function build(row, pathWithZig) {
   const started = Date.now();
   run("cargo", ["zigbuild", "--release", "--locked", "--target", row.zig, "-p", "pi-session-native"], { env });
   const seconds = (Date.now() - started) / 1000;
-  return { file: path.join(root, "target", row.triple, "release", row.artifact), seconds };
+  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, "target");
+  return { file: path.join(targetDir, row.triple, "release", row.artifact), seconds };
 }
 
 function sha256(file) {
