@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { TARGET, loadReference, loadTarget } from "./helpers/target.mjs";
 import {
   ENTRY_ID_RE,
@@ -222,7 +222,7 @@ function runIsolated(t, file, body) {
   const script = path.join(tempDir(t, "pi-child-"), "run.mjs");
   fs.writeFileSync(
     script,
-    `import { loadTarget } from ${q(path.join(here, "helpers", "target.mjs"))};\n` +
+    `import { loadTarget } from ${q(pathToFileURL(path.join(here, "helpers", "target.mjs")).href)};\n` +
       `const M = await loadTarget();\nconst file = ${q(file)};\n` +
       `const result = await (async () => { ${body} })();\nprocess.stdout.write(JSON.stringify(result));\n`,
   );
