@@ -101,3 +101,17 @@ test("an unknown rule or style is refused with INVALID_ARGUMENT", () => {
   assert.throws(() => native.pathRule("vms", "normalize", ["x"]), { code: "INVALID_ARGUMENT" });
   assert.throws(() => native.pathRule("win32", "relative", ["a", "b"]), { code: "INVALID_ARGUMENT" });
 });
+
+test("the JS shell reads shell drive paths on Windows as the core does (one rule, two places)", () => {
+  // lib/paths.js keeps its own copy because the reference's path functions run in JS over caller
+  // strings; the core's is what its listing and cwd checks use. Both must give the same answers.
+  const { fromShellPath } = require("../lib/paths.js");
+  const inputs = [
+    "/c", "/c/", "/c/Users/ana/proj", "/D/x/y", "/mnt/c/x", "/cygdrive/e/a b", "/p", "/proj", "//c/x",
+    "/c\\x", "c/x", "C:\\x", "/", "", "/1/x", "/cc/x", "/mnt/cc", "/cygdrive/", "/c/ü/naïve",
+  ];
+  for (const input of inputs) {
+    assert.equal(fromShellPath(input), native.pathRule("win32", "expand", [input, "C:\\h"]), JSON.stringify(input));
+  }
+  assert.equal(fromShellPath("/p"), "P:\\", "a one-letter root is a drive, as the reference reads it");
+});

@@ -7,8 +7,21 @@ const os = require("node:os");
 const path = require("node:path");
 const { fileURLToPath } = require("node:url");
 
+/**
+ * The reference's normalizeWindowsShellPath, which its normalizePath applies on Windows: a Git
+ * Bash, MSYS, Cygwin or WSL drive path (`/c/x`, `/cygdrive/c/x`, `/mnt/c/x`) as a Windows one
+ * (`C:\\x`). The core applies the same rule (paths::win32::from_shell_path); path-rules.test.mjs
+ * holds the two to the same answers. @param {string} p
+ */
+function fromShellPath(p) {
+  if (!p.startsWith("/") || p.startsWith("//") || p.includes("\\")) return p;
+  const match = p.match(/^\/(?:mnt\/|cygdrive\/)?([a-z])(?:\/(.*))?$/i);
+  if (!match) return p;
+  return `${match[1].toUpperCase()}:\\${match[2]?.replaceAll("/", "\\") ?? ""}`;
+}
+
 function normalizePath(input) {
-  const normalized = input;
+  const normalized = process.platform === "win32" ? fromShellPath(input) : input;
   const home = os.homedir();
   if (normalized === "~") return home;
   if (normalized.startsWith("~/") || (process.platform === "win32" && normalized.startsWith("~\\"))) {
@@ -56,6 +69,7 @@ function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
 }
 
 module.exports = {
+  fromShellPath,
   normalizePath,
   resolvePath,
   pathsEqual,
