@@ -164,19 +164,26 @@ fn restore_mode_writes_the_whole_session_back_after_its_directory_was_removed() 
     let dir = root.join("sessions");
     let mut s = create(&dir)?;
     s.set_restore_missing(true);
-    user(&mut s, "one")?;
-    // A line long enough to be read back from the file rather than kept in memory.
-    user(&mut s, &"x".repeat(4096))?;
+    written_back_whole_after(&mut s, &dir, |_| fs::remove_dir_all(&dir).unwrap())?;
+    fs::remove_dir_all(&root).unwrap();
+    Ok(())
+}
+
+/// Two entries (the second long enough to be read back from the file rather than kept in
+/// memory), then `take_away(file)`, then a third append: the file must hold what it held, then
+/// the new line, and reopen with all three entries and the new leaf.
+fn written_back_whole_after(s: &mut Session, dir: &Path, take_away: impl FnOnce(&Path)) -> R {
+    user(s, "one")?;
+    user(s, &"x".repeat(4096))?;
     let file = s.session_file().unwrap().to_path_buf();
     let written = fs::read(&file).unwrap();
-    fs::remove_dir_all(&dir).unwrap();
-    let last = user(&mut s, "three")?;
+    take_away(&file);
+    let last = user(s, "three")?;
     let back = fs::read(&file).unwrap();
     assert_eq!(&back[..written.len()], &written[..]);
-    let reopened = reopen(&dir, &file)?;
+    let reopened = reopen(dir, &file)?;
     assert_eq!(reopened.entry_count(), 3);
     assert_eq!(reopened.leaf_key(), Some(format!("\"{last}\"").as_str()));
-    fs::remove_dir_all(&root).unwrap();
     Ok(())
 }
 
@@ -262,17 +269,7 @@ fn a_deleted_session_file_is_written_back_whole_without_restore_mode() -> R {
     let dir = temp_dir("vanished-file");
     let mut s = create(&dir)?;
     assert!(!s.restores_missing());
-    user(&mut s, "one")?;
-    user(&mut s, &"x".repeat(4096))?;
-    let file = s.session_file().unwrap().to_path_buf();
-    let written = fs::read(&file).unwrap();
-    fs::remove_file(&file).unwrap();
-    let last = user(&mut s, "three")?;
-    let back = fs::read(&file).unwrap();
-    assert_eq!(&back[..written.len()], &written[..]);
-    let reopened = reopen(&dir, &file)?;
-    assert_eq!(reopened.entry_count(), 3);
-    assert_eq!(reopened.leaf_key(), Some(format!("\"{last}\"").as_str()));
+    written_back_whole_after(&mut s, &dir, |file| fs::remove_file(file).unwrap())?;
     fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }
