@@ -185,7 +185,8 @@ function decodeTranscriptPage(buf) {
  * of the objects themselves.
  */
 const BATCH_BYTES = 1024 * 1024;
-/** How much of a session one `linesJsonBatches` call prepares (its batches exist at once). */
+/** About how many bytes of lines one `eachLinesJson` call covers: it returns how many positions
+ * it got through, and the caller calls again for the rest. */
 const CALL_BYTES = 16 * BATCH_BYTES;
 
 /**
