@@ -211,6 +211,9 @@ export interface Candidate {
   mtimeMs?: number
 }
 
+/** The session format version the core writes (`CURRENT_SESSION_VERSION` of the module). */
+export declare const CURRENT_SESSION_VERSION: number
+
 /**
  * Whether `PI_SESSION_EXCLUSIVE`, as the environment has it now, puts new managers in exclusive
  * mode (the binding's reading of it, so that JS does not parse it again).
@@ -229,6 +232,12 @@ export interface HeaderScan {
 
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>
+
+/**
+ * The listing cache file of an agent dir (`<agent dir>/.pi-session-native/list-cache`), as
+ * `pi-sessions list` finds it too.
+ */
+export declare function listCacheFile(agentDir: string): string
 
 /**
  * `.jsonl` names of a directory, in the order `list` reads them (name descending), read off the

@@ -124,17 +124,15 @@ class PartialPacer {
 
 /**
  * The listing cache (`<agentDir>/.pi-session-native/list-cache`, the file `pi-sessions list`
- * uses too: `listing::cache::file_in` in the core): summaries of unchanged files are reused between
- * runs. Not a `*.jsonl` in the agent root, which the stock agent reads in full on every start
- * (README "Listing cache"). Set PI_SESSION_LIST_CACHE=0 to read every file every time.
+ * uses too): summaries of unchanged files are reused between runs. Not a `*.jsonl` in the agent
+ * root, which the stock agent reads in full on every start (README "Listing cache"). Its place is
+ * the core's (`listing::cache::file_in`, through `native.listCacheFile`). Set
+ * PI_SESSION_LIST_CACHE=0 to read every file every time.
  */
-const CACHE_DIR = ".pi-session-native";
-const CACHE_FILE = "list-cache";
-
 function cacheFile() {
   if (process.env.PI_SESSION_LIST_CACHE === "0") return null;
   try {
-    return path.join(getAgentDir(), CACHE_DIR, CACHE_FILE);
+    return native.listCacheFile(getAgentDir());
   } catch {
     return null;
   }

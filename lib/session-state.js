@@ -15,12 +15,14 @@
 //                       an agent's append-then-getBranch loop from re-reading the branch.
 // Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
 // count), nothing more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
+const native = require("../native.js");
 const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { sessionError } = require("./errors.js");
 const idle = require("./idle-parse.js");
 
-const CURRENT_SESSION_VERSION = 3;
+/** The format version the core writes (its constant, not a copy). */
+const CURRENT_SESSION_VERSION = native.CURRENT_SESSION_VERSION;
 /** A position not asked for since the last change (the core's "none" is -1). */
 const NOT_ASKED = -2;
 

@@ -1,6 +1,7 @@
 //! Free functions over the session store that need no manager: the header scan of `open`, the
 //! finders of `continueRecent`/`open` by id, `loadEntriesFromFile`, the lease files and the
-//! session-id check.
+//! session-id check; and the core's constants JS needs (the format version, where the listing
+//! cache lives), so the shell names them without a copy of its own.
 
 use std::path::Path;
 
@@ -9,6 +10,19 @@ use napi_derive::napi;
 use pi_session_core::{file, listing};
 
 use crate::error::ForJs;
+
+/// The session format version the core writes (`CURRENT_SESSION_VERSION` of the module).
+#[napi]
+pub const CURRENT_SESSION_VERSION: u32 = pi_session_core::CURRENT_SESSION_VERSION;
+
+/// The listing cache file of an agent dir (`<agent dir>/.pi-session-native/list-cache`), as
+/// `pi-sessions list` finds it too.
+#[napi(catch_unwind)]
+pub fn list_cache_file(agent_dir: String) -> String {
+    listing::cache::file_in(Path::new(&agent_dir))
+        .to_string_lossy()
+        .into_owned()
+}
 
 #[napi(object)]
 pub struct HeaderScan {
