@@ -607,11 +607,29 @@ test("forkFrom refuses to overwrite an existing file with the same name", (t) =>
   const src = sourceSession(dir);
   const out = path.join(dir, "out");
   fs.mkdirSync(out);
-  // Occupy every file name the fork could pick: one per millisecond from now until well after
-  // the loop ends (the window follows the clock, so a slow machine cannot outrun it).
-  for (let ms = Date.now() - 50; ms < Date.now() + 1500; ms++) {
-    fs.writeFileSync(path.join(out, `${new Date(ms).toISOString().replace(/[:.]/g, "-")}_fork-x.jsonl`), "keep");
+  // The fork's name comes from the clock at the call (to the millisecond). Occupy the names of a
+  // window [start, start + WINDOW) that lies ahead of the clock, then wait for the clock to reach
+  // `start` and fork at once: the name it picks is one of ours however slow the machine (a Wine
+  // start, a loaded CI runner). The writes take as long as they take; if the clock passed `start`
+  // meanwhile, a window further ahead is occupied (the lead doubles), a bounded number of times.
+  const WINDOW = 500;
+  const nameAt = (ms) => `${new Date(ms).toISOString().replace(/[:.]/g, "-")}_fork-x.jsonl`;
+  const occupied = new Set();
+  let start;
+  for (let lead = 100, tries = 0; ; lead *= 2, tries++) {
+    assert.ok(tries < 10, "could not occupy a window of names ahead of the clock");
+    start = Date.now() + lead;
+    for (let ms = start; ms < start + WINDOW; ms++) {
+      if (occupied.has(ms)) continue;
+      fs.writeFileSync(path.join(out, nameAt(ms)), "keep");
+      occupied.add(ms);
+    }
+    if (Date.now() < start) break;
   }
+  while (Date.now() < start);
   throwsFsError(() => SessionManager.forkFrom(src, "/target", out, { id: "fork-x" }), "EEXIST");
-  for (const name of fs.readdirSync(out)) assert.equal(readText(path.join(out, name)), "keep");
+  // Nothing was overwritten, and no file was added beside ours (the fork's name was in the window).
+  const names = fs.readdirSync(out);
+  assert.equal(names.length, occupied.size);
+  for (const name of names) assert.equal(readText(path.join(out, name)), "keep");
 });
