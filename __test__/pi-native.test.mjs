@@ -135,6 +135,110 @@ describe("the shape check (no agent run)", () => {
   });
 });
 
+// npm on Windows installs `pi` as shims (cmd-shim), not as a link: the texts it writes, for a
+// package script `rel` (backslashes in the .cmd, slashes in the .ps1 and sh ones).
+const shims = {
+  cmd: (rel) => [
+    "@ECHO off", "GOTO start", ":find_dp0", "SET dp0=%~dp0", "EXIT /b", ":start", "SETLOCAL", "CALL :find_dp0", "",
+    'IF EXIST "%dp0%\\node.exe" (', '  SET "_prog=%dp0%\\node.exe"', ") ELSE (", '  SET "_prog=node"', "  SET PATHEXT=%PATHEXT:;.JS;=;%", ")", "",
+    `endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\${rel.replaceAll("/", "\\")}" %*`, "",
+  ].join("\r\n"),
+  // cmd-shim before 4.0.
+  cmdOld: (rel) => `@IF EXIST "%~dp0\\node.exe" (\r\n  "%~dp0\\node.exe"  "%~dp0\\${rel.replaceAll("/", "\\")}" %*\r\n) ELSE (\r\n  @SETLOCAL\r\n  @SET PATHEXT=%PATHEXT:;.JS;=;%\r\n  node  "%~dp0\\${rel.replaceAll("/", "\\")}" %*\r\n)\r\n`,
+  ps1: (rel) => [
+    "#!/usr/bin/env pwsh", "$basedir=Split-Path $MyInvocation.MyCommand.Definition -Parent", "", '$exe=""',
+    'if ($PSVersionTable.PSVersion -lt "6.0" -or $IsWindows) {', '  $exe=".exe"', "}", "$ret=0", 'if (Test-Path "$basedir/node$exe") {',
+    "  if ($MyInvocation.ExpectingInput) {", `    $input | & "$basedir/node$exe"  "$basedir/${rel}" $args`, "  } else {",
+    `    & "$basedir/node$exe"  "$basedir/${rel}" $args`, "  }", "  $ret=$LASTEXITCODE", "} else {", "  if ($MyInvocation.ExpectingInput) {",
+    `    $input | & "node$exe"  "$basedir/${rel}" $args`, "  } else {", `    & "node$exe"  "$basedir/${rel}" $args`, "  }", "  $ret=$LASTEXITCODE", "}", "exit $ret", "",
+  ].join("\n"),
+  sh: (rel) => [
+    "#!/bin/sh", `basedir=$(dirname "$(echo "$0" | sed -e 's,\\\\,/,g')")`, "", 'case `uname` in', '    *CYGWIN*|*MINGW*|*MSYS*) basedir=`cygpath -w "$basedir"`;;', "esac", "",
+    'if [ -x "$basedir/node" ]; then', `  exec "$basedir/node"  "$basedir/${rel}" "$@"`, "else ", `  exec node  "$basedir/${rel}" "$@"`, "fi", "",
+  ].join("\n"),
+};
+// The agent's bin (its package.json), the script npm's shims for `pi` start.
+const CLI_REL = "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js";
+
+/** A synthetic Windows tree (`C:\...` names, case-insensitive) for piAgent's lookup options. */
+function windowsTree(files) {
+  const byName = new Map(Object.entries(files).map(([name, text]) => [name.toLowerCase(), text]));
+  return {
+    isFile: (file) => byName.has(file.toLowerCase()),
+    isExecutable: () => assert.fail("Windows has no execute bit to ask for"),
+    readHead: (file) => byName.get(file.toLowerCase()) ?? null,
+    realpath: (file) => file,
+  };
+}
+
+describe("finding `pi` on PATH, and following npm's Windows shims (no agent run)", () => {
+  const NPM = "C:\\Users\\u\\AppData\\Roaming\\npm";
+  const CLI = `${NPM}\\node_modules\\@earendil-works\\pi-coding-agent\\dist\\bundle\\cli.js`;
+  const win = (files, env) => ({ platform: "win32", pathApi: path.win32, env, fs: windowsTree(files) });
+
+  test("a pi.cmd shim leads to the agent's cli.js beside it, as each cmd-shim version writes it", () => {
+    for (const shim of [shims.cmd, shims.cmdOld]) {
+      const o = win({ [`${NPM}\\pi.cmd`]: shim(CLI_REL) }, { Path: `C:\\Windows\\system32;${NPM}`, PATHEXT: ".COM;.EXE;.BAT;.CMD" });
+      assert.deepEqual(piAgent.resolvePi(o), { file: `${NPM}\\pi.cmd`, script: CLI, shim: true });
+    }
+  });
+
+  test("PATHEXT decides the extension, PATH order the directory; a quoted directory counts", () => {
+    const files = { [`${NPM}\\pi.cmd`]: shims.cmd(CLI_REL), [`${NPM}\\pi.ps1`]: shims.ps1(CLI_REL), [`${NPM}\\pi`]: shims.sh(CLI_REL), "C:\\Other\\pi.bat": "@echo other" };
+    const env = { PATH: `"${NPM}";C:\\Other`, PATHEXT: ".COM;.EXE;.BAT;.CMD" };
+    assert.equal(piAgent.onPath("pi", win(files, env)), `${NPM}\\pi.cmd`, "the bare sh shim is not what Windows runs");
+    assert.equal(piAgent.onPath("pi", win(files, { ...env, PATH: `C:\\Other;${NPM}` })), "C:\\Other\\pi.bat");
+    // Without PATHEXT, Windows' default list (.CMD before .PS1).
+    assert.equal(piAgent.onPath("pi", win(files, { Path: NPM })), `${NPM}\\pi.cmd`);
+  });
+
+  test("a pi.ps1 shim alone (PowerShell's) leads to the same script", () => {
+    const o = win({ [`${NPM}\\pi.ps1`]: shims.ps1(CLI_REL) }, { Path: NPM, PATHEXT: ".EXE;.CMD" });
+    assert.deepEqual(piAgent.resolvePi(o), { file: `${NPM}\\pi.ps1`, script: CLI, shim: true });
+  });
+
+  test("a .cmd that is no npm shim is reported as itself; no pi on PATH is null", () => {
+    const o = win({ "C:\\Tools\\pi.cmd": "@echo off\r\nnode C:\\elsewhere\\pi.js %*\r\n" }, { Path: "C:\\Tools" });
+    assert.deepEqual(piAgent.resolvePi(o), { file: "C:\\Tools\\pi.cmd", script: "C:\\Tools\\pi.cmd", shim: false });
+    assert.equal(piAgent.resolvePi(win({}, { Path: "C:\\Tools" })), null);
+  });
+
+  test("shimScript reads each shim format and nothing else", () => {
+    assert.equal(piAgent.shimScript(`${NPM}\\pi.CMD`, shims.cmd(CLI_REL), path.win32), CLI);
+    assert.equal(piAgent.shimScript(`${NPM}\\pi.ps1`, shims.ps1(CLI_REL), path.win32), CLI);
+    assert.equal(piAgent.shimScript(`${NPM}\\pi`, shims.sh(CLI_REL), path.win32), CLI);
+    assert.equal(piAgent.shimScript("/usr/bin/pi", shims.sh("../lib/x/cli.js"), path.posix), "/usr/lib/x/cli.js");
+    assert.equal(piAgent.shimScript(`${NPM}\\pi.ps1`, shims.cmd(CLI_REL), path.win32), null, "a .cmd's text in a .ps1");
+    assert.equal(piAgent.shimScript(`${NPM}\\pi.cmd`, "@echo off\r\n", path.win32), null);
+  });
+
+  test("on Linux PATHEXT means nothing and a file must be executable", (t) => {
+    const dir = tempDir(t, "pi-path-");
+    fs.writeFileSync(path.join(dir, "pi.cmd"), shims.cmd(CLI_REL));
+    fs.writeFileSync(path.join(dir, "pi"), "#!/bin/sh\n");
+    const env = { PATH: dir, PATHEXT: ".CMD" };
+    assert.equal(piAgent.onPath("pi", { platform: "linux", env }), null, "pi is not executable");
+    fs.chmodSync(path.join(dir, "pi"), 0o755);
+    assert.equal(piAgent.onPath("pi", { platform: "linux", env }), path.join(dir, "pi"));
+  });
+
+  test("findAgent follows a real pi.cmd shim (win32 lookup) to the agent package its script is in", (t) => {
+    const root = tempDir(t, "pi-shim-");
+    // The shim's directory holds no node_modules: only its script says where the agent is.
+    const bin = path.join(root, "npm");
+    fs.mkdirSync(bin);
+    fs.mkdirSync(path.join(root, "lib", "node_modules", "@earendil-works"), { recursive: true });
+    fs.symlinkSync(AGENT, path.join(root, "lib", "node_modules", "@earendil-works", "pi-coding-agent"));
+    fs.writeFileSync(path.join(bin, "pi.cmd"), shims.cmd(`../lib/${CLI_REL}`));
+    const saved = process.env.PI_NATIVE_AGENT;
+    delete process.env.PI_NATIVE_AGENT;
+    t.after(() => { if (saved !== undefined) process.env.PI_NATIVE_AGENT = saved; });
+    const found = piAgent.findAgent(root, { platform: "win32", pathApi: path, env: { Path: bin, PATHEXT: ".EXE;.CMD" } });
+    assert.equal(found.dir, AGENT);
+    assert.equal(found.how, `\`pi\` on PATH (${path.join(bin, "pi.cmd")} -> ${path.join(AGENT, "dist", "bundle", "cli.js")})`);
+  });
+});
+
 test("on a Node older than the agent needs, pi-native exits 1 with one line saying so", { skip: piAgent.versionAtLeast(process.versions.node, "22.19.0") && "this Node is new enough" }, (t) => {
   const s = sandbox(t);
   const r = run(process.execPath, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
@@ -189,6 +293,27 @@ for (const { major, node } of NODES) {
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /found by `pi` on PATH \(/);
       assert.ok(r.stdout.includes(AGENT), r.stdout);
+    });
+
+    test("follows a `pi` on PATH that is an npm shim (the sh one of a Windows install) to the agent it starts", (t) => {
+      const s = sandbox(t);
+      const bin = path.join(s.root, "bin");
+      fs.mkdirSync(bin);
+      fs.mkdirSync(path.join(s.root, "lib", "node_modules", "@earendil-works"), { recursive: true });
+      fs.symlinkSync(AGENT, path.join(s.root, "lib", "node_modules", "@earendil-works", "pi-coding-agent"));
+      fs.writeFileSync(path.join(bin, "pi"), shims.sh(`../lib/${CLI_REL}`), { mode: 0o755 });
+      const env = { ...s.env, PATH: `${bin}${path.delimiter}${s.env.PATH}`, PI_NATIVE_TRACE: s.trace };
+      delete env.PI_NATIVE_AGENT;
+      const status = run(node, [PI_NATIVE, "--native-status"], { cwd: s.project, env });
+      assert.equal(status.status, 0, status.stderr);
+      assert.ok(status.stdout.includes(`found by \`pi\` on PATH (${path.join(bin, "pi")} -> ${path.join(AGENT, "dist", "bundle", "cli.js")})`), status.stdout);
+      // Arguments, stdout and the exit code are the agent's.
+      const r = run(node, [PI_NATIVE, ...FAUX, "-p", "through the shim"], { cwd: s.project, env });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "You said: through the shim");
+      assert.ok(traceOf(s.trace).filter((e) => e.event === "static").every((e) => e.store === "native"));
+      const bad = run(node, [PI_NATIVE, "--no-such-option-here"], { cwd: s.project, env });
+      assert.notEqual(bad.status, 0);
     });
 
     test("skips a `pi` on PATH that is pi-native itself (alias by symlink) instead of starting itself", (t) => {
