@@ -611,20 +611,23 @@ test("forkFrom refuses to overwrite an existing file with the same name", (t) =>
   // window [start, start + WINDOW) that lies ahead of the clock, then wait for the clock to reach
   // `start` and fork at once: the name it picks is one of ours however slow the machine (a Wine
   // start, a loaded CI runner). The writes take as long as they take; if the clock passed `start`
-  // meanwhile, a window further ahead is occupied (the lead doubles), a bounded number of times.
+  // meanwhile, a window further ahead is occupied (twice as far as the writes took), a bounded
+  // number of times.
   const WINDOW = 500;
   const nameAt = (ms) => `${new Date(ms).toISOString().replace(/[:.]/g, "-")}_fork-x.jsonl`;
   const occupied = new Set();
   let start;
-  for (let lead = 100, tries = 0; ; lead *= 2, tries++) {
+  for (let lead = 100, tries = 0; ; tries++) {
     assert.ok(tries < 10, "could not occupy a window of names ahead of the clock");
-    start = Date.now() + lead;
+    const began = Date.now();
+    start = began + lead;
     for (let ms = start; ms < start + WINDOW; ms++) {
       if (occupied.has(ms)) continue;
       fs.writeFileSync(path.join(out, nameAt(ms)), "keep");
       occupied.add(ms);
     }
     if (Date.now() < start) break;
+    lead = Math.max(2 * lead, 2 * (Date.now() - began));
   }
   while (Date.now() < start);
   throwsFsError(() => SessionManager.forkFrom(src, "/target", out, { id: "fork-x" }), "EEXIST");

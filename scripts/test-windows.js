@@ -34,9 +34,10 @@
 // keeps a deleted name until its last handle closes), import the reference by a bare Windows path
 // (ERR_UNSUPPORTED_ESM_URL_SCHEME: it needs pathToFileURL), expect POSIX answers for "/proj"
 // (Node's path.resolve gives "Z:\proj" on Windows, for the reference as for us), override HOME
-// (Windows' home is USERPROFILE), use symlinks (Wine has none), and behavior-construction's
-// "forkFrom refuses to overwrite" loops one file per millisecond until the clock passes a mark,
-// which never ends where a write takes longer than a millisecond (stopped by SUITE_TIMEOUT_MS).
+// (Windows' home is USERPROFILE), and use symlinks (Wine has none). (behavior-construction's
+// "forkFrom refuses to overwrite" looped one file per millisecond until the clock passed a mark,
+// which never ended where a write takes over a millisecond; it now occupies a window ahead of the
+// clock and waits for it, not yet run again here.)
 // Exit code: 0 when every file passed, 1 otherwise.
 "use strict";
 
