@@ -181,6 +181,14 @@ export declare class SummaryRun {
 /** `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`). */
 export declare function assertValidSessionId(id: string): void
 
+export declare const BATCH_FROM_VALUES: number
+
+export declare const BATCH_FROM_WIDE: number
+
+export declare const BATCH_STEP_INDEX: number
+
+export declare const BATCH_STEP_NAME: number
+
 /** What `createBranchedSession` did, for the JS shell to make the new entry objects from the old. */
 export interface BranchedResult {
   /** The new file (none in memory). */
@@ -305,6 +313,13 @@ export declare function scanHeader(path: string): HeaderScan
  * file opened count as big). Omitted fields, or no argument, restore the shipped defaults.
  */
 export declare function setTuning(options?: TuningOptions | undefined | null): void
+
+/**
+ * How many array slots each session of a [`SummaryBatch`] takes: its info JSON, its first
+ * message and its whole message text (three nulls for a file that is not a session). The one
+ * decoder is `eachSummary` in lib/wire.js.
+ */
+export declare const SUMMARY_FIELDS: number
 
 /** Size thresholds of managers made from now on; an omitted one is the shipped default. */
 export interface TuningOptions {

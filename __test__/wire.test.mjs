@@ -199,4 +199,29 @@ describe("wire formats", () => {
     assert.ok(fs.statSync(cache).size > 0, "the first listing wrote the cache");
     assert.deepEqual(await SessionManager.list("/tmp/wire-cwd", dir), want);
   });
+
+  test("the batch decoder puts cut strings back where the core's tags say: a named member or an array index, from the values or a slice of wide", () => {
+    const native = require("../native.js");
+    const { BATCH_STEP_NAME: NAME, BATCH_STEP_INDEX: INDEX, BATCH_FROM_VALUES: VALUES, BATCH_FROM_WIDE: WIDE } = native;
+    assert.equal(new Set([NAME, INDEX]).size, 2, "the step tags differ");
+    assert.equal(new Set([VALUES, WIDE]).size, 2, "the value tags differ");
+    // Item 1's "a" from the values; item 1's b[1] from wide[2..6]; item 0's "c".d from the values.
+    const plan = Uint32Array.of(1, 1, NAME, 0, VALUES, 1, 2, NAME, 1, INDEX, 1, WIDE, 2, 6, 0, 2, NAME, 2, NAME, 3, VALUES);
+    const items = wire.parseLines(['[{"c":{"d":0}},{"a":0,"b":[true,0],"z":1}]', plan, ["a", "b", "c", "d"], "..wide..", "first", "second"]);
+    assert.deepEqual(items, [{ c: { d: "second" } }, { a: "first", b: [true, "wide"], z: 1 }]);
+    assert.deepEqual(Object.keys(items[1]), ["a", "b", "z"], "a value put back keeps its member's place");
+    assert.deepEqual(wire.parseLines('[{"x":1}]'), [{ x: 1 }], "a batch with nothing cut is its JSON text");
+  });
+
+  test("summary batches are read SUMMARY_FIELDS slots per session, null for a file that is no session", () => {
+    const native = require("../native.js");
+    assert.equal(native.SUMMARY_FIELDS, 3);
+    const seen = [];
+    wire.eachSummary(['{"id":"a"}', "first", "all", null, null, null, '{"id":"b"}', "", "x"], (...args) => seen.push(args));
+    assert.deepEqual(seen, [
+      ['{"id":"a"}', "first", "all", false],
+      [null, null, null, false],
+      ['{"id":"b"}', "", "x", true],
+    ]);
+  });
 });

@@ -5,6 +5,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const native = require("../native.js");
+const { eachSummary } = require("./wire.js");
 const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = require("./paths.js");
 
 /** Most results taken per native call: the first call takes one so progress starts early. */
@@ -156,12 +157,12 @@ async function summarizeAll(files, onLoaded, signal) {
       signal?.throwIfAborted();
       const batch = await run.next(i === 0 ? 1 : BATCH);
       if (batch.length === 0) break;
-      for (let j = 0; j < batch.length; j += 3, i++) {
+      eachSummary(batch, (text, first, all, last) => {
         signal?.throwIfAborted();
-        const info = batch[j] === null ? null : finishInfo(batch[j], batch[j + 1], batch[j + 2]);
+        const info = text === null ? null : finishInfo(text, first, all);
         results[i] = info;
-        onLoaded(info, i, j + 3 >= batch.length);
-      }
+        onLoaded(info, i++, last);
+      });
     }
     signal?.throwIfAborted();
     // Written back before the listing returns, never after it (callers may remove the dir).

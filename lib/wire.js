@@ -13,6 +13,8 @@
  * -1 instead (`pos_or_none` in src/session/mod.rs), which the shell tests with `< 0`. */
 const NONE = 0xffffffff;
 
+const native = require("../native.js");
+
 // The tree (getTree):  [rootCount, rootIndex × rootCount, nodeCount, node × nodeCount, childIndex…]
 //   node:              [entryPos, labelPos|NONE, sortByDate, childCount]
 // Every node comes after its children; the children of all nodes follow the nodes, node after
@@ -223,14 +225,18 @@ function valueOfKey(key) {
  * Parses a batch of record lines as the core gives it (`line`, and each batch of `eachLinesJson`):
  * the JSON text `[line, line, …]`, or `[text, plan, names, wide, ...values]` when strings were
  * cut out of it (each replaced by 0 in the text; `batch_value` in src/cut.rs). Per cut, `plan`
- * holds the item it belongs to, the number of steps, each step as two numbers (0 and an index
- * into `names`, or 1 and an array index), then 0 for the next of `values` or 1, start and end of
- * a slice of `wide`. The strings are put back where they were, so the objects equal `JSON.parse`
+ * holds the item it belongs to, the number of steps, each step as two numbers (BATCH_STEP_NAME
+ * and an index into `names`, or BATCH_STEP_INDEX and an array index), then BATCH_FROM_VALUES for
+ * the next of `values` or BATCH_FROM_WIDE, start and end of a slice of `wide` (the tags come
+ * from the core, through src/cut.rs). The strings are put back where they were, so the objects equal `JSON.parse`
  * of the original lines, member order included (assigning to an existing own property keeps its
  * place; the core cuts nothing where a name repeats). Returns an array of items.
  * @param {Batch} r
  * @returns {any[]}
  */
+const STEP_NAME = native.BATCH_STEP_NAME;
+const FROM_VALUES = native.BATCH_FROM_VALUES;
+
 function parseLines(r) {
   if (typeof r === "string") return JSON.parse(r);
   const items = JSON.parse(r[0]);
@@ -243,12 +249,12 @@ function parseLines(r) {
     const depth = plan[i++];
     for (let d = 1; d < depth; d++) {
       const at = plan[i + 1];
-      o = o[plan[i] === 0 ? names[at] : at];
+      o = o[plan[i] === STEP_NAME ? names[at] : at];
       i += 2;
     }
-    const key = plan[i] === 0 ? names[plan[i + 1]] : plan[i + 1];
+    const key = plan[i] === STEP_NAME ? names[plan[i + 1]] : plan[i + 1];
     i += 2;
-    if (plan[i++] === 0) o[key] = r[next++];
+    if (plan[i++] === FROM_VALUES) o[key] = r[next++];
     else {
       o[key] = wide.slice(plan[i], plan[i + 1]);
       i += 2;
@@ -332,8 +338,24 @@ function goesWhole(entry) {
   return entry.type === "session" || entry.type === "label";
 }
 
+const SUMMARY_FIELDS = native.SUMMARY_FIELDS;
+
+/**
+ * Calls `fn(info, first, all, last)` for each session of a summary batch (`SummaryRun.next`,
+ * `SummaryBatch` in src/listing.rs): SUMMARY_FIELDS slots per session, the info's JSON text (null
+ * for a file that is not a session), its first message and its whole message text. `last` is true
+ * for the batch's last session.
+ * @param {Array<string | null>} batch
+ * @param {(info: string | null, first: string | null, all: string | null, last: boolean) => void} fn
+ */
+function eachSummary(batch, fn) {
+  for (let j = 0; j < batch.length; j += SUMMARY_FIELDS) {
+    fn(batch[j], batch[j + 1], batch[j + 2], j + SUMMARY_FIELDS >= batch.length);
+  }
+}
 module.exports = {
   NONE,
+  eachSummary,
   FLAG_SUPPRESSED,
   FLAG_RETAINED_TAIL,
   decodeTree,

@@ -8,6 +8,19 @@ use pi_session_core::materialize::{CutValue, PreparedBatch};
 
 use crate::strings::{external_string, latin1, Storage};
 
+// The tags of a cut plan (see [`batch_value`]), from the core that writes them, for the one
+// decoder in lib/wire.js: a step names a member (`BATCH_STEP_NAME`, then an index into `names`)
+// or an array index; a value is the next of the batch's values (`BATCH_FROM_VALUES`) or a slice
+// of `wide`.
+#[napi_derive::napi]
+pub const BATCH_STEP_NAME: u32 = pi_session_core::materialize::STEP_NAME;
+#[napi_derive::napi]
+pub const BATCH_STEP_INDEX: u32 = pi_session_core::materialize::STEP_INDEX;
+#[napi_derive::napi]
+pub const BATCH_FROM_VALUES: u32 = pi_session_core::materialize::FROM_VALUES;
+#[napi_derive::napi]
+pub const BATCH_FROM_WIDE: u32 = pi_session_core::materialize::FROM_WIDE;
+
 /// A batch of record lines for `JSON.parse` (see [`batch_value`]), as a return value.
 pub struct JsBatch(pub PreparedBatch);
 

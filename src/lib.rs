@@ -22,7 +22,7 @@
 // The modules that export to JS are public: their items are reached from JS, not from Rust.
 pub mod cli;
 pub mod config;
-mod cut;
+pub mod cut;
 mod error;
 pub mod listing;
 mod memory;

@@ -126,6 +126,12 @@ impl SummaryRun {
     }
 }
 
+/// How many array slots each session of a [`SummaryBatch`] takes: its info JSON, its first
+/// message and its whole message text (three nulls for a file that is not a session). The one
+/// decoder is `eachSummary` in lib/wire.js.
+#[napi_derive::napi]
+pub const SUMMARY_FIELDS: u32 = 3;
+
 /// Summaries on their way to JS, made off the JS thread: the fields' JSON text, and the texts
 /// decoded into JS code units, so each string is a copy, or for long texts no copy at all (see
 /// [`external_string`]).
@@ -148,7 +154,7 @@ impl ToNapiValue for SummaryBatch {
         // thread, during its completion callback; every value used is made here, in that
         // callback's handle scope. The same holds for each block below.
         check_status!(unsafe {
-            sys::napi_create_array_with_length(env, val.0.len() * 3, &mut arr)
+            sys::napi_create_array_with_length(env, val.0.len() * SUMMARY_FIELDS as usize, &mut arr)
         })?;
         // SAFETY: as above.
         let text = |t: JsText| unsafe { external_string(env, t) };
@@ -156,7 +162,7 @@ impl ToNapiValue for SummaryBatch {
         // SAFETY: as above.
         check_status!(unsafe { sys::napi_get_null(env, &mut null) })?;
         for (i, item) in val.0.into_iter().enumerate() {
-            let i = (i * 3) as u32;
+            let i = i as u32 * SUMMARY_FIELDS;
             let (m, f, a) = match item {
                 None => (null, null, null),
                 Some((meta, first, all)) => {
