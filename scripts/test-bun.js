@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the behaviour suites (__test__/behavior-*.test.mjs), the parity suite
-// (__test__/parity.test.mjs) and the additions (__test__/additions.test.mjs, whose
+// (__test__/parity.test.mjs) and the additions (ADDITIONS below, whose
 // PI_SESSION_* variables set at run time are where Bun differs: it does not write process.env
 // through to the C environment, so the addon reads them from JS) under Bun, with the addon as built: Bun loads Node-API addons, and
 // this package's loader (native.js) and JS shell (lib/) run there unchanged.
@@ -46,8 +46,14 @@ const LEFT_OUT = {};
 // file names) takes ~6 s on a slow disk under either runtime.
 const TIMEOUT_MS = 300_000;
 
+/** The suites of the additions beyond the reference (README, "Additions beyond the reference"). */
+const ADDITIONS = ["flush.test.mjs", "dispose.test.mjs", "entries-since.test.mjs", "reserved-ids.test.mjs", "restore-missing.test.mjs"];
+
 function suiteFiles() {
-  const names = fs.readdirSync(path.join(root, "__test__")).filter((f) => /^behavior-.*\.test\.mjs$/.test(f) || f === "parity.test.mjs" || f === "additions.test.mjs");
+  const names = fs.readdirSync(path.join(root, "__test__")).filter((f) => /^behavior-.*\.test\.mjs$/.test(f) || f === "parity.test.mjs" || ADDITIONS.includes(f));
+  for (const name of ADDITIONS) {
+    if (!names.includes(name)) throw new Error(`test-bun: ADDITIONS names ${name}, which is not one of the suites' files`);
+  }
   for (const name of Object.keys(LEFT_OUT)) {
     if (!names.includes(name)) throw new Error(`test-bun: LEFT_OUT names ${name}, which is not one of the suites' files`);
   }

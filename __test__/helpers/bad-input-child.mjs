@@ -162,7 +162,7 @@ function value(depth = 0) {
 
 // ----- calls ----------------------------------------------------------------------------------
 
-// dispose() takes no input and ends the session under test (additions.test.mjs covers it).
+// dispose() takes no input and ends the session under test (dispose.test.mjs covers it).
 const INSTANCE = Object.getOwnPropertyNames(SessionManager.prototype).filter((n) => n !== "constructor" && n !== "dispose");
 const STATIC = ["create", "open", "continueRecent", "inMemory", "forkFrom", "findById", "list", "listAll"];
 

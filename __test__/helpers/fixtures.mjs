@@ -302,6 +302,22 @@ export function abortedSignal(reason) {
   return ac.signal;
 }
 
+/** What a failed call must leave as it was: the entries' ids, the leaf, the count and the file. */
+export function stateOf(sm) {
+  const file = sm.getSessionFile();
+  return {
+    ids: sm.getEntries().map((e) => e.id),
+    leaf: sm.getLeafId(),
+    count: sm.getEntryCount(),
+    text: file !== undefined && fs.existsSync(file) ? readText(file) : null,
+  };
+}
+
+/** What the file of `sm` must hold: its header and every entry, one JSON line each. */
+export function sessionText(sm) {
+  return [sm.getHeader(), ...sm.getEntries()].map((e) => `${JSON.stringify(e)}\n`).join("");
+}
+
 /** What `fn` throws (undefined when it returns). */
 function thrown(fn) {
   try {
