@@ -19,6 +19,7 @@ import {
   system,
   writeJsonl,
   writeSession,
+  flushedSession,
 } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
@@ -27,13 +28,7 @@ const { SessionManager } = M;
 const mem = () => SessionManager.inMemory("/tmp/fid");
 
 /** A persisted, already flushed session; returns the manager and a reader of its last line. */
-function flushed(t) {
-  const dir = tempDir(t);
-  const sm = SessionManager.create("/tmp/fid", dir);
-  sm.appendMessage(user("start"));
-  const lastLine = () => fs.readFileSync(sm.getSessionFile(), "utf8").trimEnd().split("\n").at(-1);
-  return { sm, dir, lastLine };
-}
+const flushed = (t) => flushedSession(t, SessionManager, { cwd: "/tmp/fid" });
 
 function openFixture(t, records) {
   const dir = tempDir(t);

@@ -18,6 +18,7 @@ import {
   readJsonl,
   ENTRY_ID_RE,
   UUIDV7_RE,
+  flushedSession,
 } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
@@ -30,12 +31,7 @@ function preloaded(entries, hdr = header()) {
 }
 
 /** A persisted session that has been flushed to disk (has a user message). */
-function flushed(t) {
-  const dir = tempDir(t);
-  const sm = SessionManager.create("/tmp/lt", dir);
-  const u = sm.appendMessage(user("hello"));
-  return { sm, dir, u, file: sm.getSessionFile() };
-}
+const flushed = (t) => flushedSession(t, SessionManager, { cwd: "/tmp/lt", text: "hello" });
 
 /** Label records of the manager, in order, as [targetId, label]. */
 const labelRecords = (sm) => sm.getEntries().filter((e) => e.type === "label").map((e) => [e.targetId, e.label]);
@@ -148,7 +144,7 @@ describe("§10.5 labels", () => {
   });
 
   test("an undefined label is written without a label key", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     sm.appendLabelChange(u, "x");
     sm.appendLabelChange(u, undefined);
     const last = readJsonl(file).at(-1);
@@ -158,7 +154,7 @@ describe("§10.5 labels", () => {
   });
 
   test("an empty-string label is written as an empty string", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     sm.appendLabelChange(u, "");
     assert.equal(readJsonl(file).at(-1).label, "");
     assert.match(fs.readFileSync(file, "utf8"), /"label":""/);
@@ -241,7 +237,7 @@ describe("answers asked before a change", () => {
   // Labels, the header, the file and the entry count are asked for first, then changed: an answer
   // kept from before the change must not come back after it.
   test("follow label changes, appends, a new session, a reload and a branched session", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     const firstHeader = sm.getHeader();
     assert.equal(sm.getLabel(u), undefined);
     assert.equal(sm.getEntryCount(), 1);
@@ -290,7 +286,7 @@ describe("answers asked before a change", () => {
   });
 
   test("getSessionName() follows session_info appends, a new session, a reload and a branched session", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     assert.equal(sm.getSessionName(), undefined);
     sm.appendSessionInfo("  first name ");
     assert.equal(sm.getSessionName(), "first name");
@@ -593,7 +589,7 @@ describe("§10.7 branch and resetLeaf", () => {
   });
 
   test("branch does not touch the file", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     sm.appendMessage(assistant("b"));
     const before = fs.readFileSync(file, "utf8");
     sm.branch(u);
@@ -847,7 +843,7 @@ describe("§10.9 createBranchedSession", () => {
   });
 
   test("a persisted branched session redirects a compaction that kept from a label, in memory and on disk", (t) => {
-    const { sm, u } = flushed(t);
+    const { sm, first: u } = flushed(t);
     const l = sm.appendLabelChange(u, "L");
     const b = sm.appendMessage(assistant("b"));
     const c = sm.appendCompaction("s", l, 5);
@@ -917,7 +913,7 @@ describe("§10.9 createBranchedSession", () => {
   });
 
   test("persisted: it returns a new file path in the session dir named after the new header", (t) => {
-    const { sm, dir, u, file } = flushed(t);
+    const { sm, dir, first: u, file } = flushed(t);
     const newPath = sm.createBranchedSession(u);
     const h = sm.getHeader();
     assert.notEqual(newPath, file);
@@ -927,7 +923,7 @@ describe("§10.9 createBranchedSession", () => {
   });
 
   test("persisted: the new header records the previous file as parentSession and the manager's cwd", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     sm.createBranchedSession(u);
     const h = sm.getHeader();
     assert.equal(h.parentSession, file);
@@ -945,7 +941,7 @@ describe("§10.9 createBranchedSession", () => {
   });
 
   test("persisted: a path with a user message is written immediately with every record", (t) => {
-    const { sm, u } = flushed(t);
+    const { sm, first: u } = flushed(t);
     sm.appendLabelChange(u, "L");
     const newPath = sm.createBranchedSession(u);
     const lines = readJsonl(newPath);
@@ -956,7 +952,7 @@ describe("§10.9 createBranchedSession", () => {
   });
 
   test("persisted: after an immediate write further appends add exactly one line each", (t) => {
-    const { sm, u } = flushed(t);
+    const { sm, first: u } = flushed(t);
     const newPath = sm.createBranchedSession(u);
     const before = readJsonl(newPath).length;
     sm.appendModelChange("p", "m");
@@ -975,7 +971,7 @@ describe("§10.9 createBranchedSession", () => {
   });
 
   test("persisted: the old file is left untouched", (t) => {
-    const { sm, u, file } = flushed(t);
+    const { sm, first: u, file } = flushed(t);
     sm.appendMessage(assistant("b"));
     sm.appendLabelChange(u, "L");
     const before = fs.readFileSync(file);

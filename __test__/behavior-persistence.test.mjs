@@ -24,6 +24,7 @@ import {
   withCwd,
   withEnv,
   writeJsonl,
+  flushedSession,
 } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
@@ -35,11 +36,7 @@ function created(t) {
   return { dir, sm, file: sm.getSessionFile() };
 }
 
-function flushed(t) {
-  const c = created(t);
-  c.first = c.sm.appendMessage(user("first"));
-  return c;
-}
+const flushed = (t) => flushedSession(t, SessionManager, { text: "first" });
 
 // ---------------------------------------------------------------- §5.1 lazy first write
 

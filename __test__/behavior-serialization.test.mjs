@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
-import { assistant, fileLines, header, readText, system, tempDir, user, writeJsonl } from "./helpers/fixtures.mjs";
+import { assistant, fileLines, header, readText, system, tempDir, user, writeJsonl, flushedSession } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
 const { SessionManager } = M;
@@ -12,12 +12,7 @@ const { SessionManager } = M;
 const q = (v) => JSON.stringify(v);
 
 /** A persisted session that has already been flushed by one user message. */
-function flushedSession(t, cwd = "/proj") {
-  const dir = tempDir(t);
-  const sm = SessionManager.create(cwd, dir);
-  const first = sm.appendMessage({ role: "user", content: "start", timestamp: 1 });
-  return { sm, dir, file: sm.getSessionFile(), first };
-}
+const flushed = (t, cwd = "/proj") => flushedSession(t, SessionManager, { cwd });
 
 function lastLine(file) {
   const lines = fileLines(file);
@@ -31,7 +26,7 @@ function base(sm, id, type) {
 
 /** Append a message holding `content` and return the raw bytes of its serialized `message` value. */
 function messageBytes(t, message) {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const id = sm.appendMessage(message);
   const line = lastLine(file);
   const prefix = `${base(sm, id, "message")},"message":`;
@@ -43,7 +38,7 @@ function messageBytes(t, message) {
 // ---------------------------------------------------------------- general JSON rules
 
 test("every record is one compact JSON document per line and the file ends with a newline", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   sm.appendMessage(assistant("reply"));
   sm.appendModelChange("p", "m");
   const text = readText(file);
@@ -67,7 +62,7 @@ test("undefined array elements are written as null", (t) => {
 });
 
 test("non-ASCII text is written as raw UTF-8", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   sm.appendMessage({ role: "user", content: "héllo ✓ 😀 日本" });
   const raw = fs.readFileSync(file);
   assert.ok(raw.includes(Buffer.from('"héllo ✓ 😀 日本"', "utf8")));
@@ -144,24 +139,24 @@ test("the header omits parentSession when there is none", (t) => {
 });
 
 test("a message record is written as type, id, parentId, timestamp, message", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   assert.equal(fileLines(file)[1], `${base(sm, first, "message")},"message":{"role":"user","content":"start","timestamp":1}}`);
 });
 
 test("a thinking_level_change record is written as type, id, parentId, timestamp, thinkingLevel", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const id = sm.appendThinkingLevelChange("high");
   assert.equal(lastLine(file), `${base(sm, id, "thinking_level_change")},"thinkingLevel":"high"}`);
 });
 
 test("a model_change record is written as type, id, parentId, timestamp, provider, modelId", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const id = sm.appendModelChange("anthropic", "claude");
   assert.equal(lastLine(file), `${base(sm, id, "model_change")},"provider":"anthropic","modelId":"claude"}`);
 });
 
 test("a usage record is written as type, id, parentId, timestamp, kind, provider, model, usage, note", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const entry = sm.appendUsage("summary", "prov", "mod", { input: 1, output: 2 }, "why");
   assert.equal(
     lastLine(file),
@@ -170,7 +165,7 @@ test("a usage record is written as type, id, parentId, timestamp, kind, provider
 });
 
 test("a usage record omits note when it is falsy", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const entry = sm.appendUsage("summary", "prov", "mod", { input: 1 }, "");
   assert.equal(lastLine(file), `${base(sm, entry.id, "usage")},"kind":"summary","provider":"prov","model":"mod","usage":{"input":1}}`);
   assert.equal("note" in entry, false);
@@ -190,13 +185,13 @@ test("a compaction record is written as type, id, parentId, timestamp, summary, 
 });
 
 test("a compaction record without optional values writes only the defined keys", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   const id = sm.appendCompaction("sum", first, 7);
   assert.equal(lastLine(file), `${base(sm, id, "compaction")},"summary":"sum","firstKeptEntryId":${q(first)},"tokensBefore":7}`);
 });
 
 test("a branch_summary record is written as type, id, parentId, timestamp, fromId, summary, details, usage, fromHook", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   const second = sm.appendMessage(assistant("a"));
   const id = sm.branchWithSummary(first, "bs", { x: 1 }, false, { input: 2 });
   assert.equal(
@@ -206,7 +201,7 @@ test("a branch_summary record is written as type, id, parentId, timestamp, fromI
 });
 
 test("a custom record is written as type, customType, data, id, parentId, timestamp", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const id = sm.appendCustomEntry("ext", { k: "v" });
   const e = sm.getEntry(id);
   assert.equal(
@@ -216,7 +211,7 @@ test("a custom record is written as type, customType, data, id, parentId, timest
 });
 
 test("a custom_message record is written as type, customType, content, display, details, id, parentId, timestamp", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const id = sm.appendCustomMessageEntry("ext", "text", true, { d: 1 });
   const e = sm.getEntry(id);
   assert.equal(
@@ -226,31 +221,31 @@ test("a custom_message record is written as type, customType, content, display, 
 });
 
 test("a label record is written as type, id, parentId, timestamp, targetId, label", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   const id = sm.appendLabelChange(first, "bookmark");
   assert.equal(lastLine(file), `${base(sm, id, "label")},"targetId":${q(first)},"label":"bookmark"}`);
 });
 
 test("a label record clearing a label with undefined omits the label key", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   const id = sm.appendLabelChange(first, undefined);
   assert.equal(lastLine(file), `${base(sm, id, "label")},"targetId":${q(first)}}`);
 });
 
 test("a session_info record is written as type, id, parentId, timestamp, name", (t) => {
-  const { sm, file } = flushedSession(t);
+  const { sm, file } = flushed(t);
   const id = sm.appendSessionInfo("My session");
   assert.equal(lastLine(file), `${base(sm, id, "session_info")},"name":"My session"}`);
 });
 
 test("a context_edit record is written as type, id, parentId, timestamp, targetId, replacement", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   const id = sm.appendContextEdit(first, { content: "edited" });
   assert.equal(lastLine(file), `${base(sm, id, "context_edit")},"targetId":${q(first)},"replacement":{"content":"edited"}}`);
 });
 
 test("a context_edit record writes a null replacement as null", (t) => {
-  const { sm, file, first } = flushedSession(t);
+  const { sm, file, first } = flushed(t);
   const id = sm.appendContextEdit(first, null);
   assert.equal(lastLine(file), `${base(sm, id, "context_edit")},"targetId":${q(first)},"replacement":null}`);
 });

@@ -9,19 +9,10 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { tempDir as tmp, user, assistant } from "./helpers/fixtures.mjs";
+import { tempDir as tmp, thrownBy, user, assistant } from "./helpers/fixtures.mjs";
 import { TARGET, loadTarget } from "./helpers/target.mjs";
 
 const { SessionManager } = await loadTarget();
-
-function thrown(fn) {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  assert.fail("expected a throw");
-}
 
 const FIELDS = ["code", "errno", "syscall", "path"];
 const fields = (err) => Object.fromEntries(FIELDS.map((k) => [k, err[k]]));
@@ -40,12 +31,12 @@ test("a session dir below a regular file fails like Node's mkdir: ENOTDIR with e
   const file = path.join(dir, "plain-file");
   fs.writeFileSync(file, "not a directory");
   const sessionDir = path.join(file, "sessions");
-  const ours = thrown(() => {
+  const ours = thrownBy(() => {
     const sm = SessionManager.create(dir, sessionDir);
     sm.appendMessage(user());
     sm.appendMessage(assistant());
   });
-  const node = thrown(() => fs.mkdirSync(sessionDir, { recursive: true }));
+  const node = thrownBy(() => fs.mkdirSync(sessionDir, { recursive: true }));
   assert.equal(node.code, "ENOTDIR");
   assertLikeNode(ours, node);
 });
@@ -53,7 +44,7 @@ test("a session dir below a regular file fails like Node's mkdir: ENOTDIR with e
 test("a session dir whose name is too long fails like Node's mkdir: ENAMETOOLONG with errno, syscall and path", (t) => {
   const dir = tmp(t);
   const sessionDir = path.join(dir, "x".repeat(300));
-  const ours = thrown(() => {
+  const ours = thrownBy(() => {
     const sm = SessionManager.create(dir, sessionDir);
     sm.appendMessage(user());
     sm.appendMessage(assistant());
@@ -61,7 +52,7 @@ test("a session dir whose name is too long fails like Node's mkdir: ENAMETOOLONG
   // Node's answer from a plain mkdir (the parent exists, so it is the call a recursive one ends
   // in): a recursive mkdir never returns under Wine, whose CreateDirectory answers a too-long name
   // with "path not found", which Node's mkdirp takes as a missing parent, creates it, and retries.
-  const node = thrown(() => fs.mkdirSync(sessionDir));
+  const node = thrownBy(() => fs.mkdirSync(sessionDir));
   assert.equal(node.code, "ENAMETOOLONG");
   assertLikeNode(ours, node);
 });
@@ -74,8 +65,8 @@ test("forkFrom into a target dir below a regular file fails like Node's mkdir, a
   const file = path.join(dir, "plain-file");
   fs.writeFileSync(file, "not a directory");
   const target = path.join(file, "forks");
-  const ours = thrown(() => SessionManager.forkFrom(source.getSessionFile(), dir, target));
-  const node = thrown(() => fs.mkdirSync(target, { recursive: true }));
+  const ours = thrownBy(() => SessionManager.forkFrom(source.getSessionFile(), dir, target));
+  const node = thrownBy(() => fs.mkdirSync(target, { recursive: true }));
   assert.equal(node.code, "ENOTDIR");
   assertLikeNode(ours, node);
   assert.equal(fs.readFileSync(file, "utf8"), "not a directory");
@@ -83,8 +74,8 @@ test("forkFrom into a target dir below a regular file fails like Node's mkdir, a
 
 test("opening a directory fails like Node's read of it: EISDIR with errno and syscall, and no path (a call on a descriptor)", (t) => {
   const dir = tmp(t);
-  const ours = thrown(() => SessionManager.open(dir, path.join(dir, "sessions")));
-  const node = thrown(() => fs.readFileSync(dir));
+  const ours = thrownBy(() => SessionManager.open(dir, path.join(dir, "sessions")));
+  const node = thrownBy(() => fs.readFileSync(dir));
   assert.equal(node.code, "EISDIR");
   assert.equal(node.path, undefined);
   assert.ok(ours instanceof Error);
@@ -97,7 +88,7 @@ test("opening a directory fails like Node's read of it: EISDIR with errno and sy
 test("a missing fork source is not a file-system failure: no errno, syscall or path", (t) => {
   const dir = tmp(t);
   const missing = path.join(dir, "missing.jsonl");
-  const err = thrown(() => SessionManager.forkFrom(missing, dir, path.join(dir, "forks")));
+  const err = thrownBy(() => SessionManager.forkFrom(missing, dir, path.join(dir, "forks")));
   assert.ok(err instanceof Error);
   assert.equal(err.message, `Cannot fork: source session file is empty or invalid: ${missing}`);
   if (TARGET === "ours") assert.equal(err.code, "FORK_SOURCE_INVALID");

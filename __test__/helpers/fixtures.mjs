@@ -302,6 +302,19 @@ export function abortedSignal(reason) {
   return ac.signal;
 }
 
+/**
+ * A persisted session whose file exists: created in a temp dir with `SessionManager` (ours or the
+ * reference) and flushed by one user message (`text`). `lastLine()` reads the file's last line now.
+ * @returns {{ sm: any, dir: string, file: string, first: string, lastLine: () => string }}
+ */
+export function flushedSession(t, SessionManager, { cwd = "/proj", text = "start" } = {}) {
+  const dir = tempDir(t);
+  const sm = SessionManager.create(cwd, dir);
+  const first = sm.appendMessage(user(text));
+  const file = sm.getSessionFile();
+  return { sm, dir, file, first, lastLine: () => readText(file).trimEnd().split("\n").at(-1) };
+}
+
 /** What a failed call must leave as it was: the entries' ids, the leaf, the count and the file. */
 export function stateOf(sm) {
   const file = sm.getSessionFile();
@@ -318,20 +331,19 @@ export function sessionText(sm) {
   return [sm.getHeader(), ...sm.getEntries()].map((e) => `${JSON.stringify(e)}\n`).join("");
 }
 
-/** What `fn` throws (undefined when it returns). */
-function thrown(fn) {
+/** What `fn` throws, failing the test (expected `what`) when it returns. */
+export function thrownBy(fn, what = "a throw") {
   try {
     fn();
   } catch (e) {
     return e;
   }
-  return undefined;
+  return assert.fail(`expected ${what}`);
 }
 
 /** Expect a synchronous throw with an exact message (and, on our target, a non-empty string code). */
 export function throwsMessage(fn, message) {
-  const error = thrown(fn);
-  assert.ok(error, `expected a throw with message: ${message}`);
+  const error = thrownBy(fn, `a throw with message: ${message}`);
   assert.equal(error.message, message);
   if (TARGET === "ours") {
     assert.equal(typeof error.code, "string");
@@ -342,8 +354,7 @@ export function throwsMessage(fn, message) {
 
 /** Expect a filesystem error; on the reference its code is `referenceCode`, on ours any non-empty code. */
 export function throwsFsError(fn, referenceCode) {
-  const error = thrown(fn);
-  assert.ok(error, `expected a ${referenceCode} error`);
+  const error = thrownBy(fn, `a ${referenceCode} error`);
   assert.equal(typeof error.code, "string");
   assert.ok(error.code.length > 0);
   if (TARGET === "reference") assert.equal(error.code, referenceCode);
