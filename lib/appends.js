@@ -56,14 +56,14 @@ function appendEntry(s, persist, entry, retarget, how) {
   } catch (err) {
     throw withCode(err, "INVALID_ARGUMENT");
   }
-  const n = s.n;
+  const core = s.core;
   let pos;
   for (let attempt = 1; ; attempt++) {
     try {
       // encode() may replace `utf8.bytes` with a larger buffer: it must run before that is read.
       const length = utf8.encode(line);
-      if (how === undefined) pos = whole ? n.appendUtf8(utf8.bytes, length) : n.appendSkeletonUtf8(utf8.bytes, length);
-      else pos = n.appendWithUtf8(utf8.bytes, length, !whole, how.id !== undefined, how.flush);
+      if (how === undefined) pos = whole ? core.appendUtf8(utf8.bytes, length) : core.appendSkeletonUtf8(utf8.bytes, length);
+      else pos = core.appendWithUtf8(utf8.bytes, length, !whole, how.id !== undefined, how.flush);
       break;
     } catch (err) {
       // A reserved id is never replaced (the core refuses it with its own code).
@@ -107,16 +107,16 @@ function appendOptions(options) {
  */
 function contextEditReplacement(s, targetId, replacement) {
   const shape = replacementShape(replacement);
-  s.n.checkContextEditReplacement(shape);
+  s.core.checkContextEditReplacement(shape);
   // The id is shown in a message only once the replacement passed, as the reference shows it
   // (`${targetId}` throws for a Symbol, as there); an id that can be no key is in no session.
   const key = keyOf(targetId);
   const display = `${targetId}`;
-  const pos = s.n.contextEditTarget(key, display);
+  const pos = s.core.contextEditTarget(key, display);
   const target = s.entry(pos);
   const type = target.type;
   const role = type === "message" ? target.message.role : undefined;
-  const wraps = s.n.contextEditWrapsText(display, typeof type === "string" ? type : null, typeof role === "string" ? role : null, shape);
+  const wraps = s.core.contextEditWrapsText(display, typeof type === "string" ? type : null, typeof role === "string" ? role : null, shape);
   // The content is read again, as the reference reads it again.
   return wraps && typeof replacement.content === "string" ? { content: [{ type: "text", text: replacement.content }] } : replacement;
 }

@@ -14,7 +14,7 @@ const { keyOf, valueOfKey } = require("./wire.js");
  * @param {SessionState} s @param {unknown} entryId */
 function pruneBranch(s, entryId) {
   const objs = s.objs;
-  const r = s.n.pruneBranch(keyOf(entryId), `${entryId}`);
+  const r = s.core.pruneBranch(keyOf(entryId), `${entryId}`);
   const kept = r.kept;
   s.replaced(kept.length);
   for (let i = 0; i < kept.length; i++) {
@@ -56,10 +56,10 @@ function createBranchedSession(s, persist, leafId, start) {
   // they are copied; otherwise the new entries are parsed lazily from the lines the core wrote
   // (equal values), which spares parsing a huge session just to copy it. An in-memory session's
   // entries may be held by JS alone (see skeletonOf): its path is always copied from objects.
-  const pathPos = key === null ? new Uint32Array(0) : s.n.branchPath(key);
+  const pathPos = key === null ? new Uint32Array(0) : s.core.branchPath(key);
   const objs = s.objs;
   const copy = pathPos.every((p) => objs[p] !== undefined) || (!persist && (s.entries(pathPos), true));
-  const r = s.n.createBranchedSession(key, `${leafId}`);
+  const r = s.core.createBranchedSession(key, `${leafId}`);
   s.replaced();
   if (copy) {
     const from = r.from;

@@ -49,14 +49,14 @@ function warmWhenIdle(s, file) {
   } catch {
     return;
   }
-  if (size > WARM_MAX_BYTES || s.n.isExclusive()) return;
-  s.warm = { positions: s.n.entryPositions(), next: 0, batch: WARM_BATCH };
+  if (size > WARM_MAX_BYTES || s.core.isExclusive()) return;
+  s.warm = { positions: s.core.entryPositions(), next: 0, batch: WARM_BATCH };
   hold(s);
 }
 
 /** Add `s`'s pending marks when idle (it just made many objects). @param {SessionState} s */
 function markWhenIdle(s) {
-  if (!s.n.isExclusive()) hold(s);
+  if (!s.core.isExclusive()) hold(s);
 }
 
 /** `s` is the session idle work is for, from the end of the running job on. @param {SessionState} s */

@@ -8,21 +8,21 @@ const idle = require("./idle-parse.js");
 const { skeletonOf, goesWhole } = require("./wire.js");
 const { recordsOf, CURRENT_SESSION_VERSION } = require("./session-state.js");
 const { migrateSessionEntries } = require("./migrate.js");
-const { assertValidSessionId } = require("./statics.js");
+const { assertValidSessionId } = require("./places.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
 /** setSessionFile(sessionFile). @param {SessionState} s @param {string} sessionFile */
 function loadFile(s, sessionFile) {
   const resolved = paths.resolvePath(sessionFile);
-  const before = s.n.sessionId();
+  const before = s.core.sessionId();
   let loaded;
   try {
-    loaded = s.n.setSessionFile(resolved);
+    loaded = s.core.setSessionFile(resolved);
   } catch (err) {
     // A refused file leaves the session as it was (objects included), unless the core had
     // already started a fresh one (an empty file whose header could not be written).
-    if (s.n.sessionId() !== before) {
+    if (s.core.sessionId() !== before) {
       s.replaced();
       s.syncLeaf();
       s.seedFreshHeader();
@@ -45,7 +45,7 @@ function startSession(s, cwd, options) {
   if (options?.id !== undefined) assertValidSessionId(options.id);
   const parent = options?.parentSession;
   const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
-  const info = s.n.newSession(options?.id === undefined ? null : String(options.id), parentJson);
+  const info = s.core.newSession(options?.id === undefined ? null : String(options.id), parentJson);
   s.replaced(1); // the header alone, and no leaf
   const header = (s.objs[0] = {
     type: "session",
@@ -114,7 +114,7 @@ function loadEntries(s, persist, entries, startNew) {
 /** Each preloaded entry is one record (so the records can be the caller's objects).
  * @param {SessionState} s @param {any[]} entries @param {boolean} hasHeader */
 function isAlike(s, entries, hasHeader) {
-  return s.n.recordCount() === entries.length + (hasHeader ? 0 : 1) && entries.every((e) => e !== null && typeof e === "object");
+  return s.core.recordCount() === entries.length + (hasHeader ? 0 : 1) && entries.every((e) => e !== null && typeof e === "object");
 }
 
 /** @param {SessionState} s @param {any[]} entries @param {boolean} hasHeader @param {boolean} skeletons
@@ -132,11 +132,11 @@ function preload(s, entries, hasHeader, skeletons, startNew) {
     throw withCode(err, "INVALID_ARGUMENT");
   }
   if (hasHeader) {
-    s.n.loadPreloaded(lines, skeletons);
+    s.core.loadPreloaded(lines, skeletons);
     s.replaced();
   } else {
     startNew();
-    s.n.pushPreloaded(lines, skeletons);
+    s.core.pushPreloaded(lines, skeletons);
   }
 }
 

@@ -65,7 +65,7 @@ function projectItems(s, plan, messages, withItems) {
 /** buildSessionContext (`withEntries` false) or buildSessionProjection (true).
  * @param {SessionState} s @param {boolean} withEntries */
 function project(s, withEntries) {
-  const plan = decodePlan(s.n.projectionPlan());
+  const plan = decodePlan(s.core.projectionPlan());
   materializePlan(s, plan, true);
   const objs = s.objs;
   const { thinkingLevel, model } = ctx.settingsFrom(

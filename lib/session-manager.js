@@ -20,14 +20,14 @@
 //   transcript.js       the transcript read model's pages and cursors
 //   transcript-feed.js  the transcript's subscribers (append and reset events)
 //   idle-parse.js       parsing a resumed session while the event loop is idle
-//   statics.js, migrate.js  the factories' work and the module's functions
+//   places.js, migrate.js  the factories' work and the module's functions
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
 const paths = require("./paths.js");
 const ctx = require("./context.js");
 const listing = require("./listing.js");
 const { releaseLocksAtExit } = require("./locks.js");
-const { guardErrors, coded } = require("./guard.js");
+const { guardErrors, coded } = require("./error-boundary.js");
 const { disposedPrototype } = require("./disposed.js");
 const transcript = require("./transcript.js");
 const { NONE, keyOf, decodeTree } = require("./wire.js");
@@ -37,7 +37,7 @@ const load = require("./load.js");
 const branching = require("./branching.js");
 const projection = require("./projection.js");
 const idle = require("./idle-parse.js");
-const statics = require("./statics.js");
+const places = require("./places.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");
 
 /** The form of an entry id a caller reserves by name (upstream's rule, as for session ids). */
@@ -48,9 +48,9 @@ const PRIVATE = Symbol("SessionManager.private");
 
 class SessionManager {
   /** The core's session. @type {import("../native.js").NativeSession} */
-  #n;
+  #core;
   /** What JS keeps of it (entry objects, leaf, cached answers): the one place of such state. */
-  #s;
+  #state;
   // Fixed when the manager is made.
   /** @type {string} */
   #cwd;
@@ -68,18 +68,18 @@ class SessionManager {
     if (sessionFile === PRIVATE) {
       // forkFrom: the core writes the fork and opens it in one step (without reading it again).
       const { source, id } = newSessionOptions;
-      this.#n = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
-      this.#s = new SessionState(this.#n);
-      this.#s.replaced();
-      this.#s.syncLeaf();
+      this.#core = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
+      this.#state = new SessionState(this.#core);
+      this.#state.replaced();
+      this.#state.syncLeaf();
       return;
     }
-    this.#n = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
-    this.#s = new SessionState(this.#n);
+    this.#core = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
+    this.#state = new SessionState(this.#core);
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
     } else if (preloadedFileEntries?.length) {
-      load.loadEntries(this.#s, persist, preloadedFileEntries, () => this.newSession(newSessionOptions));
+      load.loadEntries(this.#state, persist, preloadedFileEntries, () => this.newSession(newSessionOptions));
     } else {
       this.newSession(newSessionOptions);
     }
@@ -91,17 +91,17 @@ class SessionManager {
     try {
       this.#setSessionFile(sessionFile);
     } finally {
-      this.#s.feed.settle();
+      this.#state.feed.settle();
     }
   }
 
   #setSessionFile(sessionFile) {
-    load.loadFile(this.#s, sessionFile);
+    load.loadFile(this.#state, sessionFile);
   }
 
   newSession(options) {
-    const file = load.startSession(this.#s, this.#cwd, options);
-    this.#s.feed.settle();
+    const file = load.startSession(this.#state, this.#cwd, options);
+    this.#state.feed.settle();
     return file;
   }
 
@@ -122,27 +122,27 @@ class SessionManager {
   }
   getSessionId() {
     const h = this.getHeader();
-    return h !== null && typeof h.id === "string" ? h.id : this.#n.sessionId();
+    return h !== null && typeof h.id === "string" ? h.id : this.#core.sessionId();
   }
   getSessionFile() {
-    const s = this.#s;
-    if (s.file === null) s.file = this.#n.sessionFile() ?? undefined;
+    const s = this.#state;
+    if (s.file === null) s.file = this.#core.sessionFile() ?? undefined;
     return s.file;
   }
   getHeader() {
-    const s = this.#s;
-    if (s.headerPos === NOT_ASKED) s.headerPos = this.#n.headerPos();
+    const s = this.#state;
+    if (s.headerPos === NOT_ASKED) s.headerPos = this.#core.headerPos();
     const pos = s.headerPos;
     return pos < 0 ? null : s.entry(pos);
   }
   getEntryCount() {
-    const s = this.#s;
-    if (s.entryCount < 0) s.entryCount = this.#n.entryCount();
+    const s = this.#state;
+    if (s.entryCount < 0) s.entryCount = this.#core.entryCount();
     return s.entryCount;
   }
   getEntries() {
-    const s = this.#s;
-    if (s.all === null) s.all = s.entries(this.#n.entryPositions());
+    const s = this.#state;
+    if (s.all === null) s.all = s.entries(this.#core.entryPositions());
     return s.all.slice();
   }
   /** The entries after the first `count` of getEntries(), the same objects (an addition).
@@ -151,17 +151,17 @@ class SessionManager {
     if (!Number.isInteger(count) || count < 0 || count > NONE) {
       throw sessionError("INVALID_ARGUMENT", `getEntriesSince(count) expects a non-negative integer count, got ${describeValue(count)}`, RangeError);
     }
-    return this.#s.entriesSince(count);
+    return this.#state.entriesSince(count);
   }
   getLeafId() {
-    return this.#s.leafId;
+    return this.#state.leafId;
   }
   getLeafEntry() {
-    const s = this.#s;
+    const s = this.#state;
     return s.leafPos >= 0 ? s.entry(s.leafPos) : undefined;
   }
   getEntry(id) {
-    const s = this.#s;
+    const s = this.#state;
     const hit = s.entryById.get(id);
     if (hit !== undefined) return hit;
     const pos = s.lookup(id);
@@ -172,45 +172,45 @@ class SessionManager {
   }
   getChildren(parentId) {
     const key = keyOf(parentId);
-    return key === null ? [] : this.#s.entries(this.#n.children(key));
+    return key === null ? [] : this.#state.entries(this.#core.children(key));
   }
   getLabel(id) {
     // Not wrapped by the guard (a wrapper would cost more than the lookup): errors of the native
     // part are coded here.
-    const labels = this.#s.labels;
+    const labels = this.#state.labels;
     return labels !== null && typeof id === "string" ? labels.get(id) : this.#findLabel(id);
   }
 
   #findLabel(id) {
     try {
-      return this.#s.findLabel(id);
+      return this.#state.findLabel(id);
     } catch (err) {
       throw coded(err);
     }
   }
   getSessionName() {
     // pi's footer asks on every frame: the position is kept, the name read from the entry.
-    const s = this.#s;
+    const s = this.#state;
     let pos = s.namePos;
-    if (pos === NOT_ASKED) pos = s.namePos = this.#n.sessionNamePos();
+    if (pos === NOT_ASKED) pos = s.namePos = this.#core.sessionNamePos();
     return pos >= 0 ? s.entry(pos).name?.trim() || undefined : undefined;
   }
   getBranch(fromId) {
-    return this.#s.branch(fromId);
+    return this.#state.branch(fromId);
   }
 
   // ----- context ------------------------------------------------------------------------------
 
   buildContextEntries() {
-    return this.#s.entries(this.#n.contextEntries());
+    return this.#state.entries(this.#core.contextEntries());
   }
 
   buildSessionProjection() {
-    return projection.project(this.#s, true);
+    return projection.project(this.#state, true);
   }
 
   buildSessionContext() {
-    return projection.project(this.#s, false);
+    return projection.project(this.#state, false);
   }
 
   // ----- transcript read model (an addition; see lib/transcript.js) ----------------------------
@@ -218,21 +218,21 @@ class SessionManager {
   /** One page of the active branch, root to leaf, as sessionEntryToContextMessages projects
    * each entry; only the page's entries are parsed. @param {any} options */
   readTranscriptPage(options) {
-    return transcript.readPage(this.#s, options);
+    return transcript.readPage(this.#state, options);
   }
 
   /** Call `listener` after each committed append that adds items, and with the newest page
    * (`resetPageSize` items) on each branch or session change. @param {any} listener @param {any} [options] */
   subscribeTranscript(listener, options) {
-    return this.#s.feed.subscribe(listener, options);
+    return this.#state.feed.subscribe(listener, options);
   }
 
   getTree() {
     // The plan is read, never written, so it is kept until the core's generation changes.
-    const s = this.#s;
-    const generation = this.#n.generation();
+    const s = this.#state;
+    const generation = this.#core.generation();
     if (s.treeGeneration !== generation || s.treePlan === null) {
-      s.treePlan = this.#n.treePlan();
+      s.treePlan = this.#core.treePlan();
       s.treeGeneration = generation;
     }
     return decodeTree(s.treePlan, s);
@@ -247,23 +247,23 @@ class SessionManager {
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
-    this.#n.persistExternal(line ?? "null");
+    this.#core.persistExternal(line ?? "null");
   }
 
   /** Make the session durable now: a new session not written yet gets its file (header and
    * every entry so far), then the file is fsynced. true for a persisted session, false for an
    * in-memory one. (An addition: the reference has no flush.) */
   flush() {
-    return this.#n.flush();
+    return this.#core.flush();
   }
 
   /** Release what this manager holds now (descriptors, the lease, native memory, entry caches)
    * instead of when it is garbage-collected. Every later call of any method throws
    * `SESSION_DISPOSED`; a second dispose() does nothing. (An addition.) */
   dispose() {
-    const s = this.#s;
+    const s = this.#state;
     s.feed.listeners = null;
-    this.#n.dispose();
+    this.#core.dispose();
     s.replaced(0);
     s.trackId = 0;
     // The methods of a disposed manager are DISPOSED's (disposed.js), which throw: no check on
@@ -277,22 +277,22 @@ class SessionManager {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setExclusive(on) expects a boolean", TypeError);
     if (on) {
       releaseLocksAtExit();
-      idle.forget(this.#s);
+      idle.forget(this.#state);
     }
-    this.#n.setExclusive(on);
+    this.#core.setExclusive(on);
   }
 
   /** Restore mode (an addition): a session directory or file that vanished is made again at the
    * next write instead of failing with ENOENT, and a vanished file is written back whole. */
   setRestoreMissing(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setRestoreMissing(on) expects a boolean", TypeError);
-    this.#n.setRestoreMissing(on);
+    this.#core.setRestoreMissing(on);
   }
 
   /** fsync after every write of this session (as `PI_SESSION_FSYNC=1` does for all). */
   setFsync(on) {
     if (typeof on !== "boolean") throw sessionError("INVALID_ARGUMENT", "setFsync(on) expects a boolean", TypeError);
-    this.#n.setFsync(on);
+    this.#core.setFsync(on);
   }
 
   // ----- appends ------------------------------------------------------------------------------
@@ -302,20 +302,20 @@ class SessionManager {
   /** Append `entry` (see appends.js). @template {{ type: string, id: string }} E
    * @param {E} entry @param {(id: string) => void} [retarget] @param {import("./appends.js").AppendHow} [how] */
   #add(entry, retarget, how) {
-    return appendEntry(this.#s, this.#persist, entry, retarget, how);
+    return appendEntry(this.#state, this.#persist, entry, retarget, how);
   }
 
   appendMessage(message, options) {
-    if (options === undefined) return this.#add({ type: "message", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), message }).id;
+    if (options === undefined) return this.#add({ type: "message", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), message }).id;
     const how = appendOptions(options);
-    return this.#add({ type: "message", id: how.id ?? newId(), parentId: this.#s.leafId, timestamp: nowIso(), message }, undefined, how).id;
+    return this.#add({ type: "message", id: how.id ?? newId(), parentId: this.#state.leafId, timestamp: nowIso(), message }, undefined, how).id;
   }
 
   /** Reserve an entry id for `appendMessage(message, { id })` (an addition): `id` when given
    * (refused when an entry has it or it is reserved), else a new one no entry has.
    * @param {unknown} [id] */
   reserveEntryId(id) {
-    if (id === undefined) return this.#n.reserveEntryId();
+    if (id === undefined) return this.#core.reserveEntryId();
     if (typeof id !== "string" || !ENTRY_ID_PATTERN.test(id)) {
       throw sessionError(
         "INVALID_ENTRY_ID",
@@ -323,32 +323,32 @@ class SessionManager {
         TypeError,
       );
     }
-    this.#n.reserveNamedEntryId(/** @type {string} */ (keyOf(id)));
+    this.#core.reserveNamedEntryId(/** @type {string} */ (keyOf(id)));
     return id;
   }
 
   /** Give up a reservation; false when `id` was not reserved (an addition). @param {unknown} id */
   releaseEntryId(id) {
     if (typeof id !== "string") throw sessionError("INVALID_ENTRY_ID", `releaseEntryId(id) expects a string id, got ${typeof id}`, TypeError);
-    return this.#n.releaseEntryId(/** @type {string} */ (keyOf(id)));
+    return this.#core.releaseEntryId(/** @type {string} */ (keyOf(id)));
   }
 
   appendThinkingLevelChange(thinkingLevel) {
-    return this.#add({ type: "thinking_level_change", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), thinkingLevel }).id;
+    return this.#add({ type: "thinking_level_change", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), thinkingLevel }).id;
   }
 
   appendModelChange(provider, modelId) {
-    return this.#add({ type: "model_change", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), provider, modelId }).id;
+    return this.#add({ type: "model_change", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), provider, modelId }).id;
   }
 
   /** (Returns the entry, not its id, as the reference does.) */
   appendUsage(kind, provider, model, usage, note) {
-    const head = { type: "usage", id: newId(), parentId: this.#s.leafId, timestamp: nowIso() };
+    const head = { type: "usage", id: newId(), parentId: this.#state.leafId, timestamp: nowIso() };
     return this.#add({ ...head, kind, provider, model, usage, ...(note ? { note } : {}) });
   }
 
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage, retainedTail) {
-    const s = this.#s;
+    const s = this.#state;
     const timestamp = nowIso();
     const systemMessage = ctx.foldSystemMessages(projection.project(s, false).messages);
     const id = newId();
@@ -376,7 +376,7 @@ class SessionManager {
   }
 
   appendCustomEntry(customType, data) {
-    return this.#add({ type: "custom", customType, data, id: newId(), parentId: this.#s.leafId, timestamp: nowIso() }).id;
+    return this.#add({ type: "custom", customType, data, id: newId(), parentId: this.#state.leafId, timestamp: nowIso() }).id;
   }
 
   appendSessionInfo(name) {
@@ -387,47 +387,47 @@ class SessionManager {
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
-    return this.#add({ type: "session_info", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), name: sanitized }).id;
+    return this.#add({ type: "session_info", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), name: sanitized }).id;
   }
 
   appendCustomMessageEntry(customType, content, display, details) {
     const head = { type: "custom_message", customType, content, display, details };
-    return this.#add({ ...head, id: newId(), parentId: this.#s.leafId, timestamp: nowIso() }).id;
+    return this.#add({ ...head, id: newId(), parentId: this.#state.leafId, timestamp: nowIso() }).id;
   }
 
   appendContextEdit(targetId, replacement) {
-    const normalized = contextEditReplacement(this.#s, targetId, replacement);
-    return this.#add({ type: "context_edit", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), targetId, replacement: normalized }).id;
+    const normalized = contextEditReplacement(this.#state, targetId, replacement);
+    return this.#add({ type: "context_edit", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), targetId, replacement: normalized }).id;
   }
 
   appendLabelChange(targetId, label) {
-    if (this.#s.lookup(targetId) < 0) throw notFound(targetId);
-    return this.#add({ type: "label", id: newId(), parentId: this.#s.leafId, timestamp: nowIso(), targetId, label }).id;
+    if (this.#state.lookup(targetId) < 0) throw notFound(targetId);
+    return this.#add({ type: "label", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), targetId, label }).id;
   }
 
   // ----- branching ----------------------------------------------------------------------------
 
   branch(branchFromId) {
-    const s = this.#s;
+    const s = this.#state;
     // (The core refuses an unknown id; `${id}` throws for a Symbol, as `Entry ${id} not found` does.)
-    this.#n.branch(keyOf(branchFromId), `${branchFromId}`);
+    this.#core.branch(keyOf(branchFromId), `${branchFromId}`);
     s.leafMoved(branchFromId, s.lookup(branchFromId)); // the leaf is the record the id resolves to
   }
 
   resetLeaf() {
-    const s = this.#s;
-    this.#n.resetLeaf();
+    const s = this.#state;
+    this.#core.resetLeaf();
     s.leafMoved(null, -1);
   }
 
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
-    const s = this.#s;
+    const s = this.#state;
     if (branchFromId !== null && s.lookup(branchFromId) < 0) throw notFound(branchFromId);
     const fromId = s.leafId ?? "root";
     // The leaf moves first (so after a failed write it rests on branchFromId, as in the reference).
-    this.#n.setLeafKey(branchFromId === null ? null : keyOf(branchFromId));
+    this.#core.setLeafKey(branchFromId === null ? null : keyOf(branchFromId));
     // Readers start over at the new leaf, then hear of the summary as an append.
-    s.leafMoved(branchFromId, this.#n.leafPos());
+    s.leafMoved(branchFromId, this.#core.leafPos());
     const head = { type: "branch_summary", id: newId(), parentId: branchFromId, timestamp: nowIso() };
     return this.#add({ ...head, fromId, summary, details, usage, fromHook }).id;
   }
@@ -435,7 +435,7 @@ class SessionManager {
   /** How many entries `pruneBranch(entryId)` would delete: the entry and everything under it;
    * 0 for an unknown id. @param {unknown} entryId */
   countSubtree(entryId) {
-    return this.#n.countSubtree(keyOf(entryId));
+    return this.#core.countSubtree(keyOf(entryId));
   }
 
   /** Delete an abandoned side branch: `entryId`, everything under it and the labels naming them
@@ -444,14 +444,14 @@ class SessionManager {
    * stay the same objects (a re-parented one gets its new `parentId` / `firstKeptEntryId`).
    * @param {unknown} entryId */
   pruneBranch(entryId) {
-    const result = branching.pruneBranch(this.#s, entryId);
-    this.#s.feed.settle();
+    const result = branching.pruneBranch(this.#state, entryId);
+    this.#state.feed.settle();
     return result;
   }
 
   createBranchedSession(leafId) {
-    const file = branching.createBranchedSession(this.#s, this.#persist, leafId, leafId ?? this.#s.leafId);
-    this.#s.feed.settle();
+    const file = branching.createBranchedSession(this.#state, this.#persist, leafId, leafId ?? this.#state.leafId);
+    this.#state.feed.settle();
     const header = this.getHeader();
     // The reference's header always has a `parentSession` key, `undefined` when not written (in
     // memory, or no file yet): a key JSON cannot carry, so the core's line lacks it.
@@ -459,19 +459,19 @@ class SessionManager {
     return file ?? undefined;
   }
 
-  // ----- factories (see statics.js) -----------------------------------------------------------
+  // ----- factories (see places.js) -----------------------------------------------------------
 
   static create(cwd, sessionDir, options) {
-    return new SessionManager(cwd, statics.sessionDirOf(cwd, sessionDir), undefined, true, options);
+    return new SessionManager(cwd, places.sessionDirOf(cwd, sessionDir), undefined, true, options);
   }
 
   static open(filePath, sessionDir, cwdOverride) {
-    const { cwd, dir, file } = statics.openPlace(filePath, sessionDir, cwdOverride);
+    const { cwd, dir, file } = places.openPlace(filePath, sessionDir, cwdOverride);
     return new SessionManager(cwd, dir, file, true);
   }
 
   static continueRecent(cwd, sessionDir) {
-    const { dir, file } = statics.recentPlace(cwd, sessionDir);
+    const { dir, file } = places.recentPlace(cwd, sessionDir);
     return new SessionManager(cwd, dir, file, true);
   }
 
@@ -480,12 +480,12 @@ class SessionManager {
   }
 
   static forkFrom(sourcePath, targetCwd, sessionDir, options) {
-    const { target, dir, source, id } = statics.forkPlace(sourcePath, targetCwd, sessionDir, options);
+    const { target, dir, source, id } = places.forkPlace(sourcePath, targetCwd, sessionDir, options);
     return new SessionManager(target, dir, PRIVATE, true, { source, id });
   }
 
   static findById(cwd, id, sessionDir) {
-    return statics.findById(cwd, id, sessionDir);
+    return places.findById(cwd, id, sessionDir);
   }
 
   static list(cwd, sessionDir, onProgress, signal) {
@@ -503,7 +503,7 @@ function notFound(id) {
   return sessionError("ENTRY_NOT_FOUND", `Entry ${id} not found`);
 }
 
-// Errors raised by JavaScript itself on bad input get a `code` too (see guard.js).
+// Errors raised by JavaScript itself on bad input get a `code` too (see error-boundary.js).
 guardErrors(SessionManager);
 
 /** The prototype of a disposed manager (see dispose()). */
@@ -513,9 +513,9 @@ module.exports = {
   CURRENT_SESSION_VERSION,
   MAX_SESSION_TRANSCRIPT_PAGE_SIZE: transcript.MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager,
-  assertValidSessionId: statics.assertValidSessionId,
-  findMostRecentSession: statics.findMostRecentSession,
-  loadEntriesFromFile: statics.loadEntriesFromFile,
+  assertValidSessionId: places.assertValidSessionId,
+  findMostRecentSession: places.findMostRecentSession,
+  loadEntriesFromFile: places.loadEntriesFromFile,
   parseSessionEntries,
   migrateSessionEntries,
   PRIVATE,

@@ -110,13 +110,13 @@ class SessionState {
   /** @type {number} */
   treeGeneration;
 
-  /** @param {import("../native.js").NativeSession} n */
-  constructor(n) {
-    this.n = n;
+  /** @param {import("../native.js").NativeSession} core */
+  constructor(core) {
+    this.core = core;
     /** The native session's tracking id (0: untracked), by which another session finds it. Its
      * state goes as soon as the GC has taken it, not when Node runs finalizers (after the running
      * JavaScript returns), so a loop reading session after session stays flat. */
-    this.trackId = n.track();
+    this.trackId = core.track();
     /** pos -> entry object (sparse until materialized). @type {any[]} */
     this.objs = [];
     /** id value -> pos, filled as ids are looked up. @type {Map<unknown, number>} */
@@ -139,7 +139,7 @@ class SessionState {
   // ----- the three changes ------------------------------------------------------------------
 
   /** The core's records were replaced: nothing kept so far stands (objects included). */
-  replaced(recordCount = this.n.recordCount()) {
+  replaced(recordCount = this.core.recordCount()) {
     this.callerList = null;
     // Sized up front: assigning far past the end of an empty array would make V8 switch it to
     // slow dictionary elements.
@@ -181,9 +181,9 @@ class SessionState {
 
   /** After the records were replaced (or preloaded): the leaf, as the core has it now. */
   syncLeaf() {
-    const key = this.n.leafKey();
+    const key = this.core.leafKey();
     this.leafId = key === null ? null : valueOfKey(key);
-    this.leafPos = this.n.leafPos();
+    this.leafPos = this.core.leafPos();
   }
 
   /** `entry` was appended as the record at `pos` (the new leaf). @param {any} entry @param {number} pos */
@@ -218,7 +218,7 @@ class SessionState {
     if (ofLeaf && this.leafBranch !== null && this.leafBranchPos === this.leafPos) return this.leafBranch.slice();
     const key = keyOf(start);
     if (key === null) return [];
-    const path = this.entries(this.n.branchPath(key));
+    const path = this.entries(this.core.branchPath(key));
     if (ofLeaf) {
       // A copy: the caller owns the array returned.
       this.leafBranch = path.slice();
@@ -234,8 +234,8 @@ class SessionState {
       if (count > all.length) throw entriesPastEnd(count, all.length);
       return all.slice(count);
     }
-    const positions = this.n.entryPositionsSince(count);
-    if (positions === null) throw entriesPastEnd(count, this.n.entryPositions().length);
+    const positions = this.core.entryPositionsSince(count);
+    if (positions === null) throw entriesPastEnd(count, this.core.entryPositions().length);
     return this.entries(positions);
   }
 
@@ -244,13 +244,13 @@ class SessionState {
   findLabel(id) {
     if (typeof id === "string") {
       const labels = new Map();
-      for (const e of this.entries(this.n.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
+      for (const e of this.entries(this.core.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
       this.labels = labels;
       return labels.get(id);
     }
     const key = keyOf(id);
     if (key === null) return undefined;
-    const pos = this.n.labelPos(key);
+    const pos = this.core.labelPos(key);
     return pos >= 0 ? this.entry(pos).label : undefined;
   }
 
@@ -303,7 +303,7 @@ class SessionState {
   entry(pos) {
     let o = this.objs[pos];
     if (o === undefined) {
-      o = parseLines(this.n.line(pos))[0];
+      o = parseLines(this.core.line(pos))[0];
       this.objs[pos] = o;
       this.mark(o, pos);
     }
@@ -344,7 +344,7 @@ class SessionState {
         done += parsed.length;
       };
       while (done < want.length) {
-        if (this.n.eachLinesJson(want.subarray(done), BATCH_BYTES, CALL_BYTES, take) === 0) {
+        if (this.core.eachLinesJson(want.subarray(done), BATCH_BYTES, CALL_BYTES, take) === 0) {
           throw sessionError("INTERNAL_ERROR", `no entry lines were read for record ${want[done]}`);
         }
       }
@@ -370,7 +370,7 @@ class SessionState {
     if (cached !== undefined) return cached;
     const key = keyOf(id);
     if (key === null) return -1;
-    const pos = this.n.lookup(key);
+    const pos = this.core.lookup(key);
     if (pos >= 0) this.posById.set(id, pos);
     return pos;
   }
@@ -379,7 +379,7 @@ class SessionState {
    * @param {{ id: number, positions: Uint32Array }} from */
   takeRecords(from) {
     try {
-      this.n.loadRecordsOf(from.id, from.positions);
+      this.core.loadRecordsOf(from.id, from.positions);
       return true;
     } catch {
       return false; // the state is unchanged: the caller serializes the entries instead
@@ -389,9 +389,9 @@ class SessionState {
   /** After the core started a session itself (missing or empty file), the header object mirrors
    * the one the reference builds, with its `parentSession: undefined` key. */
   seedFreshHeader() {
-    const pos = this.n.headerPos();
+    const pos = this.core.headerPos();
     if (pos < 0) return;
-    const h = parseLines(this.n.line(pos))[0];
+    const h = parseLines(this.core.line(pos))[0];
     if (!("parentSession" in h)) h.parentSession = undefined;
     this.objs[pos] = h;
     this.mark(h, pos);

@@ -66,7 +66,7 @@ class TranscriptFeed {
       counts.itemsAfterLatestCompaction = entry.type === "compaction" ? 0 : counts.itemsAfterLatestCompaction + n;
     }
     if (n === 0) return;
-    const sessionId = this.s.n.sessionId();
+    const sessionId = this.s.core.sessionId();
     this.emit(() => ({
       type: "append",
       items: messages.map((message) => ({ id: entry.id, entryTimestamp: entry.timestamp, message })),

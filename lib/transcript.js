@@ -65,11 +65,11 @@ function readPage(s, options) {
   const cursor = before ?? after;
   if (cursor === undefined) return newestPage(s, limit);
   const { sessionId, entryId, within } = decodeCursor(cursor);
-  if (sessionId !== s.n.sessionId()) {
+  if (sessionId !== s.core.sessionId()) {
     throw sessionError("TRANSCRIPT_CURSOR_FOREIGN", "Session transcript cursor belongs to a different session", RangeError);
   }
   const key = keyOf(entryId);
-  const page = key === null ? null : decodeTranscriptPage(s.n.transcriptPage(key, within, limit, before !== undefined));
+  const page = key === null ? null : decodeTranscriptPage(s.core.transcriptPage(key, within, limit, before !== undefined));
   if (page === null || page.status === TRANSCRIPT_NOT_ON_BRANCH) {
     throw sessionError("TRANSCRIPT_CURSOR_STALE", "Session transcript cursor is not on the active branch");
   }
@@ -79,12 +79,12 @@ function readPage(s, options) {
 
 /** The newest `limit` items (a reset's page). @param {SessionState} s @param {number} limit */
 function newestPage(s, limit) {
-  return pageOf(s, decodeTranscriptPage(s.n.transcriptPage(null, 0, limit, true)));
+  return pageOf(s, decodeTranscriptPage(s.core.transcriptPage(null, 0, limit, true)));
 }
 
 /** The branch's item counts, without a page. @param {SessionState} s */
 function countsOf(s) {
-  const page = decodeTranscriptPage(s.n.transcriptPage(null, 0, 0, true));
+  const page = decodeTranscriptPage(s.core.transcriptPage(null, 0, 0, true));
   return { totalItems: page.total, itemsAfterLatestCompaction: page.afterCompaction };
 }
 
@@ -95,7 +95,7 @@ function pageOf(s, page) {
   const want = new Uint32Array(count);
   for (let i = 0; i < count; i++) want[i] = page.entry(i);
   s.materialize(want, count);
-  const sessionId = s.n.sessionId();
+  const sessionId = s.core.sessionId();
   const objs = s.objs;
   const items = new Array(count);
   // An entry's messages are made once, even when two of its items are on the page.
@@ -121,7 +121,7 @@ function pageOf(s, page) {
     // Past everything: the leaf, with all its items before the boundary, where appends come.
     // (Its id is the last item's when the leaf made it, else the core's leaf key.)
     const leafIsLast = count > 0 && page.entry(count - 1) === page.leaf;
-    const leafKey = leafIsLast ? null : s.n.leafKey();
+    const leafKey = leafIsLast ? null : s.core.leafKey();
     if (leafIsLast) afterCursor = cursorOf(sessionId, items[count - 1].id, page.leafItems);
     else if (leafKey !== null) afterCursor = cursorOf(sessionId, valueOfKey(leafKey), page.leafItems);
   }
