@@ -2,6 +2,9 @@
 // Turning entries into model messages. These functions work on entry *objects*: the exported
 // free functions receive arbitrary arrays from callers, and the SessionManager hands them the
 // entries the Rust core selected (so the messages are the caller's own objects, as in the reference).
+// The path walk and the compaction selection (sessionPath, selectContextEntries) are a twin of the
+// core's (store/view.rs, context.rs): the free functions must work on caller arrays the core never
+// saw. __test__/rule-twins.test.mjs holds the two to the same answers.
 
 const ISO_MS = (timestamp) => new Date(timestamp).getTime();
 

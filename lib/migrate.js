@@ -23,6 +23,7 @@ function parseSessionEntries(content) {
 /** Migrate entry objects to the current version in place (v1 ids/parents, v3 role rename). The
  * same rules as the core's file/migrate.rs, which migrates a file's records: this one must be JS,
  * because the reference's exported function changes the caller's own objects.
+ * __test__/rule-twins.test.mjs holds the two to the same answers.
  * @param {any[]} entries */
 function migrateSessionEntries(entries) {
   const header = entries.find((e) => e.type === "session");

@@ -1,0 +1,133 @@
+// The rules that live twice, once in the core and once in the JS shell, held to each other on the
+// same inputs. Each twin must stay because the reference exports a function over the caller's own
+// objects (see the comment at each JS copy):
+// - migration: lib/migrate.js `migrateSessionEntries` (entries a caller holds, changed in place)
+//   and the core's file/migrate.rs (a file's records, on open);
+// - context selection: lib/context.js `buildSessionContext(entries, leafId)` (arrays from callers)
+//   and the core's view (store/view.rs + context.rs) behind `SessionManager#buildSessionContext`.
+// The path rules have their own table test (path-rules.test.mjs), the "modified" rule its in
+// wire.test.mjs; the format version, the listing cache's place and the batch tags come from the core
+// through the binding and have no JS copy.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { T0, iso, tempDir, header, entry, msgEntry, compaction, user, assistant, writeJsonl } from "./helpers/fixtures.mjs";
+
+const require = createRequire(import.meta.url);
+const pkg = require("../index.js");
+const { SessionManager } = pkg;
+
+/** Records with ids replaced by their first-seen order, so random v1 ids compare. */
+function byOrder(records) {
+  const names = new Map();
+  const name = (v) => {
+    if (typeof v !== "string") return v;
+    if (!names.has(v)) names.set(v, `#${names.size}`);
+    return names.get(v);
+  };
+  return records.map((r) => {
+    const e = structuredClone(r);
+    if (e.type !== "session") for (const k of ["id", "parentId", "firstKeptEntryId", "targetId"]) if (k in e) e[k] = name(e[k]);
+    return e;
+  });
+}
+
+const v1 = (fields = {}) => {
+  const h = header(fields);
+  delete h.version;
+  return h;
+};
+const plain = (type, fields) => ({ type, timestamp: iso(T0), ...fields });
+
+const MIGRATIONS = [
+  {
+    name: "v1 without a version: ids and parents in file order, an index that names an entry",
+    records: [
+      v1(),
+      plain("message", { message: user("a") }),
+      plain("message", { message: assistant("b") }),
+      plain("compaction", { summary: "s", firstKeptEntryIndex: 2, tokensBefore: 1 }),
+      plain("message", { message: { role: "hookMessage", content: "h", timestamp: 1 } }),
+    ],
+  },
+  {
+    name: "v1: a compaction's index at the header or past the end names nothing",
+    records: [
+      v1({ version: 1 }),
+      plain("message", { message: user("a") }),
+      plain("compaction", { summary: "s", firstKeptEntryIndex: 0, tokensBefore: 1 }),
+      plain("compaction", { summary: "t", firstKeptEntryIndex: 99, tokensBefore: 1 }),
+      plain("compaction", { summary: "u", firstKeptEntryIndex: "1", tokensBefore: 1 }),
+    ],
+  },
+  {
+    name: "v2: only the role is renamed, and only on messages",
+    records: [
+      header({ version: 2 }),
+      msgEntry("a", null, { role: "hookMessage", content: "h", timestamp: 1 }),
+      entry("custom_message", "b", "a", { customType: "x", content: "c", display: true, role: "hookMessage" }),
+      msgEntry("c", "b", user("u")),
+    ],
+  },
+  {
+    name: "current version: nothing changes",
+    records: [header(), msgEntry("a", null, { role: "hookMessage", content: "h", timestamp: 1 }), msgEntry("b", "a", user("u"))],
+  },
+];
+
+for (const c of MIGRATIONS) {
+  test(`migration twins agree: ${c.name}`, (t) => {
+    const js = structuredClone(c.records);
+    pkg.migrateSessionEntries(js);
+    const file = writeJsonl(path.join(tempDir(t, "pi-twins-"), "s.jsonl"), c.records);
+    const sm = SessionManager.open(file);
+    const core = [sm.getHeader(), ...sm.getEntries()];
+    assert.deepEqual(byOrder(core), byOrder(js));
+  });
+}
+
+//  u1 ── a1 ─┬─ sy (system) ── u2 ── c1 (keeps a1) ── u3 ── c2 (keeps c1) ── u4 ── a4
+//            └─ s1 ── bs (branch summary) ── cm (custom message) ── th ── md ── lb ── s2 ── rt ── u5
+// rt is a compaction with a retainedTail: nothing before it is kept.
+function tree() {
+  return [
+    header(),
+    msgEntry("u1", null, user("first"), iso(T0)),
+    msgEntry("a1", "u1", assistant("reply"), iso(T0 + 1000)),
+    msgEntry("sy", "a1", { role: "system", content: "be brief", timestamp: 1 }, iso(T0 + 1500)),
+    msgEntry("u2", "sy", user("main"), iso(T0 + 2000)),
+    compaction("c1", "u2", { firstKeptEntryId: "a1" }, iso(T0 + 3000)),
+    msgEntry("u3", "c1", user("after c1"), iso(T0 + 4000)),
+    compaction("c2", "u3", { firstKeptEntryId: "c1" }, iso(T0 + 5000)),
+    msgEntry("u4", "c2", user("after c2"), iso(T0 + 6000)),
+    msgEntry("a4", "u4", assistant("done"), iso(T0 + 7000)),
+    msgEntry("s1", "a1", user("side"), iso(T0 + 8000)),
+    entry("branch_summary", "bs", "s1", { fromId: "a4", summary: "the main branch" }, iso(T0 + 9000)),
+    entry("custom_message", "cm", "bs", { customType: "note", content: "extension text", display: true }, iso(T0 + 10000)),
+    entry("thinking_level_change", "th", "cm", { thinkingLevel: "high" }, iso(T0 + 11000)),
+    entry("model_change", "md", "th", { provider: "p", modelId: "m" }, iso(T0 + 12000)),
+    entry("label", "lb", "md", { targetId: "u1", label: "start" }, iso(T0 + 13000)),
+    msgEntry("s2", "lb", { role: "system", content: null, timestamp: 1 }, iso(T0 + 14000)),
+    compaction("rt", "s2", { firstKeptEntryId: "s1", retainedTail: [user("kept in the checkpoint")] }, iso(T0 + 15000)),
+    msgEntry("u5", "rt", user("after the checkpoint"), iso(T0 + 16000)),
+  ];
+}
+
+for (const leaf of ["u1", "a1", "sy", "u2", "c1", "u3", "c2", "a4", "s1", "bs", "cm", "th", "md", "lb", "s2", "rt", "u5"]) {
+  test(`context twins agree with the leaf at ${leaf}`, (t) => {
+    const records = tree();
+    const file = writeJsonl(path.join(tempDir(t, "pi-twins-"), "s.jsonl"), records);
+    const sm = SessionManager.open(file);
+    sm.branch(leaf);
+    const js = pkg.buildSessionContext(records.slice(1), leaf);
+    assert.deepEqual(sm.buildSessionContext(), js);
+  });
+}
+
+test("context twins agree with no leaf (an empty branch)", (t) => {
+  const records = tree();
+  const sm = SessionManager.open(writeJsonl(path.join(tempDir(t, "pi-twins-"), "s.jsonl"), records));
+  sm.resetLeaf();
+  assert.deepEqual(sm.buildSessionContext(), pkg.buildSessionContext(records.slice(1), null));
+});
