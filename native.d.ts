@@ -233,9 +233,18 @@ export declare function findById(dir: string, id: string, resolvedCwd?: string |
 export declare function findMostRecent(dir: string, resolvedCwd?: string | undefined | null): string | null
 
 export interface HeaderScan {
-  /** "header", "none" or "limit". */
-  kind: string
+  kind: HeaderScanKind
   cwd?: string
+}
+
+/** What the bounded header scan found (`HeaderScanKind` in JS, with these names as values). */
+export declare const enum HeaderScanKind {
+  /** A header within the bound; `cwd` is its cwd (none when it states no string). */
+  Header = 'Header',
+  /** No header: the first line that parses is not one, or no line parses. */
+  None = 'None',
+  /** The bound (1 MiB) went by without a line that parses: only a full read can tell. */
+  Limit = 'Limit',
 }
 
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */

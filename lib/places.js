@@ -47,8 +47,8 @@ function openPlace(filePath, sessionDir, cwdOverride) {
   let headerCwd;
   if (cwdOverride === undefined && fs.existsSync(resolved)) {
     const scan = native.scanHeader(resolved);
-    if (scan.kind === "header") headerCwd = scan.cwd ?? undefined;
-    else if (scan.kind === "limit") {
+    if (scan.kind === native.HeaderScanKind.Header) headerCwd = scan.cwd ?? undefined;
+    else if (scan.kind === native.HeaderScanKind.Limit) {
       // The bounded scan is only a shortcut; a full read stays authoritative.
       // The header is the first `session` record (records may lead it, see README).
       const first = JSON.parse(native.loadEntriesJson(resolved)).find((/** @type {any} */ e) => e?.type === "session");

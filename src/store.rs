@@ -24,10 +24,20 @@ pub fn list_cache_file(agent_dir: String) -> String {
         .into_owned()
 }
 
+/// What the bounded header scan found (`HeaderScanKind` in JS, with these names as values).
+#[napi(string_enum)]
+pub enum HeaderScanKind {
+    /// A header within the bound; `cwd` is its cwd (none when it states no string).
+    Header,
+    /// No header: the first line that parses is not one, or no line parses.
+    None,
+    /// The bound (1 MiB) went by without a line that parses: only a full read can tell.
+    Limit,
+}
+
 #[napi(object)]
 pub struct HeaderScan {
-    /// "header", "none" or "limit".
-    pub kind: String,
+    pub kind: HeaderScanKind,
     pub cwd: Option<String>,
 }
 
@@ -36,15 +46,15 @@ pub struct HeaderScan {
 pub fn scan_header(env: Env, path: String) -> Result<HeaderScan> {
     match listing::read_header(Path::new(&path)) {
         Ok(Some(h)) => Ok(HeaderScan {
-            kind: "header".into(),
+            kind: HeaderScanKind::Header,
             cwd: h.cwd,
         }),
         Ok(None) => Ok(HeaderScan {
-            kind: "none".into(),
+            kind: HeaderScanKind::None,
             cwd: None,
         }),
         Err(listing::ScanError::Limit) => Ok(HeaderScan {
-            kind: "limit".into(),
+            kind: HeaderScanKind::Limit,
             cwd: None,
         }),
         Err(listing::ScanError::Io(e)) => {
