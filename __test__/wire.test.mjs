@@ -239,4 +239,14 @@ describe("wire formats", () => {
     assert.deepEqual(native.scanHeader(far), { kind: Limit });
     assert.equal(SessionManager.open(far, dir).getCwd(), "/tmp/far-cwd");
   });
+
+  test("the scalar position getters answer NONE for no record, as every format does", () => {
+    const native = require("../native.js");
+    const { NONE } = wire;
+    const core = native.NativeSession.blank("/tmp/wire-none", "/tmp/wire-none", false);
+    assert.equal(core.headerPos(), NONE, "no session yet");
+    core.newSession(null, null);
+    assert.equal(core.headerPos(), 0);
+    assert.deepEqual([core.leafPos(), core.lookup(JSON.stringify("missing")), core.labelPos(JSON.stringify("missing")), core.sessionNamePos()], [NONE, NONE, NONE, NONE]);
+  });
 });

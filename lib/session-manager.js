@@ -133,7 +133,7 @@ class SessionManager {
     const s = this.#state;
     if (s.headerPos === NOT_ASKED) s.headerPos = this.#core.headerPos();
     const pos = s.headerPos;
-    return pos < 0 ? null : s.entry(pos);
+    return pos === NONE ? null : s.entry(pos);
   }
   getEntryCount() {
     const s = this.#state;
@@ -158,14 +158,14 @@ class SessionManager {
   }
   getLeafEntry() {
     const s = this.#state;
-    return s.leafPos >= 0 ? s.entry(s.leafPos) : undefined;
+    return s.leafPos !== NONE ? s.entry(s.leafPos) : undefined;
   }
   getEntry(id) {
     const s = this.#state;
     const hit = s.entryById.get(id);
     if (hit !== undefined) return hit;
     const pos = s.lookup(id);
-    if (pos < 0) return undefined;
+    if (pos === NONE) return undefined;
     const entry = s.entry(pos);
     s.entryById.set(id, entry);
     return entry;
@@ -193,7 +193,7 @@ class SessionManager {
     const s = this.#state;
     let pos = s.namePos;
     if (pos === NOT_ASKED) pos = s.namePos = this.#core.sessionNamePos();
-    return pos >= 0 ? s.entry(pos).name?.trim() || undefined : undefined;
+    return pos !== NONE ? s.entry(pos).name?.trim() || undefined : undefined;
   }
   getBranch(fromId) {
     return this.#state.branch(fromId);
@@ -401,7 +401,7 @@ class SessionManager {
   }
 
   appendLabelChange(targetId, label) {
-    if (this.#state.lookup(targetId) < 0) throw notFound(targetId);
+    if (this.#state.lookup(targetId) === NONE) throw notFound(targetId);
     return this.#add({ type: "label", id: newId(), parentId: this.#state.leafId, timestamp: nowIso(), targetId, label }).id;
   }
 
@@ -417,12 +417,12 @@ class SessionManager {
   resetLeaf() {
     const s = this.#state;
     this.#core.resetLeaf();
-    s.leafMoved(null, -1);
+    s.leafMoved(null, NONE);
   }
 
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
     const s = this.#state;
-    if (branchFromId !== null && s.lookup(branchFromId) < 0) throw notFound(branchFromId);
+    if (branchFromId !== null && s.lookup(branchFromId) === NONE) throw notFound(branchFromId);
     const fromId = s.leafId ?? "root";
     // The leaf moves first (so after a failed write it rests on branchFromId, as in the reference).
     this.#core.setLeafKey(branchFromId === null ? null : keyOf(branchFromId));

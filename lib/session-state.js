@@ -23,8 +23,9 @@ const idle = require("./idle-parse.js");
 
 /** The format version the core writes (its constant, not a copy). */
 const CURRENT_SESSION_VERSION = native.CURRENT_SESSION_VERSION;
-/** A position not asked for since the last change (the core's "none" is -1). */
-const NOT_ASKED = -2;
+/** A cached position not asked for since the last change: not a position and not NONE (the
+ * core's "no record"), so a cache slot tells the three apart. */
+const NOT_ASKED = -1;
 
 /**
  * Where entry objects come from: the record of a manager's session each was made from or written
@@ -89,7 +90,7 @@ class SessionState {
   // The answers derived from the records, set by forgetAnswers().
   /** All non-header entries in order, once someone asked for them (extended on append). @type {any[] | null} */
   all;
-  /** The header's position (NOT_ASKED, or -1: none). @type {number} */
+  /** The header's position (NOT_ASKED, or NONE). @type {number} */
   headerPos;
   /** The session file (null: not asked yet). @type {string | undefined | null} */
   file;
@@ -99,7 +100,7 @@ class SessionState {
    * reference's, since a lookup in a Map of every id asked for measured several times slower.
    * @type {Map<string, unknown> | null} */
   labels;
-  /** The latest session_info record's position (NOT_ASKED, or -1: none). @type {number} */
+  /** The latest session_info record's position (NOT_ASKED, or NONE). @type {number} */
   namePos;
   /** getBranch()'s answer for the leaf record at leafBranchPos (valid while the leaf is there). @type {any[] | null} */
   leafBranch;
@@ -129,7 +130,7 @@ class SessionState {
     this.callerList = null;
     /** @type {unknown} */
     this.leafId = null;
-    this.leafPos = -1;
+    this.leafPos = NONE;
     this.forgetAnswers();
     /** Idle parsing's progress while pending (see idle-parse.js). @type {import("./idle-parse.js").Warm | null} */
     this.warm = null;
@@ -148,7 +149,7 @@ class SessionState {
     this.entryById = new Map();
     this.forgetAnswers();
     this.leafId = null;
-    this.leafPos = -1;
+    this.leafPos = NONE;
     this.warm = null;
     if (this.origin !== null) this.origin.live = false;
     this.origin = null;
@@ -165,12 +166,12 @@ class SessionState {
     this.labels = null;
     this.namePos = NOT_ASKED;
     this.leafBranch = null;
-    this.leafBranchPos = -1;
+    this.leafBranchPos = NONE;
     this.treePlan = null;
     this.treeGeneration = -1;
   }
 
-  /** The leaf moved to `id`, the record at `pos` (-1: none): transcript readers start over.
+  /** The leaf moved to `id`, the record at `pos` (NONE: none): transcript readers start over.
    * @param {unknown} id @param {number} pos */
   leafMoved(id, pos) {
     this.leafId = id;
@@ -193,7 +194,7 @@ class SessionState {
     this.objs[pos] = entry;
     this.mark(entry, pos);
     // The new entry's parent is the record the leaf was on: a branch kept for it grows by one.
-    if (this.leafBranch !== null && this.leafBranchPos === this.leafPos && this.leafPos >= 0) {
+    if (this.leafBranch !== null && this.leafBranchPos === this.leafPos && this.leafPos !== NONE) {
       this.leafBranch.push(entry);
       this.leafBranchPos = pos;
     }
@@ -251,7 +252,7 @@ class SessionState {
     const key = keyOf(id);
     if (key === null) return undefined;
     const pos = this.core.labelPos(key);
-    return pos >= 0 ? this.entry(pos).label : undefined;
+    return pos !== NONE ? this.entry(pos).label : undefined;
   }
 
   // ----- entry objects ----------------------------------------------------------------------
@@ -364,14 +365,14 @@ class SessionState {
     }
   }
 
-  /** The position of the record with id `id`, or -1. @param {unknown} id */
+  /** The position of the record with id `id`, or NONE. @param {unknown} id */
   lookup(id) {
     const cached = this.posById.get(id);
     if (cached !== undefined) return cached;
     const key = keyOf(id);
-    if (key === null) return -1;
+    if (key === null) return NONE;
     const pos = this.core.lookup(key);
-    if (pos >= 0) this.posById.set(id, pos);
+    if (pos !== NONE) this.posById.set(id, pos);
     return pos;
   }
 
@@ -390,7 +391,7 @@ class SessionState {
    * the one the reference builds, with its `parentSession: undefined` key. */
   seedFreshHeader() {
     const pos = this.core.headerPos();
-    if (pos < 0) return;
+    if (pos === NONE) return;
     const h = parseLines(this.core.line(pos))[0];
     if (!("parentSession" in h)) h.parentSession = undefined;
     this.objs[pos] = h;

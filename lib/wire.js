@@ -8,9 +8,9 @@
 // Query results cross as one Uint32Array each, encoded by the binding (src/wire.rs, one encoder
 // per format) and decoded here, with the offsets named below.
 
-/** "No record" in a position slot of every format: u32::MAX (`NONE` in src/wire.rs). The scalar
- * position getters of NativeSession (headerPos, leafPos, lookup, labelPos, sessionNamePos) answer
- * -1 instead (`pos_or_none` in src/session/mod.rs), which the shell tests with `< 0`. */
+/** "No record", in a position slot of every format and from the scalar position getters of
+ * NativeSession (headerPos, leafPos, lookup, labelPos, sessionNamePos): u32::MAX (`NONE` in
+ * src/wire.rs). */
 const NONE = 0xffffffff;
 
 const native = require("../native.js");

@@ -16,9 +16,6 @@ mod load;
 mod read;
 mod write;
 
-/// A position JS reads as "none".
-const NONE: i64 = -1;
-
 /// JS spells the key of an absent id `"undefined"`; the core uses the empty key.
 fn core_key(k: &str) -> &str {
     if k == "undefined" {
@@ -36,8 +33,9 @@ fn js_key(k: &str) -> String {
     }
 }
 
-fn pos_or_none(p: Option<u32>) -> i64 {
-    p.map(i64::from).unwrap_or(NONE)
+/// A position, or "no record" as every format spells it (`NONE`, u32::MAX; see src/wire.rs).
+fn pos_or_none(p: Option<u32>) -> u32 {
+    p.unwrap_or(crate::wire::NONE)
 }
 
 /// One session's state (the core `Session`). The bytes it holds are reported to V8 as external

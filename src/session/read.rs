@@ -60,7 +60,7 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn header_pos(&self) -> i64 {
+    pub fn header_pos(&self) -> u32 {
         pos_or_none(self.inner.header_pos())
     }
 
@@ -71,17 +71,17 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn leaf_pos(&self) -> i64 {
+    pub fn leaf_pos(&self) -> u32 {
         pos_or_none(self.inner.leaf_pos())
     }
 
     #[napi(catch_unwind)]
-    pub fn lookup(&self, key: String) -> i64 {
+    pub fn lookup(&self, key: String) -> u32 {
         pos_or_none(self.inner.lookup(core_key(&key)))
     }
 
     #[napi(catch_unwind)]
-    pub fn label_pos(&self, key: String) -> i64 {
+    pub fn label_pos(&self, key: String) -> u32 {
         pos_or_none(self.inner.label_pos(core_key(&key)))
     }
 
@@ -93,7 +93,7 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn session_name_pos(&self) -> i64 {
+    pub fn session_name_pos(&self) -> u32 {
         pos_or_none(self.inner.session_name_pos())
     }
 
