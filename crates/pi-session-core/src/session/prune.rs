@@ -91,6 +91,13 @@ impl Session {
     /// currently on") and unknown ids (`ENTRY_NOT_FOUND`; `key` as for [`Session::count_subtree`]).
     /// On a failed write nothing changes.
     pub fn prune_branch(&mut self, key: Option<&str>, display: &str) -> Result<Pruned> {
+        let plan = self.plan_prune(key, display)?;
+        self.apply_prune(plan)
+    }
+
+    /// What `pruneBranch` would do, reading the session only: which records go and which
+    /// members of the survivors change.
+    fn plan_prune(&self, key: Option<&str>, display: &str) -> Result<PrunePlan> {
         let root = key
             .and_then(|k| self.lookup(k))
             .ok_or_else(|| Error::entry_not_found(display))?;
@@ -128,91 +135,124 @@ impl Session {
             }
             q.filter(|x| !dropped[*x as usize])
         };
+        let mut edits: Vec<(u32, Vec<(&'static str, json::Value)>)> = Vec::new();
+        let mut context_changed = false;
+        let mut removed_ids: Vec<Key> = Vec::new();
+        let mut dropped_label_ids: Vec<Key> = Vec::new();
+        for p in 0..self.records.recs.len() as u32 {
+            let m = &self.records.recs[p as usize].meta;
+            if dropped[p as usize] {
+                if removed[p as usize] {
+                    removed_ids.push(m.id.clone());
+                } else {
+                    dropped_label_ids.push(m.id.clone());
+                }
+                continue;
+            }
+            if !m.kind.is_entry() {
+                continue;
+            }
+            let mut members: Vec<(&'static str, json::Value)> = Vec::new();
+            if self.parent_of(p).is_some_and(|q| dropped[q as usize]) {
+                let value = match surviving_parent(p) {
+                    Some(q) => self.records.recs[q as usize].meta.id.clone(),
+                    None => Key::from("null"),
+                };
+                members.push(("parentId", parse_key(&value)));
+            }
+            if m.kind == Kind::Compaction {
+                if let Some(t) = self.lookup(&m.first_kept).filter(|t| dropped[*t as usize]) {
+                    let path = self.path_to(p);
+                    let next = path
+                        .iter()
+                        .skip_while(|&&x| x != t)
+                        .find(|&&x| !dropped[x as usize]);
+                    if let Some(&x) = next {
+                        let id = self.records.recs[x as usize].meta.id.clone();
+                        members.push(("firstKeptEntryId", parse_key(&id)));
+                        context_changed |= active.contains(&p);
+                    }
+                }
+            }
+            if !members.is_empty() {
+                edits.push((p, members));
+            }
+        }
+        removed_ids.append(&mut dropped_label_ids);
+        let leaf_key = self
+            .leaf_pos()
+            .and_then(|l| {
+                if dropped[l as usize] {
+                    surviving_parent(l)
+                } else {
+                    Some(l)
+                }
+            })
+            .map(|l| self.records.recs[l as usize].meta.id.clone());
+        Ok(PrunePlan {
+            removed: removed.iter().filter(|&&b| b).count(),
+            dropped,
+            labels_dropped,
+            edits,
+            context_changed,
+            removed_ids,
+            leaf_key,
+        })
+    }
+
+    /// Carry out a [`PrunePlan`]: the kept records with their members edited become the new
+    /// text, written in place of the file when the session is on disk, then adopted.
+    fn apply_prune(&mut self, plan: PrunePlan) -> Result<Pruned> {
+        let PrunePlan {
+            removed,
+            dropped,
+            labels_dropped,
+            edits,
+            context_changed,
+            removed_ids,
+            leaf_key,
+        } = plan;
+        let rewired = edits.len();
+        let mut edits = edits.into_iter().peekable();
         let mut lines: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
         let mut metas: Vec<Meta> = Vec::new();
         let mut kept: Vec<u32> = Vec::new();
         let mut changes: Vec<(u32, &'static str, String)> = Vec::new();
-        let (mut before, mut after, mut rewired) = (0u64, 0u64, 0usize);
-        let mut context_changed = false;
-        let mut removed_ids: Vec<Key> = Vec::new();
-        let mut dropped_label_ids: Vec<Key> = Vec::new();
+        let (mut before, mut after) = (0u64, 0u64);
         for p in 0..self.records.recs.len() as u32 {
             // A skeleton (an in-memory session's entry held by JavaScript) has every member
             // edited here; such a session never writes, so it is never written either.
             let line = self.line(p)?;
             before += line.len() as u64 + 1;
             if dropped[p as usize] {
-                let id = self.records.recs[p as usize].meta.id.clone();
-                if removed[p as usize] {
-                    removed_ids.push(id);
-                } else {
-                    dropped_label_ids.push(id);
-                }
                 continue;
             }
             let m = &self.records.recs[p as usize].meta;
-            let mut edits: Vec<(&'static str, json::Value)> = Vec::new();
-            if m.kind.is_entry() {
-                let old_parent = self.parent_of(p);
-                if old_parent.is_some_and(|q| dropped[q as usize]) {
-                    let value = match surviving_parent(p) {
-                        Some(q) => self.records.recs[q as usize].meta.id.clone(),
-                        None => Key::from("null"),
-                    };
-                    edits.push(("parentId", parse_key(&value)));
-                }
-                if m.kind == Kind::Compaction {
-                    if let Some(t) = self.lookup(&m.first_kept).filter(|t| dropped[*t as usize]) {
-                        let path = self.path_to(p);
-                        let next = path
-                            .iter()
-                            .skip_while(|&&x| x != t)
-                            .find(|&&x| !dropped[x as usize]);
-                        if let Some(&x) = next {
-                            let id = self.records.recs[x as usize].meta.id.clone();
-                            edits.push(("firstKeptEntryId", parse_key(&id)));
-                            context_changed |= active.contains(&p);
+            let (line, meta) = match edits.next_if(|(q, _)| *q == p) {
+                None => (line, m.clone()),
+                Some((_, members)) => {
+                    let mut v = json::parse(&line).map_err(|_| {
+                        Error::new(ErrorCode::Internal, "a stored record does not parse")
+                    })?;
+                    if let json::Value::Object(o) = &mut v {
+                        for (k, val) in members {
+                            changes.push((kept.len() as u32, k, json::to_json(&val)));
+                            o.insert(json::JsStr::from_str(k), val);
                         }
                     }
+                    let text = json::to_json(&v).into_bytes();
+                    let mut meta = record::read_meta_trusted(&text)
+                        .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
+                    meta.kind = m.kind;
+                    meta.skeleton = m.skeleton;
+                    (std::borrow::Cow::Owned(text), meta)
                 }
-            }
-            let (line, meta) = if edits.is_empty() {
-                (line, m.clone())
-            } else {
-                rewired += 1;
-                let mut v = json::parse(&line).map_err(|_| {
-                    Error::new(ErrorCode::Internal, "a stored record does not parse")
-                })?;
-                if let json::Value::Object(o) = &mut v {
-                    for (k, val) in edits {
-                        changes.push((kept.len() as u32, k, json::to_json(&val)));
-                        o.insert(json::JsStr::from_str(k), val);
-                    }
-                }
-                let text = json::to_json(&v).into_bytes();
-                let mut meta = record::read_meta_trusted(&text)
-                    .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
-                meta.kind = m.kind;
-                meta.skeleton = m.skeleton;
-                (std::borrow::Cow::Owned(text), meta)
             };
             after += line.len() as u64 + 1;
             kept.push(p);
             lines.push(line);
             metas.push(meta);
         }
-        let removed_count = removed.iter().filter(|&&b| b).count();
-        removed_ids.append(&mut dropped_label_ids);
-        let leaf = self.leaf_pos().map(|l| {
-            if dropped[l as usize] {
-                surviving_parent(l)
-            } else {
-                Some(l)
-            }
-        });
-        let leaf_key = leaf
-            .flatten()
-            .map(|l| self.records.recs[l as usize].meta.id.clone());
         let mut text = Vec::with_capacity(after as usize);
         let mut ranges = Vec::with_capacity(lines.len());
         for line in &lines {
@@ -253,7 +293,7 @@ impl Session {
             _ => Leaf::Null,
         };
         Ok(Pruned {
-            removed: removed_count,
+            removed,
             labels_dropped,
             rewired,
             bytes_before: before,
@@ -265,6 +305,22 @@ impl Session {
             edits: changes,
         })
     }
+}
+
+/// What `pruneBranch` is to do, worked out before anything changes.
+struct PrunePlan {
+    /// Entries of the subtree.
+    removed: usize,
+    /// Per record: does it go (the subtree, and the labels that name an entry of it)?
+    dropped: Vec<bool>,
+    labels_dropped: usize,
+    /// The members to set on a survivor, by its position, in order of position.
+    edits: Vec<(u32, Vec<(&'static str, json::Value)>)>,
+    context_changed: bool,
+    /// The subtree's ids, then the dropped labels'.
+    removed_ids: Vec<Key>,
+    /// The entry that is the leaf afterwards (None: no leaf).
+    leaf_key: Option<Key>,
 }
 
 /// A key (canonical JSON text of a primitive) as a JSON value.
