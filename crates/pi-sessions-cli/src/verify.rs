@@ -100,12 +100,11 @@ pub fn check(path: &Path) -> Inspection {
     match std::fs::read(path) {
         Ok(bytes) => inspect::inspect(&bytes),
         Err(e) => Inspection {
-            findings: vec![Finding {
-                severity: Severity::Error,
-                code: "unreadable",
-                line: None,
-                message: format!("cannot read: {e}"),
-            }],
+            findings: vec![Finding::error(
+                "unreadable",
+                None,
+                format!("cannot read: {e}"),
+            )],
             ..Inspection::default()
         },
     }

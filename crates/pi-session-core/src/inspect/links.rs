@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{Finding, Rec, Severity};
+use super::{Finding, Rec};
 use crate::json::{self, Value};
 use crate::record::{self, Key, UNDEFINED};
 
@@ -29,23 +29,21 @@ pub(super) fn check_links(entries: &[&Rec], f: &mut Vec<Finding>) {
     let ids: Vec<Key> = entries.iter().map(|r| key_of(r.value.get("id"))).collect();
     for (i, (r, id)) in entries.iter().zip(&ids).enumerate() {
         if !matches!(r.value.get("id"), Some(Value::String(_))) {
-            f.push(Finding {
-                severity: Severity::Error,
-                code: "missing-id",
-                line: Some(r.line),
-                message: format!("the entry id is {}, not a string", shown(id)),
-            });
+            f.push(Finding::error(
+                "missing-id",
+                r.line,
+                format!("the entry id is {}, not a string", shown(id)),
+            ));
         }
         if let Some(&prev) = first_line.get(id) {
-            f.push(Finding {
-                severity: Severity::Error,
-                code: "duplicate-id",
-                line: Some(r.line),
-                message: format!(
+            f.push(Finding::error(
+                "duplicate-id",
+                r.line,
+                format!(
                     "duplicate id {} (first on line {prev}): readers index only the last record with it",
                     shown(id)
                 ),
-            });
+            ));
         } else {
             first_line.insert(id.clone(), r.line);
         }
@@ -56,26 +54,24 @@ pub(super) fn check_links(entries: &[&Rec], f: &mut Vec<Finding>) {
     for (i, r) in entries.iter().enumerate() {
         let parent = key_of(r.value.get("parentId"));
         if &*parent == UNDEFINED {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "missing-parent-id",
-                line: Some(r.line),
-                message: "the entry has no parentId (readers make it a root)".into(),
-            });
+            f.push(Finding::warning(
+                "missing-parent-id",
+                r.line,
+                "the entry has no parentId (readers make it a root)",
+            ));
         } else if &*parent != "null" {
             if !record::key_truthy(&parent) {
                 // A falsy parentId ends the walk like null does.
             } else if let Some(&p) = index.get(&parent) {
                 parent_of[i] = Some(p);
             } else {
-                f.push(Finding {
-                    severity: Severity::Error,
-                    code: "dangling-parent",
-                    line: Some(r.line),
-                    message: format!(
+                f.push(Finding::error(
+                    "dangling-parent",
+                    r.line,
+                    format!(
                         "parentId {parent} is not an entry of this file: readers start a separate tree here"
                     ),
-                });
+                ));
             }
         }
         let ty = r.value.get("type");
@@ -83,47 +79,43 @@ pub(super) fn check_links(entries: &[&Rec], f: &mut Vec<Finding>) {
         if is("compaction") {
             let fk = key_of(r.value.get("firstKeptEntryId"));
             if record::key_truthy(&fk) && fk != ids[i] && !exists(&fk) {
-                f.push(Finding {
-                    severity: Severity::Warning,
-                    code: "dangling-first-kept",
-                    line: Some(r.line),
-                    message: format!(
+                f.push(Finding::warning(
+                    "dangling-first-kept",
+                    r.line,
+                    format!(
                         "firstKeptEntryId {fk} is not an entry of this file: nothing before this compaction stays in context"
                     ),
-                });
+                ));
             }
         }
         if is("label") || is("context_edit") {
             let t = key_of(r.value.get("targetId"));
             if !exists(&t) {
-                f.push(Finding {
-                    severity: Severity::Warning,
-                    code: "dangling-target",
-                    line: Some(r.line),
-                    message: format!("targetId {} is not an entry of this file", shown(&t)),
-                });
+                f.push(Finding::warning(
+                    "dangling-target",
+                    r.line,
+                    format!("targetId {} is not an entry of this file", shown(&t)),
+                ));
             }
         }
         if is("branch_summary") {
             let from = key_of(r.value.get("fromId"));
             if record::key_truthy(&from) && &*from != "\"root\"" && !exists(&from) {
-                f.push(Finding {
-                    severity: Severity::Warning,
-                    code: "dangling-from",
-                    line: Some(r.line),
-                    message: format!("fromId {from} is not an entry of this file"),
-                });
+                f.push(Finding::warning(
+                    "dangling-from",
+                    r.line,
+                    format!("fromId {from} is not an entry of this file"),
+                ));
             }
         }
     }
     for cycle in find_cycles(&parent_of, &index, &ids) {
         let first = *cycle.iter().min().expect("cycles are non-empty");
         let names: Vec<String> = cycle.iter().map(|&i| shown(&ids[i])).collect();
-        f.push(Finding {
-            severity: Severity::Error,
-            code: "cycle",
-            line: Some(entries[first].line),
-            message: if cycle.len() == 1 {
+        f.push(Finding::error(
+            "cycle",
+            entries[first].line,
+            if cycle.len() == 1 {
                 format!("entry {} is its own parent: a parentId cycle", names[0])
             } else {
                 format!(
@@ -132,7 +124,7 @@ pub(super) fn check_links(entries: &[&Rec], f: &mut Vec<Finding>) {
                     names[0]
                 )
             },
-        });
+        ));
     }
 }
 

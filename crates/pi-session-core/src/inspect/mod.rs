@@ -48,6 +48,50 @@ pub struct Finding {
     pub message: String,
 }
 
+impl Finding {
+    /// A finding about `line` (1-based), or about the whole file (`None`).
+    pub fn new(
+        severity: Severity,
+        code: &'static str,
+        line: impl Into<Option<usize>>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            severity,
+            code,
+            line: line.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A [`Severity::Error`] finding (see [`Finding::new`]).
+    pub fn error(
+        code: &'static str,
+        line: impl Into<Option<usize>>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding::new(Severity::Error, code, line, message)
+    }
+
+    /// A [`Severity::Warning`] finding (see [`Finding::new`]).
+    pub fn warning(
+        code: &'static str,
+        line: impl Into<Option<usize>>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding::new(Severity::Warning, code, line, message)
+    }
+
+    /// A [`Severity::Note`] finding (see [`Finding::new`]).
+    pub fn note(
+        code: &'static str,
+        line: impl Into<Option<usize>>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding::new(Severity::Note, code, line, message)
+    }
+}
+
 /// Everything learned about a file.
 #[derive(Debug, Clone, Default)]
 pub struct Inspection {
@@ -137,12 +181,11 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
     let mut out = Inspection::default();
     let mut f = Vec::new();
     if bytes.is_empty() {
-        f.push(Finding {
-            severity: Severity::Warning,
-            code: "empty-file",
-            line: None,
-            message: "empty file: no session header (pi writes one when it opens the file)".into(),
-        });
+        f.push(Finding::warning(
+            "empty-file",
+            None,
+            "empty file: no session header (pi writes one when it opens the file)",
+        ));
         out.findings = f;
         return out;
     }
@@ -157,16 +200,15 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
         if n == 1 && line.starts_with(BOM) {
             line = &line[BOM.len()..];
             let parses = json::parse(line).is_ok();
-            f.push(Finding {
-                severity: Severity::Error,
-                code: "bom",
-                line: Some(1),
-                message: if parses {
-                    "the line starts with a UTF-8 byte order mark: readers cannot parse it, so they reject the file".into()
+            f.push(Finding::error(
+                "bom",
+                1,
+                if parses {
+                    "the line starts with a UTF-8 byte order mark: readers cannot parse it, so they reject the file"
                 } else {
-                    "the line starts with a UTF-8 byte order mark".into()
+                    "the line starts with a UTF-8 byte order mark"
                 },
-            });
+            ));
             if parses {
                 // Analyse the rest as if the mark were gone, so one defect gives one finding.
                 if let Ok(v) = json::parse(line) {
@@ -176,45 +218,41 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
             }
         }
         if line.iter().all(|c| c.is_ascii_whitespace()) {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "blank-line",
-                line: Some(n),
-                message: "blank line (readers skip it)".into(),
-            });
+            f.push(Finding::warning(
+                "blank-line",
+                n,
+                "blank line (readers skip it)",
+            ));
             continue;
         }
         if line.last() == Some(&b'\r') {
             crlf.push(n);
         }
         if std::str::from_utf8(line).is_err() {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "invalid-utf8",
-                line: Some(n),
-                message: "invalid UTF-8 (readers see U+FFFD in its place)".into(),
-            });
+            f.push(Finding::warning(
+                "invalid-utf8",
+                n,
+                "invalid UTF-8 (readers see U+FFFD in its place)",
+            ));
         }
         match json::parse(line) {
             Err(err) => {
                 let last = n == ranges.len() && unterminated;
                 let nul = line.contains(&0);
                 f.push(if last {
-                    Finding {
-                        severity: Severity::Error,
-                        code: "torn-last-line",
-                        line: Some(n),
-                        message: format!(
+                    Finding::error(
+                        "torn-last-line",
+                        n,
+                        format!(
                             "torn last line (an interrupted write: no newline and not valid JSON, readers skip it): {}",
                             preview(line, 60)
                         ),
-                    }
+                    )
                 } else {
-                    Finding {
-                        severity: Severity::Error,
-                        code: "malformed-line",
-                        line: Some(n),
-                        message: if nul {
+                    Finding::error(
+                        "malformed-line",
+                        n,
+                        if nul {
                             format!("NUL bytes, not JSON (readers skip the line): {}", preview(line, 40))
                         } else {
                             format!(
@@ -223,52 +261,46 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
                                 preview(line, 60)
                             )
                         },
-                    }
+                    )
                 });
             }
-            Ok(v) if !v.is_truthy() => f.push(Finding {
-                severity: Severity::Warning,
-                code: "falsy-value",
-                line: Some(n),
-                message: format!("the line is `{}` (readers skip it)", preview(line, 20)),
-            }),
+            Ok(v) if !v.is_truthy() => f.push(Finding::warning(
+                "falsy-value",
+                n,
+                format!("the line is `{}` (readers skip it)", preview(line, 20)),
+            )),
             Ok(v) => {
                 if !matches!(v, Value::Object(_)) {
-                    f.push(Finding {
-                        severity: Severity::Warning,
-                        code: "non-object",
-                        line: Some(n),
-                        message: format!(
+                    f.push(Finding::warning(
+                        "non-object",
+                        n,
+                        format!(
                             "{} (`{}`), not an entry object: readers keep it as an entry without id or type",
                             kind_name(&v),
                             preview(line, 30)
                         ),
-                    });
+                    ));
                 }
                 if n == ranges.len() && unterminated {
-                    f.push(Finding {
-                        severity: Severity::Warning,
-                        code: "no-trailing-newline",
-                        line: Some(n),
-                        message:
-                            "the last line has no newline (pi appends one when it opens the file)"
-                                .into(),
-                    });
+                    f.push(Finding::warning(
+                        "no-trailing-newline",
+                        n,
+                        "the last line has no newline (pi appends one when it opens the file)",
+                    ));
                 }
                 recs.push(Rec { line: n, value: v });
             }
         }
     }
     if !crlf.is_empty() {
-        f.push(Finding {
-            severity: Severity::Warning,
-            code: "crlf",
-            line: Some(crlf[0]),
-            message: format!(
+        f.push(Finding::warning(
+            "crlf",
+            crlf[0],
+            format!(
                 "{} line(s) end with CRLF (pi writes LF; the CR is harmless JSON whitespace)",
                 crlf.len()
             ),
-        });
+        ));
     }
     out.records = recs.len();
     check_records(&recs, &mut f, &mut out);

@@ -2,7 +2,7 @@
 //! version) and the shape of each entry (type, message, role, content).
 
 use super::links::check_links;
-use super::{kind_name, Finding, Inspection, Rec, Severity};
+use super::{kind_name, Finding, Inspection, Rec};
 use crate::json::Value;
 
 fn is_header(v: &Value) -> bool {
@@ -11,74 +11,67 @@ fn is_header(v: &Value) -> bool {
 
 pub(super) fn check_records(recs: &[Rec], f: &mut Vec<Finding>, out: &mut Inspection) {
     let Some(first) = recs.first() else {
-        f.push(Finding {
-            severity: Severity::Error,
-            code: "no-header",
-            line: None,
-            message: "no session header: the file holds no records, readers reject it".into(),
-        });
+        f.push(Finding::error(
+            "no-header",
+            None,
+            "no session header: the file holds no records, readers reject it",
+        ));
         return;
     };
     let header_at = recs.iter().position(|r| is_header(&r.value));
     match header_at {
-        None => f.push(Finding {
-            severity: Severity::Error,
-            code: "no-header",
-            line: Some(first.line),
-            message: "no session header anywhere: readers reject the file".into(),
-        }),
+        None => f.push(Finding::error(
+            "no-header",
+            first.line,
+            "no session header anywhere: readers reject the file",
+        )),
         Some(h) if h > 0 && recs[..h].iter().all(|r| crate::listing::may_lead(&r.value)) => {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "records-before-header",
-                line: Some(first.line),
-                message: format!(
+            f.push(Finding::warning(
+                "records-before-header",
+                first.line,
+                format!(
                     "{h} record(s) without id or parentId before the session header (line {}), as oh-my-pi writes its title: this library reads the session, the reference rejects the file",
                     recs[h].line
                 ),
-            })
+            ))
         }
-        Some(h) if h > 0 => f.push(Finding {
-            severity: Severity::Error,
-            code: "header-not-first",
-            line: Some(first.line),
-            message: format!(
+        Some(h) if h > 0 => f.push(Finding::error(
+            "header-not-first",
+            first.line,
+            format!(
                 "the first record is not the session header (that is on line {}): readers reject the file",
                 recs[h].line
             ),
-        }),
+        )),
         Some(_) => {}
     }
     let Some(h) = header_at else { return };
     let leading = recs[..h].iter().all(|r| crate::listing::may_lead(&r.value));
     let header = &recs[h];
     if !matches!(header.value.get("id"), Some(Value::String(_))) {
-        f.push(Finding {
-            severity: Severity::Error,
-            code: "header-id",
-            line: Some(header.line),
-            message: format!(
+        f.push(Finding::error(
+            "header-id",
+            header.line,
+            format!(
                 "the header id is {}, not a string: readers reject the file",
                 header.value.get("id").map(kind_name).unwrap_or("missing")
             ),
-        });
+        ));
     }
     match header.value.get("timestamp") {
         Some(Value::String(t)) if !t.is_empty() => {}
-        _ => f.push(Finding {
-            severity: Severity::Warning,
-            code: "header-timestamp",
-            line: Some(header.line),
-            message: "the header has no timestamp string".into(),
-        }),
+        _ => f.push(Finding::warning(
+            "header-timestamp",
+            header.line,
+            "the header has no timestamp string",
+        )),
     }
     if !matches!(header.value.get("cwd"), Some(Value::String(_))) {
-        f.push(Finding {
-            severity: Severity::Warning,
-            code: "header-cwd",
-            line: Some(header.line),
-            message: "the header has no cwd string (per-project listings cannot place it)".into(),
-        });
+        f.push(Finding::warning(
+            "header-cwd",
+            header.line,
+            "the header has no cwd string (per-project listings cannot place it)",
+        ));
     }
     let version = match header.value.get("version") {
         Some(Value::Number(v)) => *v,
@@ -87,37 +80,31 @@ pub(super) fn check_records(recs: &[Rec], f: &mut Vec<Finding>, out: &mut Inspec
     };
     out.version = Some(version);
     if version.is_nan() {
-        f.push(Finding {
-            severity: Severity::Warning,
-            code: "header-version",
-            line: Some(header.line),
-            message: "the header version is not a number".into(),
-        });
+        f.push(Finding::warning(
+            "header-version",
+            header.line,
+            "the header version is not a number",
+        ));
     } else if version < 3.0 {
-        f.push(Finding {
-            severity: Severity::Note,
-            code: "old-version",
-            line: Some(header.line),
-            message: format!(
-                "format version {version}: pi migrates the file to v3 when it opens it"
-            ),
-        });
+        f.push(Finding::note(
+            "old-version",
+            header.line,
+            format!("format version {version}: pi migrates the file to v3 when it opens it"),
+        ));
     } else if version > 3.0 {
-        f.push(Finding {
-            severity: Severity::Note,
-            code: "future-version",
-            line: Some(header.line),
-            message: format!("format version {version} is newer than this tool knows (3)"),
-        });
+        f.push(Finding::note(
+            "future-version",
+            header.line,
+            format!("format version {version} is newer than this tool knows (3)"),
+        ));
     }
     for r in &recs[h + 1..] {
         if is_header(&r.value) {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "extra-header",
-                line: Some(r.line),
-                message: "another session header: readers ignore it".into(),
-            });
+            f.push(Finding::warning(
+                "extra-header",
+                r.line,
+                "another session header: readers ignore it",
+            ));
         }
     }
     let entries: Vec<&Rec> = recs
@@ -146,12 +133,11 @@ fn check_entry_shape(r: &Rec, f: &mut Vec<Finding>) {
     let ty = match r.value.get("type") {
         Some(Value::String(t)) => t.to_string_lossy(),
         _ => {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "missing-type",
-                line: Some(r.line),
-                message: "the entry has no type string".into(),
-            });
+            f.push(Finding::warning(
+                "missing-type",
+                r.line,
+                "the entry has no type string",
+            ));
             return;
         }
     };
@@ -159,43 +145,37 @@ fn check_entry_shape(r: &Rec, f: &mut Vec<Finding>) {
         return;
     }
     let Some(msg) = r.value.get("message") else {
-        f.push(Finding {
-            severity: Severity::Error,
-            code: "bad-message",
-            line: Some(r.line),
-            message: "a message entry without `message`: readers throw on it (pi's session list skips the file)".into(),
-        });
+        f.push(Finding::error(
+            "bad-message",
+            r.line,
+            "a message entry without `message`: readers throw on it (pi's session list skips the file)",
+        ));
         return;
     };
     let Value::Object(m) = msg else {
         if msg.is_null() {
-            f.push(Finding {
-                severity: Severity::Error,
-                code: "bad-message",
-                line: Some(r.line),
-                message:
-                    "`message` is null: readers throw on it (pi's session list skips the file)"
-                        .into(),
-            });
+            f.push(Finding::error(
+                "bad-message",
+                r.line,
+                "`message` is null: readers throw on it (pi's session list skips the file)",
+            ));
         } else {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "bad-message",
-                line: Some(r.line),
-                message: format!("`message` is {}, not an object", kind_name(msg)),
-            });
+            f.push(Finding::warning(
+                "bad-message",
+                r.line,
+                format!("`message` is {}, not an object", kind_name(msg)),
+            ));
         }
         return;
     };
     let role = match m.get("role") {
         Some(Value::String(s)) => s.to_string_lossy(),
         _ => {
-            f.push(Finding {
-                severity: Severity::Warning,
-                code: "missing-role",
-                line: Some(r.line),
-                message: "the message has no role string".into(),
-            });
+            f.push(Finding::warning(
+                "missing-role",
+                r.line,
+                "the message has no role string",
+            ));
             return;
         }
     };
@@ -208,13 +188,12 @@ fn check_entry_shape(r: &Rec, f: &mut Vec<Finding>) {
         Some(_) => true,
     };
     if bad {
-        f.push(Finding {
-            severity: Severity::Error,
-            code: "bad-content",
-            line: Some(r.line),
-            message: format!(
+        f.push(Finding::error(
+            "bad-content",
+            r.line,
+            format!(
                 "{role} message content is neither a string nor an array of blocks: pi's session list skips the whole file"
             ),
-        });
+        ));
     }
 }
