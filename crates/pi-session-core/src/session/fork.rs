@@ -10,7 +10,7 @@ use crate::file::{self, fingerprint, load_file, migrate};
 use crate::fsio::{self, Durability};
 use crate::json;
 use crate::paths;
-use crate::record::{self, Kind};
+use crate::record::{self, Kind, Meta};
 
 /// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
 /// a scan of the new file would find them, so the session opened on it need not read it again.
@@ -86,18 +86,8 @@ pub fn fork(
     let read_err = |e: std::io::Error| Error::io(&e, "read", source);
     let mut chunks = LineChunks::new(&src, CHUNK_BYTES);
     // Set once the first record turned out to be a valid v3 header.
-    struct Out {
-        file: PathBuf,
-        tmp: fsio::TempFile,
-        id: String,
-        recs: Vec<ScannedRec>,
-        /// Bytes written to `tmp`.
-        written: usize,
-    }
-    let mut out: Option<Out> = None;
+    let mut out: Option<ForkWriter> = None;
     while let Some((_, chunk)) = chunks.next_chunk().map_err(read_err)? {
-        // Canonical records waiting to be written: a range of `chunk`.
-        let mut run = 0..0;
         for (at, line, has_nl) in chunk_lines(chunk) {
             let Some(meta) = record::read_meta_canonical(line) else {
                 continue;
@@ -129,39 +119,17 @@ pub fn fork(
                     return fork_migrated(source, target_cwd, dir, custom_id, durability);
                 }
                 let (file, header, id) = fork_target(source, target_cwd, dir, custom_id)?;
-                let mut tmp = fsio::TempFile::create(&file)?;
-                tmp.write_all(header.as_bytes())?;
-                tmp.write_all(b"\n")?;
-                let header_meta =
-                    record::read_meta_trusted(header.as_bytes()).expect("header line is JSON");
-                let recs = vec![(0, header.len(), header_meta, fingerprint(header.as_bytes()))];
-                out = Some(Out {
-                    file,
-                    tmp,
-                    id,
-                    recs,
-                    written: header.len() + 1,
-                });
+                out = Some(ForkWriter::start(file, &header, id)?);
                 continue;
             };
             if meta.kind == Kind::Header {
                 continue;
             }
             if meta.canonical && has_nl {
-                if run.end != at {
-                    o.tmp.write_all(&chunk[run.clone()])?;
-                    o.written += run.len();
-                    run = at..at;
-                }
-                let start = o.written + run.len();
-                run.end = at + line.len() + 1;
-                o.recs
-                    .push((start, start + line.len(), meta, fingerprint(line)));
+                o.push_in_place(chunk, at, line, meta)?;
                 continue;
             }
-            o.tmp.write_all(&chunk[run.clone()])?;
-            o.written += run.len();
-            run = 0..0;
+            o.flush_run(chunk)?;
             let (text, meta) = if meta.canonical {
                 (std::borrow::Cow::Borrowed(line), meta)
             } else {
@@ -174,27 +142,99 @@ pub fn fork(
                 let meta = record::read_meta_trusted(&n).unwrap_or(meta);
                 (std::borrow::Cow::Owned(n), meta)
             };
-            o.tmp.write_all(&text)?;
-            o.tmp.write_all(b"\n")?;
-            o.recs
-                .push((o.written, o.written + text.len(), meta, fingerprint(&text)));
-            o.written += text.len() + 1;
+            o.push(&text, meta)?;
         }
         if let Some(o) = out.as_mut() {
-            o.tmp.write_all(&chunk[run.clone()])?;
-            o.written += run.len();
+            o.flush_run(chunk)?;
         }
     }
     let Some(o) = out else {
         return Err(fork_source_invalid(source));
     };
-    let reader = o.tmp.link_new(&o.file, durability)?;
-    Ok(Forked {
-        file: opened_as(&o.file),
-        scan: Some((o.recs, o.id)),
-        reader,
-        bytes: o.written as u64,
-    })
+    o.finish(durability)
+}
+
+/// The new file of the streaming [`fork`] as it is written: a temp file under the new header,
+/// the records written to it as a scan would find them, and a run of canonical lines of the
+/// current read chunk not yet written (they go out straight from the chunk, in one write).
+struct ForkWriter {
+    file: PathBuf,
+    tmp: fsio::TempFile,
+    id: String,
+    recs: Vec<ScannedRec>,
+    /// Bytes written to `tmp`.
+    written: usize,
+    /// Canonical records waiting to be written: a range of the current chunk.
+    run: std::ops::Range<usize>,
+}
+
+impl ForkWriter {
+    /// A temp file next to `file` holding the header line.
+    fn start(file: PathBuf, header: &str, id: String) -> Result<ForkWriter> {
+        let mut tmp = fsio::TempFile::create(&file)?;
+        tmp.write_all(header.as_bytes())?;
+        tmp.write_all(b"\n")?;
+        let header_meta =
+            record::read_meta_trusted(header.as_bytes()).expect("header line is JSON");
+        let recs = vec![(0, header.len(), header_meta, fingerprint(header.as_bytes()))];
+        Ok(ForkWriter {
+            file,
+            tmp,
+            id,
+            recs,
+            written: header.len() + 1,
+            run: 0..0,
+        })
+    }
+
+    /// A canonical `line` ending in a newline, at `at` in `chunk`: it joins the pending run (a
+    /// gap before it writes the run so far and starts a new one).
+    fn push_in_place(&mut self, chunk: &[u8], at: usize, line: &[u8], meta: Meta) -> Result<()> {
+        if self.run.end != at {
+            self.tmp.write_all(&chunk[self.run.clone()])?;
+            self.written += self.run.len();
+            self.run = at..at;
+        }
+        let start = self.written + self.run.len();
+        self.run.end = at + line.len() + 1;
+        self.recs
+            .push((start, start + line.len(), meta, fingerprint(line)));
+        Ok(())
+    }
+
+    /// Write the pending run of `chunk` (before a record written from its own bytes, and at the
+    /// end of each chunk).
+    fn flush_run(&mut self, chunk: &[u8]) -> Result<()> {
+        self.tmp.write_all(&chunk[self.run.clone()])?;
+        self.written += self.run.len();
+        self.run = 0..0;
+        Ok(())
+    }
+
+    /// A record written from `text` (its newline added), once the pending run is written.
+    fn push(&mut self, text: &[u8], meta: Meta) -> Result<()> {
+        self.tmp.write_all(text)?;
+        self.tmp.write_all(b"\n")?;
+        self.recs.push((
+            self.written,
+            self.written + text.len(),
+            meta,
+            fingerprint(text),
+        ));
+        self.written += text.len() + 1;
+        Ok(())
+    }
+
+    /// Link the temp file in as the new file (which must not exist yet).
+    fn finish(self, durability: Durability) -> Result<Forked> {
+        let reader = self.tmp.link_new(&self.file, durability)?;
+        Ok(Forked {
+            file: opened_as(&self.file),
+            scan: Some((self.recs, self.id)),
+            reader,
+            bytes: self.written as u64,
+        })
+    }
 }
 
 /// The fork is written to `join(dir, name)` (relative when the dir is), but the manager the
