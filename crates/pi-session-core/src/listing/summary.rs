@@ -292,52 +292,76 @@ impl Summary {
         );
         match is_object {
             Ok(true) => {}
-            Ok(false) | Err(_) => {
-                // Unparseable, or a scalar/array: a header must be an object.
-                if self.header.is_none() && matches!(is_object, Ok(false)) {
-                    if let Ok(v) = json::parse(line) {
-                        if v.is_truthy() {
-                            return Feed::Stop;
-                        }
-                    }
-                }
-                return Feed::Continue;
-            }
+            Ok(false) => return self.feed_non_object(line),
+            // Unparseable.
+            Err(_) => return Feed::Continue,
         }
         let ty = top.get(line, L_TYPE);
         let is = |t: &str| ty.is_some_and(|raw| raw_is_string(raw, t));
         if self.header.is_none() {
-            if !is("session") {
-                // Records leading the header are skipped (if no header follows, the file was
-                // no session: `header` stays unset).
-                return match json::parse(line) {
-                    Ok(v) if may_lead(&v) => Feed::Continue,
-                    _ => Feed::Stop,
-                };
-            }
-            match json::parse(line) {
-                Ok(v) => self.header = Some(v),
-                Err(_) => return Feed::Fail,
-            }
-            return Feed::Continue;
+            return self.feed_before_header(line, is("session"));
         }
         if is("session_info") {
-            match top.get(line, L_NAME).map(json::parse).as_ref() {
-                None | Some(Ok(Value::Null)) => self.name = None,
-                Some(Ok(Value::String(n))) => {
-                    let t = js_trim_escaped(n.as_escaped());
-                    self.name = if t.is_empty() {
-                        None
-                    } else {
-                        Some(JsStr::from_escaped_unchecked(t.to_owned()))
-                    };
-                }
-                _ => return Feed::Fail,
+            if let Feed::Fail = self.feed_session_info(top.get(line, L_NAME)) {
+                return Feed::Fail;
             }
         }
         if !is("message") {
             return Feed::Continue;
         }
+        self.feed_message(line, &top, &msg)
+    }
+
+    /// A line that is a scalar or an array: a header must be an object, so a truthy one before
+    /// the header ends the file's chances.
+    fn feed_non_object(&self, line: &[u8]) -> Feed {
+        if self.header.is_none() {
+            if let Ok(v) = json::parse(line) {
+                if v.is_truthy() {
+                    return Feed::Stop;
+                }
+            }
+        }
+        Feed::Continue
+    }
+
+    /// An object record before the header: the header itself (`session`) or one that may lead it.
+    fn feed_before_header(&mut self, line: &[u8], session: bool) -> Feed {
+        if !session {
+            // Records leading the header are skipped (if no header follows, the file was
+            // no session: `header` stays unset).
+            return match json::parse(line) {
+                Ok(v) if may_lead(&v) => Feed::Continue,
+                _ => Feed::Stop,
+            };
+        }
+        match json::parse(line) {
+            Ok(v) => self.header = Some(v),
+            Err(_) => return Feed::Fail,
+        }
+        Feed::Continue
+    }
+
+    /// A `session_info` record's raw `name`: the latest one, trimmed, names the session.
+    fn feed_session_info(&mut self, name: Option<&[u8]>) -> Feed {
+        match name.map(json::parse).as_ref() {
+            None | Some(Ok(Value::Null)) => self.name = None,
+            Some(Ok(Value::String(n))) => {
+                let t = js_trim_escaped(n.as_escaped());
+                self.name = if t.is_empty() {
+                    None
+                } else {
+                    Some(JsStr::from_escaped_unchecked(t.to_owned()))
+                };
+            }
+            _ => return Feed::Fail,
+        }
+        Feed::Continue
+    }
+
+    /// A `message` record: counted, and a user or assistant message with content gives its
+    /// activity time and its text.
+    fn feed_message(&mut self, line: &[u8], top: &Picked<4>, msg: &Picked<3>) -> Feed {
         self.message_count += 1;
         let Some(msg_raw) = top.get(line, L_MESSAGE) else {
             return Feed::Fail;
@@ -367,51 +391,17 @@ impl Summary {
                 Some(Err(_)) => {}
             },
         }
-        let mut text = String::new();
-        match content_raw.first() {
-            Some(b'"') => match json::parse(content_raw) {
-                Ok(Value::String(ref s)) => text.push_str(s.as_escaped()),
-                _ => return Feed::Fail,
-            },
-            Some(b'[') => {
-                let mut first = true;
-                let mut failed = false;
-                json::visit_items_valid(content_raw, |r| {
-                    if failed {
-                        return;
-                    }
-                    let item = &content_raw[r];
-                    match item.first() {
-                        Some(b'n') => failed = true, // null: `block.type` throws
-                        Some(b'{') => {
-                            let mut block = Picked::<2>::default();
-                            json::visit_members_valid(item, |key, r| {
-                                block.record(&BLOCK_KEYS, key, r)
-                            });
-                            if !block.get(item, 0).is_some_and(|t| raw_is_string(t, "text")) {
-                                return;
-                            }
-                            if !first {
-                                text.push(' ');
-                            }
-                            first = false;
-                            if let Some(t) = block.get(item, 1) {
-                                if let Ok(v) = json::parse(t) {
-                                    js_join_item(&v, &mut text, 0);
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                });
-                if failed {
-                    return Feed::Fail;
-                }
-            }
-            _ => return Feed::Fail,
-        }
+        let Some(text) = content_text(content_raw) else {
+            return Feed::Fail;
+        };
+        self.add_text(text, is_user);
+        Feed::Continue
+    }
+
+    /// A message's text joins the session's text; the first user message's is kept apart too.
+    fn add_text(&mut self, text: String, is_user: bool) {
         if text.is_empty() {
-            return Feed::Continue;
+            return;
         }
         if self.any_text {
             self.all_text.push(' ');
@@ -421,7 +411,6 @@ impl Summary {
         if is_user && self.first_message.is_none() {
             self.first_message = Some(text);
         }
-        Feed::Continue
     }
 
     fn bump(&mut self, t: f64) {
@@ -449,6 +438,54 @@ impl Summary {
             _ => self.pending.push(v.clone()),
         }
     }
+}
+
+/// A message's raw `content` as text (escaped JSON string contents): a string as it is, the
+/// `text` blocks of an array joined by spaces; `None` where the reference throws (a null block,
+/// content neither string nor array).
+fn content_text(content_raw: &[u8]) -> Option<String> {
+    let mut text = String::new();
+    match content_raw.first() {
+        Some(b'"') => match json::parse(content_raw) {
+            Ok(Value::String(ref s)) => text.push_str(s.as_escaped()),
+            _ => return None,
+        },
+        Some(b'[') => {
+            let mut first = true;
+            let mut failed = false;
+            json::visit_items_valid(content_raw, |r| {
+                if failed {
+                    return;
+                }
+                let item = &content_raw[r];
+                match item.first() {
+                    Some(b'n') => failed = true, // null: `block.type` throws
+                    Some(b'{') => {
+                        let mut block = Picked::<2>::default();
+                        json::visit_members_valid(item, |key, r| block.record(&BLOCK_KEYS, key, r));
+                        if !block.get(item, 0).is_some_and(|t| raw_is_string(t, "text")) {
+                            return;
+                        }
+                        if !first {
+                            text.push(' ');
+                        }
+                        first = false;
+                        if let Some(t) = block.get(item, 1) {
+                            if let Ok(v) = json::parse(t) {
+                                js_join_item(&v, &mut text, 0);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            });
+            if failed {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    Some(text)
 }
 
 #[cfg(test)]
