@@ -1,6 +1,7 @@
 //! Appending entries: id checks (taken, reserved), the new leaf, persisting per the lazy-write
 //! rules, and the exact rollback of memory when the write fails. Long lines are left in the file.
 
+use super::persist::{Held, Urgency};
 use super::Session;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fsio;
@@ -111,7 +112,12 @@ impl Session {
         self.ids.rec_slot[pos as usize] = slot;
         let prev_leaf = std::mem::replace(&mut self.ids.leaf, Leaf::Slot(slot));
         // `line` is what was just pushed: written from the caller's bytes, not copied back out.
-        let persisted = self.persist_line(line, how.durable, true);
+        let urgency = if how.durable {
+            Urgency::Durable
+        } else {
+            Urgency::Lazy
+        };
+        let persisted = self.persist_line(line, urgency, Held::LastRecord);
         if persisted.is_ok() && to_file && !self.back_by_file(pos, line) {
             self.records.keep_in_text(pos, line);
         }

@@ -9,10 +9,30 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::fsio::{self, Durability};
 
+/// When [`Session::persist_line`] writes its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Urgency {
+    /// By the lazy-write rules, with the session's durability.
+    Lazy,
+    /// Now, even before the first user or assistant message, and fsynced (an append with
+    /// `flush`).
+    Durable,
+}
+
+/// Whether a line being written is held in memory too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Held {
+    /// The line is the last record's (an append): a whole write-back already holds it.
+    LastRecord,
+    /// The line is written without being held (`_persist` of an arbitrary entry), or there is
+    /// none.
+    External,
+}
+
 impl Session {
     /// The reference's public `_persist(entry)` for an arbitrary entry JSON (not added to memory).
     pub fn persist_external(&mut self, line: &[u8]) -> Result<()> {
-        self.persist_line(line, false, false)
+        self.persist_line(line, Urgency::Lazy, Held::External)
     }
 
     /// Restore mode (off by default, as the reference; [`Config::restore_missing`] turns it on
@@ -35,12 +55,14 @@ impl Session {
 
     /// `_persist`: before the first write nothing happens until the session holds a user or
     /// assistant message, then the whole session is written at once; afterwards `line` is appended.
-    /// `durable` (an append with `flush`): written now even before such a message, and fsynced.
-    /// `held`: `line` is the last record's (an append), not one written without being held.
-    pub(super) fn persist_line(&mut self, line: &[u8], durable: bool, held: bool) -> Result<()> {
+    /// [`Urgency::Durable`] (an append with `flush`): written now even before such a message,
+    /// and fsynced. [`Held::LastRecord`]: `line` is the last record's (an append), not one
+    /// written without being held.
+    pub(super) fn persist_line(&mut self, line: &[u8], urgency: Urgency, held: Held) -> Result<()> {
         if !self.persist {
             return Ok(());
         }
+        let durable = urgency == Urgency::Durable;
         let durability = if durable {
             Durability::Fsync
         } else {
@@ -88,7 +110,7 @@ impl Session {
         &mut self,
         file: &Path,
         line: Option<&[u8]>,
-        held: bool,
+        held: Held,
         durability: Durability,
     ) -> Result<()> {
         if self.restore_missing && fsio::ensure_parent(file, durability)? {
@@ -97,7 +119,7 @@ impl Session {
         // The appender's descriptor is of the old file: the next append opens the new one, and
         // no record may be pointed into the old one by this write.
         self.appender.close();
-        let count = self.records.len() - usize::from(held);
+        let count = self.records.len() - usize::from(held == Held::LastRecord);
         let extra = line.map_or(0, |l| l.len() + 1);
         let mut bytes = self.records.lines_of_first(count, extra)?;
         if let Some(line) = line {
@@ -153,7 +175,7 @@ impl Session {
         };
         if self.flushed && self.gone(&file) {
             self.guard.before_write(&file)?;
-            self.write_back(&file, None, false, Durability::Fsync)?;
+            self.write_back(&file, None, Held::External, Durability::Fsync)?;
         } else if self.flushed {
             fsio::fsync_file(&file)?;
         } else {
