@@ -35,6 +35,8 @@ pub enum ErrorCode {
     DuplicateEntryId,
     /// `pruneBranch` on an entry of the active path (the path from the leaf to the root).
     OnActiveBranch,
+    /// `merge` of two files whose headers name different sessions (nothing is written).
+    SessionMismatch,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
     /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
@@ -58,6 +60,7 @@ impl ErrorCode {
             ErrorCode::EntryIdNotReserved => "ENTRY_ID_NOT_RESERVED",
             ErrorCode::DuplicateEntryId => "DUPLICATE_ENTRY_ID",
             ErrorCode::OnActiveBranch => "ON_ACTIVE_BRANCH",
+            ErrorCode::SessionMismatch => "SESSION_MISMATCH",
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }

@@ -21,6 +21,7 @@ pub mod key;
 pub mod listing;
 pub mod lock;
 pub mod materialize;
+pub mod merge;
 pub mod paths;
 pub mod record;
 pub mod reserve;

@@ -1,0 +1,368 @@
+//! Merging two copies of one session (the same header id) that grew apart, e.g. on two machines.
+//!
+//! The result is `a`'s header, then every entry of both files exactly once: an entry whose id
+//! and bytes are in both is written once; an entry of `b` whose id `a` has with other bytes is
+//! kept as a sibling under a new id (8 hex digits of a hash of its line, never an id either file
+//! uses) with `"mergedFrom":"<its id>"` added, and the entries of `b` that hang under it follow it
+//! there. Entries come parents first, in the order they have in `a` and then in `b`, except that
+//! the tip of the continuation with the latest `timestamp` (tie: the larger id) is moved to the
+//! end, so that a reader which resumes at the file's last entry resumes there. Lines that are no
+//! entry (do not parse, or carry no string `id`) are kept once each, right after the entry that
+//! preceded them in their file (right after the header when none did). Blank lines are dropped.
+//! The output depends only on the two inputs' bytes.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::path::Path;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::fsio;
+use crate::json::{self, JsStr, Value};
+
+/// An entry of `b` that `a` has under the same id with other bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The id both files use.
+    pub id: String,
+    /// The id `b`'s entry was given in the result.
+    pub new_id: String,
+}
+
+/// The result of a merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// The merged file, every line ending in `\n`.
+    pub bytes: Vec<u8>,
+    /// The header id both files share.
+    pub session_id: String,
+    /// Entries written.
+    pub entries: usize,
+    /// Entries of `b` kept under a new id, in the order they were met.
+    pub conflicts: Vec<Conflict>,
+    /// Lines that are no entry, kept as they were (each distinct line once).
+    pub kept_lines: usize,
+    /// The id of the last entry (the leaf a reader resumes at), if there is an entry.
+    pub leaf_id: Option<String>,
+}
+
+enum Item {
+    Entry {
+        id: String,
+        parent: Option<String>,
+        line: Vec<u8>,
+    },
+    Other(Vec<u8>),
+}
+
+struct Parsed {
+    header: Vec<u8>,
+    id: String,
+    items: Vec<Item>,
+}
+
+fn str_field(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(JsStr::to_string_lossy)
+}
+
+fn parse_file(bytes: &[u8], which: &str) -> Result<Parsed> {
+    let mut lines = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let not_session = || {
+        Error::new(
+            ErrorCode::InvalidSessionFile,
+            format!("{which} is not a pi session: its first line is no session header"),
+        )
+    };
+    let header = lines.next().ok_or_else(not_session)?;
+    let hv = json::parse(header).map_err(|_| not_session())?;
+    if str_field(&hv, "type").as_deref() != Some("session") {
+        return Err(not_session());
+    }
+    let id = str_field(&hv, "id").ok_or_else(not_session)?;
+    let items = lines
+        .map(|line| match json::parse(line) {
+            Ok(v) if v.as_object().is_some() => match str_field(&v, "id") {
+                Some(id) => Item::Entry {
+                    id,
+                    parent: str_field(&v, "parentId"),
+                    line: line.to_vec(),
+                },
+                None => Item::Other(line.to_vec()),
+            },
+            _ => Item::Other(line.to_vec()),
+        })
+        .collect();
+    Ok(Parsed {
+        header: header.to_vec(),
+        id,
+        items,
+    })
+}
+
+/// FNV-1a, 64 bits: stable across versions and platforms (unlike `std`'s hasher).
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in *p {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// 8 hex digits derived from `line`, not in `taken` (a counter is mixed in until it is free).
+fn fresh_id(line: &[u8], taken: &HashSet<String>) -> String {
+    let mut salt: u64 = 0;
+    loop {
+        let salt_bytes = salt.to_le_bytes();
+        let parts: &[&[u8]] = if salt == 0 {
+            &[line]
+        } else {
+            &[line, &salt_bytes]
+        };
+        let h = fnv1a(parts);
+        let id = format!("{:08x}", (h ^ (h >> 32)) as u32);
+        if !taken.contains(&id) {
+            return id;
+        }
+        salt += 1;
+    }
+}
+
+/// `line` with string fields set (an existing key keeps its place, a new one goes last).
+fn rewrite(line: &[u8], fields: &[(&str, &str)]) -> Result<Vec<u8>> {
+    let mut v = json::parse(line).map_err(|_| Error::internal("a merged entry does not parse"))?;
+    let o = v
+        .as_object_mut()
+        .ok_or_else(|| Error::internal("a merged entry is no object"))?;
+    for (k, val) in fields {
+        o.insert(JsStr::from_str(k), Value::from(*val));
+    }
+    Ok(json::to_json(&v).into_bytes())
+}
+
+struct Out {
+    id: String,
+    parent: Option<String>,
+    line: Vec<u8>,
+    /// The non-entry lines that follow this entry.
+    after: Vec<Vec<u8>>,
+}
+
+/// Merge two session files' bytes. Headers with different ids are a `SESSION_MISMATCH` error.
+pub fn merge_bytes(a: &[u8], b: &[u8]) -> Result<Merged> {
+    let pa = parse_file(a, "the first file")?;
+    let pb = parse_file(b, "the second file")?;
+    if pa.id != pb.id {
+        return Err(Error::new(
+            ErrorCode::SessionMismatch,
+            format!("cannot merge different sessions: {} and {}", pa.id, pb.id),
+        ));
+    }
+    let mut taken: HashSet<String> = HashSet::new();
+    for p in [&pa, &pb] {
+        for it in &p.items {
+            if let Item::Entry { id, .. } = it {
+                taken.insert(id.clone());
+            }
+        }
+    }
+
+    let mut out: Vec<Out> = Vec::new();
+    let mut head: Vec<Vec<u8>> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut seen_other: HashSet<Vec<u8>> = HashSet::new();
+    let mut conflict_lines: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut conflicts = Vec::new();
+    let mut kept_lines = 0;
+
+    for p in [&pa, &pb] {
+        // Ids of this file's entries that were kept under a new id; their children follow them.
+        let mut renamed: HashMap<&str, String> = HashMap::new();
+        let mut last: Option<usize> = None;
+        for it in &p.items {
+            match it {
+                Item::Other(line) => {
+                    if seen_other.insert(line.clone()) {
+                        kept_lines += 1;
+                        match last {
+                            Some(k) => out[k].after.push(line.clone()),
+                            None => head.push(line.clone()),
+                        }
+                    }
+                }
+                Item::Entry { id, parent, line } => {
+                    if let Some(&k) = by_id.get(id) {
+                        if out[k].line == *line {
+                            last = Some(k);
+                            continue;
+                        }
+                    }
+                    let new_parent = parent.as_deref().and_then(|pid| renamed.get(pid));
+                    let (line, parent) = match new_parent {
+                        Some(np) => (rewrite(line, &[("parentId", np)])?, Some(np.clone())),
+                        None => (line.clone(), parent.clone()),
+                    };
+                    match by_id.get(id) {
+                        None => {
+                            by_id.insert(id.clone(), out.len());
+                            last = Some(out.len());
+                            out.push(Out {
+                                id: id.clone(),
+                                parent,
+                                line,
+                                after: Vec::new(),
+                            });
+                        }
+                        Some(&k) if out[k].line == line => last = Some(k),
+                        Some(_) => {
+                            if let Some(&c) = conflict_lines.get(&line) {
+                                renamed.insert(id, out[c].id.clone());
+                                last = Some(c);
+                                continue;
+                            }
+                            let new_id = fresh_id(&line, &taken);
+                            taken.insert(new_id.clone());
+                            let new_line = rewrite(&line, &[("id", &new_id), ("mergedFrom", id)])?;
+                            conflicts.push(Conflict {
+                                id: id.clone(),
+                                new_id: new_id.clone(),
+                            });
+                            renamed.insert(id, new_id.clone());
+                            conflict_lines.insert(line, out.len());
+                            by_id.insert(new_id.clone(), out.len());
+                            last = Some(out.len());
+                            out.push(Out {
+                                id: new_id,
+                                parent,
+                                line: new_line,
+                                after: Vec::new(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let order = parents_first(&out, &by_id);
+    let mut bytes = Vec::with_capacity(a.len() + b.len());
+    bytes.extend_from_slice(&pa.header);
+    bytes.push(b'\n');
+    for l in &head {
+        bytes.extend_from_slice(l);
+        bytes.push(b'\n');
+    }
+    for &k in &order {
+        bytes.extend_from_slice(&out[k].line);
+        bytes.push(b'\n');
+        for l in &out[k].after {
+            bytes.extend_from_slice(l);
+            bytes.push(b'\n');
+        }
+    }
+    Ok(Merged {
+        bytes,
+        session_id: pa.id,
+        entries: out.len(),
+        conflicts,
+        kept_lines,
+        leaf_id: order.last().map(|&k| out[k].id.clone()),
+    })
+}
+
+/// The entries' order: parents before children, otherwise the order met (a cycle is broken at
+/// its first entry met), then the latest tip moved to the end.
+fn parents_first(out: &[Out], by_id: &HashMap<String, usize>) -> Vec<usize> {
+    let n = out.len();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut indeg = vec![0usize; n];
+    for (k, e) in out.iter().enumerate() {
+        if let Some(&p) = e.parent.as_ref().and_then(|p| by_id.get(p)) {
+            if p != k {
+                children[p].push(k);
+                indeg[k] += 1;
+            }
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&k| indeg[k] == 0).map(Reverse).collect();
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut next_forced = 0;
+    while order.len() < n {
+        let k = match heap.pop() {
+            Some(Reverse(k)) if done[k] => continue,
+            Some(Reverse(k)) => k,
+            None => {
+                while done[next_forced] {
+                    next_forced += 1;
+                }
+                next_forced
+            }
+        };
+        done[k] = true;
+        order.push(k);
+        for &c in &children[k] {
+            if !done[c] {
+                indeg[c] -= 1;
+                if indeg[c] == 0 {
+                    heap.push(Reverse(c));
+                }
+            }
+        }
+    }
+    let tip = (0..n).filter(|&k| children[k].is_empty()).max_by(|&x, &y| {
+        timestamp(&out[x].line)
+            .cmp(&timestamp(&out[y].line))
+            .then_with(|| out[x].id.cmp(&out[y].id))
+    });
+    if let Some(t) = tip {
+        order.retain(|&k| k != t);
+        order.push(t);
+    }
+    order
+}
+
+fn timestamp(line: &[u8]) -> String {
+    json::parse(line)
+        .ok()
+        .and_then(|v| str_field(&v, "timestamp"))
+        .unwrap_or_default()
+}
+
+/// Merge the files `a` and `b` into `out` (which may be `a` or `b`), replaced atomically. Nothing
+/// is written when the merge fails.
+pub fn merge_files(a: &Path, b: &Path, out: &Path) -> Result<Merged> {
+    let read = |p: &Path| -> Result<Vec<u8>> {
+        fsio::read_all(p)?.ok_or_else(|| {
+            Error::io(
+                &std::io::Error::from(std::io::ErrorKind::NotFound),
+                "open",
+                p,
+            )
+        })
+    };
+    let merged = merge_bytes(&read(a)?, &read(b)?)?;
+    fsio::replace_atomic(out, &merged.bytes)?;
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_ids_avoid_taken_ones() {
+        let mut taken = HashSet::new();
+        let first = fresh_id(b"x", &taken);
+        taken.insert(first.clone());
+        let second = fresh_id(b"x", &taken);
+        assert_ne!(first, second);
+        assert_eq!(second.len(), 8);
+    }
+}
