@@ -4,11 +4,13 @@
 //! and bytes are in both is written once; an entry of `b` whose id `a` has with other bytes is
 //! kept as a sibling under a new id (8 hex digits of a hash of its line, never an id either file
 //! uses) with `"mergedFrom":"<its id>"` added, and the entries of `b` that hang under it follow it
-//! there. Entries come parents first, in the order they have in `a` and then in `b`, except that
-//! the tip of the continuation with the latest `timestamp` (tie: the larger id) is moved to the
-//! end, so that a reader which resumes at the file's last entry resumes there. Lines that are no
-//! entry (do not parse, or carry no string `id`) are kept once each, right after the entry that
-//! preceded them in their file (right after the header when none did). Blank lines are dropped.
+//! there. A sibling an earlier merge already made is recognised (same new id, same bytes), so
+//! merging the same copy again adds nothing. Entries come parents first, in the order they have
+//! in `a` and then in `b`, except that the tip of the continuation with the latest `timestamp`
+//! (tie: the larger id) is moved to the end, so that a reader which resumes at the file's last
+//! entry resumes there. Lines that are no entry (do not parse, or carry no string `id`) are kept
+//! once each, right after the entry that preceded them in their file (right after the header
+//! when none did). Blank lines are dropped.
 //! The output depends only on the two inputs' bytes.
 
 use std::cmp::Reverse;
@@ -114,23 +116,17 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
-/// 8 hex digits derived from `line`, not in `taken` (a counter is mixed in until it is free).
-fn fresh_id(line: &[u8], taken: &HashSet<String>) -> String {
-    let mut salt: u64 = 0;
-    loop {
-        let salt_bytes = salt.to_le_bytes();
-        let parts: &[&[u8]] = if salt == 0 {
-            &[line]
-        } else {
-            &[line, &salt_bytes]
-        };
-        let h = fnv1a(parts);
-        let id = format!("{:08x}", (h ^ (h >> 32)) as u32);
-        if !taken.contains(&id) {
-            return id;
-        }
-        salt += 1;
-    }
+/// The `salt`-th candidate id for a conflicting entry: 8 hex digits of a hash of its line (a
+/// counter is mixed in when an earlier candidate is taken).
+fn candidate_id(line: &[u8], salt: u64) -> String {
+    let salt_bytes = salt.to_le_bytes();
+    let parts: &[&[u8]] = if salt == 0 {
+        &[line]
+    } else {
+        &[line, &salt_bytes]
+    };
+    let h = fnv1a(parts);
+    format!("{:08x}", (h ^ (h >> 32)) as u32)
 }
 
 /// `line` with string fields set (an existing key keeps its place, a new one goes last).
@@ -176,7 +172,6 @@ pub fn merge_bytes(a: &[u8], b: &[u8]) -> Result<Merged> {
     let mut head: Vec<Vec<u8>> = Vec::new();
     let mut by_id: HashMap<String, usize> = HashMap::new();
     let mut seen_other: HashSet<Vec<u8>> = HashSet::new();
-    let mut conflict_lines: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut conflicts = Vec::new();
     let mut kept_lines = 0;
 
@@ -220,28 +215,40 @@ pub fn merge_bytes(a: &[u8], b: &[u8]) -> Result<Merged> {
                         }
                         Some(&k) if out[k].line == line => last = Some(k),
                         Some(_) => {
-                            if let Some(&c) = conflict_lines.get(&line) {
-                                renamed.insert(id, out[c].id.clone());
-                                last = Some(c);
-                                continue;
+                            // The first free candidate, unless an earlier merge (or an earlier
+                            // line of this file) already carries this very entry as a sibling.
+                            let mut salt = 0;
+                            loop {
+                                let new_id = candidate_id(&line, salt);
+                                let new_line =
+                                    rewrite(&line, &[("id", &new_id), ("mergedFrom", id)])?;
+                                if let Some(&k) = by_id.get(&new_id) {
+                                    if out[k].line == new_line {
+                                        renamed.insert(id, new_id);
+                                        last = Some(k);
+                                        break;
+                                    }
+                                }
+                                if taken.contains(&new_id) {
+                                    salt += 1;
+                                    continue;
+                                }
+                                taken.insert(new_id.clone());
+                                conflicts.push(Conflict {
+                                    id: id.clone(),
+                                    new_id: new_id.clone(),
+                                });
+                                renamed.insert(id, new_id.clone());
+                                by_id.insert(new_id.clone(), out.len());
+                                last = Some(out.len());
+                                out.push(Out {
+                                    id: new_id,
+                                    parent,
+                                    line: new_line,
+                                    after: Vec::new(),
+                                });
+                                break;
                             }
-                            let new_id = fresh_id(&line, &taken);
-                            taken.insert(new_id.clone());
-                            let new_line = rewrite(&line, &[("id", &new_id), ("mergedFrom", id)])?;
-                            conflicts.push(Conflict {
-                                id: id.clone(),
-                                new_id: new_id.clone(),
-                            });
-                            renamed.insert(id, new_id.clone());
-                            conflict_lines.insert(line, out.len());
-                            by_id.insert(new_id.clone(), out.len());
-                            last = Some(out.len());
-                            out.push(Out {
-                                id: new_id,
-                                parent,
-                                line: new_line,
-                                after: Vec::new(),
-                            });
                         }
                     }
                 }
@@ -357,12 +364,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fresh_ids_avoid_taken_ones() {
-        let mut taken = HashSet::new();
-        let first = fresh_id(b"x", &taken);
-        taken.insert(first.clone());
-        let second = fresh_id(b"x", &taken);
-        assert_ne!(first, second);
-        assert_eq!(second.len(), 8);
+    fn candidate_ids_are_8_hex_digits_and_change_with_the_salt() {
+        let first = candidate_id(b"x", 0);
+        assert_eq!(first, candidate_id(b"x", 0));
+        assert_ne!(first, candidate_id(b"x", 1));
+        assert_eq!(first.len(), 8);
+        assert!(first.bytes().all(|c| c.is_ascii_hexdigit()));
     }
 }
