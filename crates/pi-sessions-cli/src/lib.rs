@@ -3,11 +3,12 @@
 //! (`runCli(args)` in the addon) and exits with the code [`run`] returns.
 //!
 //! # Commands
-//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `export`, `rm`, `demo`; each
-//! takes `--help`. Sessions are read from `<agent dir>/sessions` (`PI_CODING_AGENT_DIR`, else
-//! `~/.pi/agent`). A session argument is a file path or a session id; a unique id prefix is enough
-//! (an ambiguous one is a usage error that lists the candidates). Only `repair --in-place` and `rm`
-//! change files; everything else only reads (no newline repair, no migration rewrite).
+//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `export`, `rm`, `prune`,
+//! `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
+//! (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`). A session argument is a file path or a session id;
+//! a unique id prefix is enough (an ambiguous one is a usage error that lists the candidates). Only
+//! `repair --in-place`, `merge --in-place`, `prune --yes` and `rm` change files (`--out` only
+//! creates one); everything else only reads (no newline repair, no migration rewrite).
 //!
 //! # Exit codes
 //! - `0`: done, nothing wrong.
@@ -35,6 +36,8 @@
 //!   message}]}], checked, problems}`; `severity` is `error`, `warning` or `note`, `code` a stable
 //!   name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`, `cycle`, …; see
 //!   `pi_session_core::inspect`), `line` 1-based or `null`.
+//! - `merge --json`: `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`;
+//!   `out` is the file written, `leafId` the merged file's last entry.
 
 mod args;
 mod catalog;
@@ -49,6 +52,7 @@ mod jsonout;
 mod list;
 mod loaded;
 mod localtime;
+mod merge;
 mod pool;
 mod progress;
 mod prune;
@@ -93,6 +97,7 @@ const COMMANDS: &[&Command] = &[
     &search::CMD,
     &verify::CMD,
     &repair::CMD,
+    &merge::CMD,
     &export::CMD,
     &rm::CMD,
     &prune::CMD,
@@ -227,6 +232,7 @@ fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResu
         "search" => search::run(ctx, p),
         "verify" => verify::run(ctx, p),
         "repair" => repair::run(ctx, p),
+        "merge" => merge::run(ctx, p),
         "export" => export::run(ctx, p),
         "rm" => rm::run(ctx, p),
         "prune" => prune::run(ctx, p),

@@ -4,7 +4,7 @@ mod common;
 use common::*;
 
 const COMMANDS: &[&str] = &[
-    "list", "show", "tree", "stats", "search", "verify", "repair", "export", "rm", "demo",
+    "list", "show", "tree", "stats", "search", "verify", "repair", "merge", "export", "rm", "demo",
 ];
 
 #[test]
