@@ -278,3 +278,61 @@ fn lines_that_are_no_entry_are_kept_once_and_counted() {
         a.as_bytes()
     );
 }
+
+#[test]
+fn random_conflicts_keep_both_versions_and_merging_again_adds_nothing() {
+    let mut rng = Rng(0x5eed);
+    for _ in 0..200 {
+        let n = 1 + rng.below(30);
+        let t = tree(&mut rng, n);
+        let a = file(&t, &vec![true; n]);
+        // b: the same tree with some entries' content changed.
+        let changed: Vec<bool> = (0..n).map(|_| rng.below(4) == 0).collect();
+        let tb: Tree = t
+            .iter()
+            .zip(&changed)
+            .map(|((p, line), c)| {
+                let line = if *c {
+                    line.replace("\"content\":\"m", "\"content\":\"b")
+                } else {
+                    line.clone()
+                };
+                (*p, line)
+            })
+            .collect();
+        let b = file(&tb, &vec![true; n]);
+        let m = merge_bytes(&a, &b).unwrap();
+        let k = changed.iter().filter(|c| **c).count();
+        assert_eq!(m.conflicts.len(), k);
+        assert_eq!(m.entries, n + k);
+        let got = entry_set(&m.bytes);
+        for l in &lines(&a)[1..] {
+            assert!(got.contains(*l), "a's entries are kept as they are");
+        }
+        for (i, (_, line)) in tb.iter().enumerate() {
+            if changed[i] {
+                let id = format!("e{i:04}");
+                let content = format!("b{i}");
+                assert!(
+                    got.iter()
+                        .any(|g| field(g, "mergedFrom").as_deref() == Some(&id)
+                            && String::from_utf8_lossy(g).contains(&content)),
+                    "b's {line} is kept as a sibling"
+                );
+            }
+        }
+        assert_well_ordered(&m.bytes);
+        let again = merge_bytes(&m.bytes, &b).unwrap();
+        assert!(again.conflicts.is_empty());
+        assert_eq!(again.bytes, m.bytes);
+    }
+}
+
+#[test]
+fn a_crlf_copy_matches_its_lf_original() {
+    let a = format!("{HEADER}\n{ROOT}\n{X_A}\n");
+    let b = a.replace('\n', "\r\n");
+    let m = merge_bytes(a.as_bytes(), b.as_bytes()).unwrap();
+    assert!(m.conflicts.is_empty());
+    assert_eq!(m.bytes, a.as_bytes());
+}

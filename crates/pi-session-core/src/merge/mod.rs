@@ -10,7 +10,7 @@
 //! (tie: the larger id) is moved to the end, so that a reader which resumes at the file's last
 //! entry resumes there. Lines that are no entry (do not parse, or carry no string `id`) are kept
 //! once each, right after the entry that preceded them in their file (right after the header
-//! when none did). Blank lines are dropped.
+//! when none did). Blank lines are dropped, and so is a CR before a newline.
 //! The output depends only on the two inputs' bytes.
 
 use std::cmp::Reverse;
@@ -69,8 +69,10 @@ fn str_field(v: &Value, key: &str) -> Option<String> {
 }
 
 fn parse_file(bytes: &[u8], which: &str) -> Result<Parsed> {
+    // A CR before the newline is dropped, so a copy that went through a CRLF editor still matches.
     let mut lines = bytes
         .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
         .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
     let not_session = || {
         Error::new(
@@ -323,11 +325,11 @@ fn parents_first(out: &[Out], by_id: &HashMap<String, usize>) -> Vec<usize> {
             }
         }
     }
-    let tip = (0..n).filter(|&k| children[k].is_empty()).max_by(|&x, &y| {
-        timestamp(&out[x].line)
-            .cmp(&timestamp(&out[y].line))
-            .then_with(|| out[x].id.cmp(&out[y].id))
-    });
+    let tip = (0..n)
+        .filter(|&k| children[k].is_empty())
+        .map(|k| (timestamp(&out[k].line), &out[k].id, k))
+        .max()
+        .map(|(_, _, k)| k);
     if let Some(t) = tip {
         order.retain(|&k| k != t);
         order.push(t);
