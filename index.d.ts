@@ -786,6 +786,43 @@ export interface TranscriptProjection {
  */
 export declare function buildTranscriptProjection(session: { getBranch(): SessionEntry[] }): TranscriptProjection;
 
+/** Options of {@link mergeSessions}: where the merged session goes (at most one of the two). */
+export interface MergeSessionsOptions {
+  /** A new file to write (an existing file is refused with `EEXIST`). */
+  out?: string | null;
+  /** Write the result into `a` (atomically: temp file, fsync, rename). */
+  inPlace?: boolean;
+}
+
+/** What {@link mergeSessions} did: the report `pi-sessions merge --json` prints. */
+export interface MergeSessionsReport {
+  /** The session id both files share. */
+  session: string;
+  /** The file written (`out`, or `a` with `inPlace`), or null when nothing was written. */
+  out: string | null;
+  /** Entries in the merged session. */
+  entries: number;
+  /** Entries of `b` whose id `a` uses for other content: kept as siblings under `newId`, with
+   * `mergedFrom: id`. */
+  conflicts: Array<{ id: string; newId: string }>;
+  /** Lines that are no entry, kept as they were (each distinct line once). */
+  keptLines: number;
+  /** The last entry's id: the tip of the latest continuation, where `SessionManager.open` resumes. */
+  leafId: string | null;
+  /** The merged file's text, only when neither `out` nor `inPlace` was given. */
+  text?: string;
+}
+
+/**
+ * Join two copies of one session (the same header id) that grew apart, e.g. on two machines, as
+ * `pi-sessions merge` does: every entry of both once, an entry of `b` whose id `a` uses for other
+ * content kept beside it under a new id, the latest continuation last so a reader resumes there.
+ * Throws `SESSION_MISMATCH` for two different sessions (nothing written), `INVALID_SESSION_FILE`
+ * for a file that is no session, `ENOENT`/`EEXIST` and the other errno codes for file errors,
+ * `INVALID_ARGUMENT` for both `out` and `inPlace`. Not in the reference.
+ */
+export declare function mergeSessions(a: string, b: string, options?: MergeSessionsOptions): MergeSessionsReport;
+
 /** What {@link SessionManager.pruneBranch} did: upstream's `{ removedEntryIds, contextChanged }`
  * and our counts. */
 export interface PruneResult {

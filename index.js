@@ -4,6 +4,7 @@ const sm = require("./lib/session-manager.js");
 const ctx = require("./lib/context.js");
 const paths = require("./lib/paths.js");
 const { buildTranscriptProjection } = require("./lib/transcript-projection.js");
+const { mergeSessions } = require("./lib/follow.js");
 
 module.exports = {
   CURRENT_SESSION_VERSION: sm.CURRENT_SESSION_VERSION,
@@ -22,4 +23,5 @@ module.exports = {
   loadEntriesFromFile: sm.loadEntriesFromFile,
   findMostRecentSession: sm.findMostRecentSession,
   buildTranscriptProjection,
+  mergeSessions,
 };

@@ -19,6 +19,7 @@ export const {
   getDefaultSessionDir,
   getLatestCompactionEntry,
   loadEntriesFromFile,
+  mergeSessions,
   migrateSessionEntries,
   parseSessionEntries,
   projectContextEntry,

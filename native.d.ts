@@ -265,6 +265,38 @@ export declare function listDirNames(dir: string): Promise<string[]>
 /** `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session). */
 export declare function loadEntriesJson(path: string): string
 
+/** An entry of `b` that `a` has under the same id with other content. */
+export interface MergeConflict {
+  /** The id both files use. */
+  id: string
+  /** The id `b`'s entry was given in the result (it carries `mergedFrom: id`). */
+  newId: string
+}
+
+/** What a merge did (the shape of `pi-sessions merge --json`). */
+export interface MergeReport {
+  /** The session id both files share. */
+  session: string
+  /** The file written (`out`, or `a` in place), or null when nothing was written. */
+  out?: string
+  /** Entries in the result. */
+  entries: number
+  conflicts: Array<MergeConflict>
+  /** Lines that are no entry, kept as they were (each distinct line once). */
+  keptLines: number
+  /** The id of the last entry, where a reader resumes; null when there is no entry. */
+  leafId?: string
+  /** The merged file's text, when it was written nowhere (neither `out` nor `inPlace`). */
+  text?: string
+}
+
+/**
+ * Merge session files `a` and `b` (copies of one session): into `out` (a new file), into `a`
+ * with `in_place`, or into the returned `text`. Different sessions: `SESSION_MISMATCH`, nothing
+ * written.
+ */
+export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): MergeReport
+
 export interface NewSessionInfo {
   id: string
   timestamp: string

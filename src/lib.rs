@@ -15,7 +15,8 @@
 //! - [`task`]: work on the libuv pool, [`listing`]: `list`/`listAll`, [`store`]: the other free
 //!   functions over the session store;
 //! - [`wire`]: the core's typed query results (tree, context plan) encoded for JavaScript;
-//! - [`cli`]: the `pi-sessions` command line.
+//! - [`cli`]: the `pi-sessions` command line; [`follow`]: `mergeSessions`, the library form of
+//!   `pi-sessions merge`.
 
 // Lints: `[workspace.lints]` in the top-level Cargo.toml.
 
@@ -24,6 +25,7 @@ pub mod cli;
 pub mod config;
 pub mod cut;
 mod error;
+pub mod follow;
 pub mod listing;
 mod memory;
 pub mod paths;
