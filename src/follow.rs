@@ -64,10 +64,7 @@ fn run(a: &str, b: &str, out: Option<&str>, in_place: bool) -> CoreResult<MergeR
             fsio::replace_atomic(a, &m.bytes)?;
             (Some(a.to_string_lossy().into_owned()), None)
         }
-        None => (
-            None,
-            Some(String::from_utf8_lossy(&m.bytes).into_owned()),
-        ),
+        None => (None, Some(String::from_utf8_lossy(&m.bytes).into_owned())),
     };
     Ok(MergeReport {
         session: m.session_id,
