@@ -624,7 +624,7 @@ fn write_whole(f: &mut File, bytes: &[u8], path: &Path) -> Result<()> {
 
 // Windows has no fsync of a directory (NTFS journals its metadata): nothing to do there.
 #[cfg_attr(not(unix), allow(unused_variables))]
-fn sync_dir(path: &Path) {
+pub fn sync_dir(path: &Path) {
     #[cfg(unix)]
     if let Some(dir) = path.parent() {
         let dir = if dir.as_os_str().is_empty() {

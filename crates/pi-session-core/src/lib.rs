@@ -24,6 +24,7 @@ pub mod materialize;
 pub mod merge;
 pub mod paths;
 pub mod record;
+pub mod relocate;
 pub mod reserve;
 pub mod session;
 pub mod store;
