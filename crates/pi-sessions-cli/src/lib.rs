@@ -3,11 +3,11 @@
 //! (`runCli(args)` in the addon) and exits with the code [`run`] returns.
 //!
 //! # Commands
-//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `export`, `rm`, `prune`,
-//! `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
+//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `move`, `export`, `rm`,
+//! `prune`, `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
 //! (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`). A session argument is a file path or a session id;
 //! a unique id prefix is enough (an ambiguous one is a usage error that lists the candidates). Only
-//! `repair --in-place`, `merge --in-place`, `prune --yes` and `rm` change files (`--out` only
+//! `repair --in-place`, `merge --in-place`, `move --yes`, `prune --yes` and `rm` change files (`--out` only
 //! creates one); everything else only reads (no newline repair, no migration rewrite).
 //!
 //! # Exit codes
@@ -38,6 +38,11 @@
 //!   `pi_session_core::inspect`), `line` 1-based or `null`.
 //! - `merge --json`: `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`;
 //!   `out` is the file written, `leafId` the merged file's last entry.
+//! - `move --json`: `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status,
+//!   rewrites: [{field, from, to}], tail, reason, message}], moved, skipped}`; `action` is `move`,
+//!   `resume` (an earlier run wrote the destination) or `skip`, `status` `planned` (without
+//!   `--yes`), `moved`, `skipped` or `failed`, `reason` a stable name (`locked`, `other-session`,
+//!   `diverged`, `not-a-session`) or `null`, `tail` the bytes carried over beyond the first copy.
 
 mod args;
 mod catalog;
@@ -53,6 +58,7 @@ mod list;
 mod loaded;
 mod localtime;
 mod merge;
+mod move_cmd;
 mod pool;
 mod progress;
 mod prune;
@@ -98,6 +104,7 @@ const COMMANDS: &[&Command] = &[
     &verify::CMD,
     &repair::CMD,
     &merge::CMD,
+    &move_cmd::CMD,
     &export::CMD,
     &rm::CMD,
     &prune::CMD,
@@ -233,6 +240,7 @@ fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResu
         "verify" => verify::run(ctx, p),
         "repair" => repair::run(ctx, p),
         "merge" => merge::run(ctx, p),
+        "move" => move_cmd::run(ctx, p),
         "export" => export::run(ctx, p),
         "rm" => rm::run(ctx, p),
         "prune" => prune::run(ctx, p),

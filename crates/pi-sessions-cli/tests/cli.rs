@@ -4,7 +4,8 @@ mod common;
 use common::*;
 
 const COMMANDS: &[&str] = &[
-    "list", "show", "tree", "stats", "search", "verify", "repair", "merge", "export", "rm", "demo",
+    "list", "show", "tree", "stats", "search", "verify", "repair", "merge", "move", "export", "rm",
+    "demo",
 ];
 
 #[test]

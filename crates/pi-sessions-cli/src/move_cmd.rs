@@ -1,0 +1,243 @@
+//! `move`: a project directory was renamed or moved; carry its sessions along (see
+//! `pi_session_core::relocate`).
+
+use pi_session_core::json::Value;
+use pi_session_core::paths::{self, Style};
+use pi_session_core::relocate::{self, Action, Done, FileMove, Plan};
+
+use crate::args::{Command, Opt, Parsed};
+use crate::error::{CliError, CliResult, EXIT_OK, EXIT_PROBLEMS};
+use crate::jsonout::{arr, emit, num, obj, opt, s};
+use crate::Ctx;
+
+pub const CMD: Command = Command {
+    name: "move",
+    summary: "carry a project's sessions over to its new directory",
+    usage: "<old-project-dir> <new-project-dir> [--yes] [--json]",
+    description: "For a project whose directory was renamed or moved: the sessions pi keeps for \
+the old directory go to the session directory of the new one, each header's cwd set to the new \
+directory and a parentSession that names a moved file pointed at its new path; every other line \
+is copied as it is. Without --yes only the plan is shown. A file pi appends to meanwhile keeps \
+what it gained; an interrupted move is completed by running it again. A file under a live writer \
+lease, or whose destination is another session, is left in place and reported (exit 1).",
+    opts: &[
+        Opt {
+            long: "yes",
+            short: Some('y'),
+            value: None,
+            help: "move the files (without it: show the plan only)",
+        },
+        Opt {
+            long: "json",
+            short: None,
+            value: None,
+            help: "report as JSON",
+        },
+    ],
+    min_pos: 2,
+    max_pos: Some(2),
+    examples: &[
+        "pi-sessions move ~/src/old-name ~/src/new-name",
+        "pi-sessions move ~/src/old-name ~/src/new-name --yes",
+    ],
+};
+
+pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
+    let cwd = ctx.env.cwd();
+    let home = paths::home();
+    let old = Style::HOST.resolve_input(&cwd, &p.pos[0], &home);
+    let new = Style::HOST.resolve_input(&cwd, &p.pos[1], &home);
+    let agent = ctx.env.agent_dir();
+    if Style::HOST.same(&old, &new)
+        || paths::default_session_dir(&agent, &old) == paths::default_session_dir(&agent, &new)
+    {
+        return Err(CliError::usage_in(
+            "move",
+            format!("{old} and {new} have the same session directory: nothing to move"),
+        ));
+    }
+    let failed = |e: pi_session_core::Error| CliError::failed(e.message);
+    let plan = relocate::plan(&agent, &old, &new).map_err(failed)?;
+    let yes = p.flag("yes");
+    let json = p.flag("json");
+    if plan.files.is_empty() {
+        if relocate::count_sessions(&agent, &new).map_err(failed)? == 0 {
+            return Err(CliError::failed(format!(
+                "no sessions for {old} (looked in {})",
+                plan.old_dir.display()
+            )));
+        }
+        if json {
+            emit(ctx.out, &report(&old, &plan, yes, None))?;
+        } else {
+            writeln!(
+                ctx.out,
+                "Nothing to move: the sessions of {old} are in {} already.",
+                plan.new_dir.display()
+            )?;
+        }
+        return Ok(EXIT_OK);
+    }
+    let done = yes.then(|| relocate::apply(&plan));
+    if json {
+        emit(ctx.out, &report(&old, &plan, yes, done.as_deref()))?;
+    } else {
+        text(ctx, &old, &plan, done.as_deref())?;
+    }
+    let problems = match &done {
+        Some(d) => d.iter().any(|d| !matches!(d, Done::Moved { .. })),
+        None => plan
+            .files
+            .iter()
+            .any(|f| matches!(f.action, Action::Skip(_))),
+    };
+    Ok(if problems { EXIT_PROBLEMS } else { EXIT_OK })
+}
+
+fn text(ctx: &mut Ctx, old: &str, plan: &Plan, done: Option<&[Done]>) -> CliResult {
+    let st = ctx.style;
+    let mut o = String::new();
+    o.push_str(&st.bold(&format!(
+        "{} the sessions of {old} to {}{}\n",
+        if done.is_some() {
+            "Moving"
+        } else {
+            "Would move"
+        },
+        plan.new_cwd,
+        if done.is_some() { "" } else { " (dry run)" }
+    )));
+    let (mut moved, mut skipped) = (0, 0);
+    for (i, f) in plan.files.iter().enumerate() {
+        let outcome = done.map(|d| &d[i]);
+        let skip = match (outcome, &f.action) {
+            (Some(Done::Skipped(sk)), _) | (None, Action::Skip(sk)) => Some(sk.message(&f.to)),
+            (Some(Done::Failed(e)), _) => Some(format!("failed: {}", e.message)),
+            _ => None,
+        };
+        if let Some(why) = skip {
+            skipped += 1;
+            o.push_str(&format!(
+                "  {} {}: {why}\n",
+                st.yellow("skip"),
+                f.from.display()
+            ));
+            continue;
+        }
+        moved += 1;
+        let verb = match (&f.action, outcome) {
+            (Action::Resume { .. }, _) => "resume",
+            _ => "move",
+        };
+        o.push_str(&format!(
+            "  {verb} {}\n    -> {}\n",
+            f.from.display(),
+            f.to.display()
+        ));
+        match (&f.action, outcome) {
+            (_, Some(Done::Moved { tail })) if *tail > 0 => o.push_str(&format!(
+                "    {tail} bytes appended to the old file carried over\n"
+            )),
+            (Action::Resume { tail }, None) => o.push_str(&format!(
+                "    an earlier move wrote it; {tail} bytes to carry over, then the old file goes\n"
+            )),
+            _ => {}
+        }
+        if !matches!(f.action, Action::Resume { .. }) {
+            for r in &f.rewrites {
+                o.push_str(&format!(
+                    "    {}: {} -> {}\n",
+                    r.field,
+                    crate::text::sanitize(r.from.as_deref().unwrap_or("(none)")),
+                    crate::text::sanitize(&r.to)
+                ));
+            }
+        }
+    }
+    let files = |n: usize| format!("{n} file{}", if n == 1 { "" } else { "s" });
+    if done.is_some() {
+        o.push_str(&format!(
+            "Moved {}, skipped {}.\n",
+            files(moved),
+            files(skipped)
+        ));
+    } else {
+        o.push_str(&format!(
+            "{} to move, {} skipped. Nothing changed: run again with --yes to move.\n",
+            files(moved),
+            files(skipped)
+        ));
+    }
+    ctx.out.write_all(o.as_bytes())?;
+    Ok(EXIT_OK)
+}
+
+fn file_json(f: &FileMove, done: Option<&Done>) -> Value {
+    let (action, tail) = match &f.action {
+        Action::Move => ("move", 0),
+        Action::Resume { tail } => ("resume", *tail),
+        Action::Skip(_) => ("skip", 0),
+    };
+    let (status, reason, message, tail) = match (done, &f.action) {
+        (None, Action::Skip(sk)) => ("planned", Some(sk.code()), Some(sk.message(&f.to)), tail),
+        (None, _) => ("planned", None, None, tail),
+        (Some(Done::Moved { tail }), _) => ("moved", None, None, *tail),
+        (Some(Done::Skipped(sk)), _) => ("skipped", Some(sk.code()), Some(sk.message(&f.to)), 0),
+        (Some(Done::Failed(e)), _) => ("failed", Some("error"), Some(e.message.clone()), 0),
+    };
+    obj(vec![
+        ("from", s(&f.from.to_string_lossy())),
+        ("to", s(&f.to.to_string_lossy())),
+        ("id", opt(f.session_id.as_deref())),
+        ("action", s(action)),
+        ("status", s(status)),
+        (
+            "rewrites",
+            arr(f
+                .rewrites
+                .iter()
+                .map(|r| {
+                    obj(vec![
+                        ("field", s(r.field)),
+                        ("from", opt(r.from.as_deref())),
+                        ("to", s(&r.to)),
+                    ])
+                })
+                .collect()),
+        ),
+        ("tail", num(tail as f64)),
+        ("reason", opt(reason)),
+        ("message", opt(message.as_deref())),
+    ])
+}
+
+/// `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status, rewrites: [{field,
+/// from, to}], tail, reason, message}], moved, skipped}`.
+fn report(old: &str, plan: &Plan, applied: bool, done: Option<&[Done]>) -> Value {
+    let files: Vec<Value> = plan
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| file_json(f, done.map(|d| &d[i])))
+        .collect();
+    let moving = |i: usize, f: &FileMove| match done {
+        Some(d) => matches!(d[i], Done::Moved { .. }),
+        None => !matches!(f.action, Action::Skip(_)),
+    };
+    let moved = plan
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| moving(*i, f))
+        .count();
+    obj(vec![
+        ("from", s(old)),
+        ("to", s(&plan.new_cwd)),
+        ("oldDir", s(&plan.old_dir.to_string_lossy())),
+        ("newDir", s(&plan.new_dir.to_string_lossy())),
+        ("applied", Value::Bool(applied)),
+        ("files", arr(files)),
+        ("moved", num(moved as f64)),
+        ("skipped", num((plan.files.len() - moved) as f64)),
+    ])
+}
