@@ -230,3 +230,53 @@ fn a_file_under_a_live_writer_lease_is_skipped() {
     assert!(!held.exists() && !lock::lock_path(&held).exists());
     let _ = fs::remove_dir_all(&a);
 }
+
+#[test]
+fn what_pi_appends_during_the_copy_is_carried_over_and_a_kill_before_the_link_loses_nothing() {
+    use pi_session_core::fault::{self, Point};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    let a = agent("grow");
+    let old = dir(&a, OLD).join("g.jsonl");
+    let new = dir(&a, NEW).join("g.jsonl");
+    put(&old, &format!("{}\n{ENTRY}\n", header("g", OLD, None)));
+
+    // Killed with the copy complete but not yet in place: the old file is untouched.
+    {
+        let _guard = fault::set_hook(|p, _| {
+            if p == Point::BeforeLink {
+                panic!("simulated kill at {p:?}");
+            }
+            Ok(())
+        });
+        assert!(catch_unwind(AssertUnwindSafe(|| run(&a))).is_err());
+    }
+    assert!(!new.exists());
+    assert_eq!(
+        fs::read_to_string(&old).unwrap(),
+        format!("{}\n{ENTRY}\n", header("g", OLD, None))
+    );
+
+    // Stock pi appends (reopening the path) while the copy is written.
+    let grow = old.clone();
+    let done = {
+        let _guard = fault::set_hook(move |p, _| {
+            if p == Point::BeforeLink {
+                let mut f = fs::OpenOptions::new().append(true).open(&grow).unwrap();
+                std::io::Write::write_all(&mut f, format!("{MORE}\n").as_bytes()).unwrap();
+            }
+            Ok(())
+        });
+        run(&a)
+    };
+    assert!(
+        matches!(done[..], [Done::Moved { tail }] if tail == MORE.len() as u64 + 1),
+        "{done:?}"
+    );
+    assert!(!old.exists());
+    assert_eq!(
+        fs::read_to_string(&new).unwrap(),
+        format!("{}\n{ENTRY}\n{MORE}\n", header("g", NEW, None))
+    );
+    let _ = fs::remove_dir_all(&a);
+}
