@@ -113,3 +113,22 @@ fn no_sessions_and_the_same_directory_are_refused() {
     assert_eq!(same.code, 2);
     assert!(same.err.contains("same session directory"), "{}", same.err);
 }
+
+#[test]
+fn a_file_under_a_live_lease_is_reported_and_the_rest_moves() {
+    let w = world("move-lease");
+    let held = w.project_dir(FIXTURE_CWD).join("two.jsonl");
+    let lease = pi_session_core::lock::acquire(&held).unwrap();
+    let dry = w.run(&["move", FIXTURE_CWD, NEW_CWD]);
+    assert_eq!(dry.code, 1, "{}", dry.err);
+    assert!(dry.out.contains("skip "), "{}", dry.out);
+    assert!(dry.out.contains("held by a session writer"), "{}", dry.out);
+    let o = w.run(&["move", FIXTURE_CWD, NEW_CWD, "--yes"]);
+    assert_eq!(o.code, 1, "{}", o.err);
+    assert!(o.out.contains("Moved 1 file, skipped 1 file."), "{}", o.out);
+    assert!(held.exists());
+    drop(lease);
+    let rest = w.run(&["move", FIXTURE_CWD, NEW_CWD, "--yes"]);
+    assert_eq!(rest.code, 0, "{}", rest.err);
+    assert!(!held.exists());
+}
