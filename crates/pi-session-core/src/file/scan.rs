@@ -129,12 +129,54 @@ const MAX_SCAN_THREADS: usize = 4;
 /// Records also learn whether they are canonical ([`Meta::canonical`]), which lets
 /// `createBranchedSession` copy them without looking at them again.
 pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
-    let threads = crate::cores::available().map_or(1, |n| n.min(MAX_SCAN_THREADS));
-    scan_file_in_parts(path, PARALLEL_SCAN_BYTES, threads)
+    scan_file_in_parts(path, Split::by_size())
 }
 
-/// [`scan_file`] on up to `threads` threads when the file has at least `parallel_bytes`.
-fn scan_file_in_parts(path: &Path, parallel_bytes: u64, threads: usize) -> Result<Option<Scan>> {
+/// When a scan splits its file into parts, and into how many.
+#[derive(Clone, Copy, Debug)]
+struct Split {
+    /// Files at least this big are split.
+    from_bytes: u64,
+    /// At most this many parts (and threads).
+    threads: usize,
+}
+
+impl Split {
+    /// What [`scan_file`] does: files of [`PARALLEL_SCAN_BYTES`] or more on up to
+    /// [`MAX_SCAN_THREADS`] threads (no more than the machine has).
+    fn by_size() -> Self {
+        let threads = crate::cores::available().map_or(1, |n| n.min(MAX_SCAN_THREADS));
+        Split {
+            from_bytes: PARALLEL_SCAN_BYTES,
+            threads,
+        }
+    }
+
+    /// Never split: the whole file on the calling thread.
+    #[cfg(test)]
+    fn never() -> Self {
+        Split {
+            from_bytes: u64::MAX,
+            threads: 1,
+        }
+    }
+
+    /// Always split, whatever the size, into up to `threads` parts.
+    #[cfg(test)]
+    fn always(threads: usize) -> Self {
+        Split {
+            from_bytes: 0,
+            threads,
+        }
+    }
+}
+
+/// [`scan_file`], split into parts scanned on their own threads as `split` says.
+fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
+    let Split {
+        from_bytes: parallel_bytes,
+        threads,
+    } = split;
     let file = match crate::fsio::open_read(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -366,9 +408,11 @@ mod tests {
         for (i, bytes) in files().iter().enumerate() {
             let path = dir.join(format!("f{i}.jsonl"));
             std::fs::write(&path, bytes).unwrap();
-            let whole = scan_file_in_parts(&path, u64::MAX, 1).unwrap().unwrap();
+            let whole = scan_file_in_parts(&path, Split::never()).unwrap().unwrap();
             for threads in [2, 3, 7, 64] {
-                let parts = scan_file_in_parts(&path, 0, threads).unwrap().unwrap();
+                let parts = scan_file_in_parts(&path, Split::always(threads))
+                    .unwrap()
+                    .unwrap();
                 assert_eq!(
                     summary(&parts),
                     summary(&whole),
@@ -376,7 +420,7 @@ mod tests {
                 );
             }
         }
-        assert!(scan_file_in_parts(&dir.join("missing"), 0, 2)
+        assert!(scan_file_in_parts(&dir.join("missing"), Split::always(2))
             .unwrap()
             .is_none());
         std::fs::remove_dir_all(&dir).unwrap();
