@@ -7,8 +7,8 @@ use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use pi_session_core::json::{self, JsText, Step};
-use pi_session_core::materialize::{CutRef, CutValue, OwnedStep, PreparedBatch};
+use pi_session_core::json::{self, JsText};
+use pi_session_core::materialize::{CutRef, CutValue, OwnedStep, PreparedBatch, Step};
 use pi_session_core::{Config, ErrorCode, Session, Tuning};
 
 mod common;

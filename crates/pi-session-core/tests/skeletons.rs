@@ -2,8 +2,7 @@
 //! (JS keeps the entry as an object). The structure must come out as from the whole entry, and a
 //! skeleton must never be handed out as the entry nor reach a session that writes.
 
-use pi_session_core::json::Step;
-use pi_session_core::materialize::CutSink;
+use pi_session_core::materialize::{CutSink, Step};
 use pi_session_core::{context, tree, Error, ErrorCode, Session};
 
 mod common;

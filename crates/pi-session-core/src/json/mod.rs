@@ -22,10 +22,8 @@ pub use parse::{
 };
 pub use ser::{string_to_json, to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;
-pub use trusted::{
-    strings_where, visit_items_valid, visit_members_trusted, visit_members_valid, FoundStrings,
-    Step, WalkScratch,
-};
+pub(crate) use trusted::{skip_valid_string, skip_valid_value, skip_ws};
+pub use trusted::{visit_items_valid, visit_members_trusted, visit_members_valid};
 
 /// A JSON value as JavaScript sees it.
 ///

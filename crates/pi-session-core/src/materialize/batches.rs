@@ -11,10 +11,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{push_any_line, CutSink, MIN_CUT_BYTES};
+use super::{push_any_line, CutSink, Step, WalkScratch, MIN_CUT_BYTES};
 use crate::error::{Error, Result};
 use crate::fxhash::FxHashMap;
-use crate::json::{self, JsText, Step};
+use crate::json::{self, JsText};
 use crate::session::Session;
 
 /// One batch of lines ready for JS: how many of the positions asked for it covers, its JSON text
@@ -318,7 +318,7 @@ impl Session {
     /// One batch: every position of `positions` (already checked).
     fn prepare_batch(&self, positions: &[u32]) -> Result<PreparedBatch> {
         let mut cuts = Collect::default();
-        let mut scratch = json::WalkScratch::default();
+        let mut scratch = WalkScratch::default();
         let mut out = Vec::with_capacity(2 + positions.len() * 64);
         out.push(b'[');
         for (i, &p) in positions.iter().enumerate() {

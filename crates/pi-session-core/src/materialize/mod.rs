@@ -19,15 +19,17 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::{self, Step};
+use crate::json;
 use crate::session::Session;
 
 mod batches;
+mod strings;
 
 pub use batches::{
     CutRef, CutValue, OwnedStep, PreparedBatch, PreparedCut, FROM_VALUES, FROM_WIDE, STEP_INDEX,
     STEP_NAME,
 };
+pub use strings::{strings_where, FoundStrings, Step, WalkScratch};
 
 /// String values at least this long (in bytes, as written) are cut out. Shorter ones cost more
 /// to hand over one by one than to parse.
@@ -73,7 +75,7 @@ impl Session {
     pub fn line_for_js(&self, pos: u32, sink: &mut impl CutSink) -> Result<String> {
         let line = self.full_line(self.checked(pos)?)?;
         let mut out = Vec::with_capacity(line.len().min(MIN_CUT_BYTES));
-        push_any_line(line, 0, &mut out, sink, &mut json::WalkScratch::default());
+        push_any_line(line, 0, &mut out, sink, &mut WalkScratch::default());
         Ok(into_string(out))
     }
 
@@ -96,7 +98,7 @@ pub(crate) fn push_any_line(
     item: u32,
     out: &mut Vec<u8>,
     sink: &mut impl CutSink,
-    scratch: &mut json::WalkScratch,
+    scratch: &mut WalkScratch,
 ) -> (usize, usize) {
     match line {
         Cow::Owned(bytes) if bytes.len() >= MIN_CUT_BYTES + 2 => {
@@ -116,7 +118,7 @@ fn push_line(
     item: u32,
     out: &mut Vec<u8>,
     sink: &mut impl CutSink,
-    scratch: &mut json::WalkScratch,
+    scratch: &mut WalkScratch,
 ) -> (usize, usize) {
     let wide = line.len() >= MIN_WIDE_CUT_BYTES + 2 && json::has_wide_chars(line);
     if line.len() < MIN_CUT_BYTES + 2 && !wide {
@@ -124,14 +126,14 @@ fn push_line(
         return (0, 0);
     }
     let strings = if wide {
-        json::strings_where(
+        strings_where(
             line,
             MIN_WIDE_CUT_BYTES,
             |s| s.len() >= MIN_CUT_BYTES || json::has_wide_chars(s),
             scratch,
         )
     } else {
-        json::strings_where(line, MIN_CUT_BYTES, |_| true, scratch)
+        strings_where(line, MIN_CUT_BYTES, |_| true, scratch)
     };
     let mut cuts = 0;
     let mut cut_bytes = 0;
@@ -208,7 +210,7 @@ mod tests {
             3,
             &mut out,
             &mut sink,
-            &mut json::WalkScratch::default(),
+            &mut WalkScratch::default(),
         );
         assert_eq!(n, cuts.len());
         (out, cuts)
