@@ -8,10 +8,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use pi_session_core::fault::{self, Point};
-use pi_session_core::{Error, ErrorCode, Session};
+use pi_session_core::{Error, ErrorCode};
 
 mod common;
-use common::temp_dir;
+use common::{open, temp_dir};
 
 type R = Result<(), Error>;
 
@@ -28,12 +28,6 @@ const V2: &str = concat!(
     "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2024-01-01T00:00:01.000Z\",\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n",
     "{\"type\":\"message\",\"id\":\"a2\",\"parentId\":\"a1\",\"timestamp\":\"2024-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":\"y\"}}\n",
 );
-
-fn open(dir: &Path, file: &Path) -> Result<Session, Error> {
-    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
-    s.set_session_file(file.to_path_buf())?;
-    Ok(s)
-}
 
 /// Open `file` with a hook that "kills" the process (panics) at `point` for `target`.
 fn open_killed_at(dir: &Path, file: &Path, point: Point, target: PathBuf) -> bool {

@@ -46,9 +46,7 @@ fn tree_file(dir: &Path) -> PathBuf {
 }
 
 fn open(dir: &Path, file: &Path) -> Session {
-    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
-    s.set_session_file(file.to_path_buf()).unwrap();
-    s
+    common::open(dir, file).unwrap()
 }
 
 fn key(id: &str) -> String {

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use pi_session_core::file::scan;
 use pi_session_core::fsio::Durability;
 use pi_session_core::record::Kind;
-use pi_session_core::{listing, session, ErrorCode, Session};
+use pi_session_core::{listing, session, ErrorCode};
 
 mod common;
-use common::temp_dir;
+use common::{open, temp_dir};
 
 const TITLE: &str = r#"{"type":"title","v":1,"title":"Fix the parser","source":"auto","updatedAt":"2026-01-01T00:00:00.000Z","pad":"      "}"#;
 const HEADER: &str = r#"{"type":"session","version":3,"id":"sess-title-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
@@ -36,12 +36,6 @@ fn titled(dir: &Path) -> PathBuf {
     let u = message("a1", None, "user", "hello");
     let a = message("a2", Some("a1"), "assistant", "hi");
     write(dir, "titled.jsonl", &[TITLE, HEADER, &u, &a])
-}
-
-fn open(dir: &Path, file: &Path) -> pi_session_core::Result<Session> {
-    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
-    s.set_session_file(file.to_path_buf())?;
-    Ok(s)
 }
 
 #[test]

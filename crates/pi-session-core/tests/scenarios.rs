@@ -1,14 +1,13 @@
 //! Scenario tests of the store: each writes real files in its own temp dir and reopens them.
 
 use std::fs;
-use std::path::Path;
 
 use pi_session_core::record::string_key;
 use pi_session_core::session;
 use pi_session_core::{context, fsio, tree, Error, ErrorCode, Session};
 
 mod common;
-use common::temp_dir;
+use common::{open, temp_dir};
 
 type R = Result<(), Error>;
 
@@ -26,12 +25,6 @@ fn header(id: &str) -> String {
     format!(
         r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}}"#
     )
-}
-
-fn open(dir: &Path, file: &Path) -> Result<Session, Error> {
-    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
-    s.set_session_file(file.to_path_buf())?;
-    Ok(s)
 }
 
 fn append_message(s: &mut Session, role: &str, text: &str) -> Result<String, Error> {

@@ -2,7 +2,9 @@
 //! this module with `mod common;`).
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use pi_session_core::{Result, Session};
 
 /// A fresh directory under the system's temp dir: `pi-core-<name>-<pid>-<random>`, created.
 pub fn temp_dir(name: &str) -> PathBuf {
@@ -13,4 +15,12 @@ pub fn temp_dir(name: &str) -> PathBuf {
     ));
     fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// `file` opened as a session of working dir `/w` stored under `dir` (the default config).
+#[allow(dead_code)] // not every test file opens a session
+pub fn open(dir: &Path, file: &Path) -> Result<Session> {
+    let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true)?;
+    s.set_session_file(file.to_path_buf())?;
+    Ok(s)
 }
