@@ -1,4 +1,5 @@
-//! Scenario tests of the store: each writes real files in its own temp dir and reopens them.
+//! What the store does to its files when things go wrong (torn lines, failed or interrupted
+//! writes, migration, cycles, forks): each writes real files in its own temp dir and reopens them.
 
 use std::fs;
 
