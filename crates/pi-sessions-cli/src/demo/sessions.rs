@@ -1,47 +1,15 @@
-//! `demo`: build a small agent directory with realistic sessions — written through the core's
-//! `Session`, so the files are exactly what pi writes — and run `list`, `tree`, `show` and `stats`
-//! on it. For a first look on a machine without pi sessions.
+//! The demo's fixture sessions: a weather conversation with tools, branches and a compaction,
+//! and short ones, written record by record.
 
-use std::path::{Path, PathBuf};
+use super::*;
 
-use pi_session_core::json::{self, Value};
-use pi_session_core::{ids, paths, timefmt, Session};
-
-use crate::args::{Command, Opt, Parsed};
-use crate::catalog;
-use crate::env::CliEnv;
-use crate::error::{CliError, CliResult, EXIT_OK};
-use crate::jsonout::{arr, num, obj, s};
-use crate::Ctx;
-
-pub const CMD: Command = Command {
-    name: "demo",
-    summary: "build sample sessions in a temp dir and run list, tree, show and stats on them",
-    usage: "[--dir DIR]",
-    description: "Creates an agent directory with three sessions in two projects: one with a \
-branch left behind (and its branch summary), a compaction, labels, an extension state entry, an \
-extension message, a model change, usage records and a name. The files are written by the same \
-Rust store the package exports. Then runs list, tree, show and stats on it. The directory is kept \
-so you can try the other commands (the last lines tell you how).",
-    opts: &[Opt {
-        long: "dir",
-        short: None,
-        value: Some("DIR"),
-        help: "create the sample data in DIR (must not exist yet) instead of a temp dir",
-    }],
-    min_pos: 0,
-    max_pos: Some(0),
-    examples: &["pi-sessions demo", "pi-sessions demo --dir /tmp/pi-demo"],
-};
-
-/// Appends entries as `SessionManager`'s append methods write them.
-struct Writer {
+pub(super) struct Writer {
     s: Session,
     /// Clock of the next entry, ms.
     t: f64,
 }
 
-fn usage(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Value {
+pub(super) fn usage(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Value {
     // Prices of a mid-size model per million tokens: $3 in, $15 out, $0.30 cache read, $3.75 write.
     let c = |n: f64, per_m: f64| (n * per_m / 1e6 * 1e6).round() / 1e6;
     let (ci, co, cr, cw) = (
@@ -72,11 +40,11 @@ fn usage(input: f64, output: f64, cache_read: f64, cache_write: f64) -> Value {
     ])
 }
 
-fn text(t: &str) -> Value {
+pub(super) fn text(t: &str) -> Value {
     obj(vec![("type", s("text")), ("text", s(t))])
 }
 
-fn tool_call(id: &str, name: &str, args: Value) -> Value {
+pub(super) fn tool_call(id: &str, name: &str, args: Value) -> Value {
     obj(vec![
         ("type", s("toolCall")),
         ("id", s(id)),
@@ -89,7 +57,7 @@ impl Writer {
     /// A new session file in `dir`; entry times start at its header time and move forward. The
     /// session id is a UUIDv7 of `id_age_ms` ago: sessions made in one go would otherwise share
     /// a long id prefix, which real sessions (started minutes or days apart) do not.
-    fn new(dir: &Path, cwd: &str, id_age_ms: f64) -> Result<Writer, CliError> {
+    pub(super) fn new(dir: &Path, cwd: &str, id_age_ms: f64) -> Result<Writer, CliError> {
         let mut s = Session::blank(cwd.to_owned(), dir.to_string_lossy().into_owned(), true)
             .map_err(|e| CliError::failed(e.message))?;
         let now = chrono::Utc::now().timestamp_millis() as f64;
@@ -101,21 +69,21 @@ impl Writer {
         Ok(Writer { s, t })
     }
 
-    fn leaf(&self) -> Value {
+    pub(super) fn leaf(&self) -> Value {
         match self.s.leaf_key() {
             Some(k) => json::parse(k.as_bytes()).unwrap_or(Value::Null),
             None => Value::Null,
         }
     }
 
-    fn stamp(&mut self, step_s: f64) -> (String, f64) {
+    pub(super) fn stamp(&mut self, step_s: f64) -> (String, f64) {
         self.t += step_s * 1000.0;
         let iso = timefmt::iso_from_ms(self.t as u64);
         (iso, self.t)
     }
 
     /// Append `head` (type, maybe payload-first keys), then id/parentId/timestamp, then `tail`.
-    fn append(
+    pub(super) fn append(
         &mut self,
         head: Vec<(&str, Value)>,
         tail: Vec<(&str, Value)>,
@@ -144,7 +112,11 @@ impl Writer {
         Ok(id)
     }
 
-    fn message(&mut self, m: Vec<(&str, Value)>, step_s: f64) -> Result<String, CliError> {
+    pub(super) fn message(
+        &mut self,
+        m: Vec<(&str, Value)>,
+        step_s: f64,
+    ) -> Result<String, CliError> {
         let mut m = m;
         m.push(("timestamp", num(self.t + step_s * 1000.0)));
         self.append(
@@ -155,11 +127,11 @@ impl Writer {
         )
     }
 
-    fn user(&mut self, t: &str) -> Result<String, CliError> {
+    pub(super) fn user(&mut self, t: &str) -> Result<String, CliError> {
         self.message(vec![("role", s("user")), ("content", s(t))], 6.0)
     }
 
-    fn assistant(
+    pub(super) fn assistant(
         &mut self,
         content: Vec<Value>,
         model: (&str, &str),
@@ -180,7 +152,7 @@ impl Writer {
         )
     }
 
-    fn tool_result(
+    pub(super) fn tool_result(
         &mut self,
         call: &str,
         tool: &str,
@@ -199,11 +171,15 @@ impl Writer {
         )
     }
 
-    fn simple(&mut self, ty: &str, tail: Vec<(&str, Value)>) -> Result<String, CliError> {
+    pub(super) fn simple(
+        &mut self,
+        ty: &str,
+        tail: Vec<(&str, Value)>,
+    ) -> Result<String, CliError> {
         self.append(vec![("type", s(ty))], tail, false, 0.5)
     }
 
-    fn file(&self) -> PathBuf {
+    pub(super) fn file(&self) -> PathBuf {
         self.s
             .session_file()
             .map(Path::to_path_buf)
@@ -211,11 +187,11 @@ impl Writer {
     }
 }
 
-const CLAUDE: (&str, &str) = ("anthropic", "claude-sonnet-4-5");
-const GPT: (&str, &str) = ("openai", "gpt-5");
+pub(super) const CLAUDE: (&str, &str) = ("anthropic", "claude-sonnet-4-5");
+pub(super) const GPT: (&str, &str) = ("openai", "gpt-5");
 
 /// The main sample: a feature built over a branch, a compaction and a model change.
-fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError> {
+pub(super) fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError> {
     let mut w = Writer::new(dir, cwd, 25.0 * 60_000.0)?;
     w.simple(
         "model_change",
@@ -420,7 +396,7 @@ fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError> {
     Ok(w)
 }
 
-fn short_session(
+pub(super) fn short_session(
     dir: &Path,
     cwd: &str,
     id_age_ms: f64,
@@ -431,141 +407,4 @@ fn short_session(
     w.user(q)?;
     w.assistant(vec![text(a)], CLAUDE, usage(820.0, 64.0, 0.0, 0.0), "stop")?;
     Ok(w)
-}
-
-/// Create the sample agent directory under `root`; returns (agent dir, project cwd, main file).
-pub fn build(root: &Path) -> Result<(PathBuf, String, PathBuf), CliError> {
-    let agent = root.join("agent");
-    let project = root.join("weather-app");
-    let other = root.join("notes-cli");
-    for d in [&agent, &project, &other] {
-        std::fs::create_dir_all(d)
-            .map_err(|e| CliError::failed(format!("{}: {e}", d.display())))?;
-    }
-    let sessions = paths::join(&agent.to_string_lossy(), "sessions");
-    let dir_of = |cwd: &Path| {
-        PathBuf::from(paths::join(
-            &sessions,
-            &paths::encode_cwd(&cwd.to_string_lossy()),
-        ))
-    };
-    let cwd = project.to_string_lossy().into_owned();
-    short_session(
-        &dir_of(&other),
-        &other.to_string_lossy(),
-        30.0 * 3_600_000.0,
-        "Rename the --out flag to --output and keep --out as an alias.",
-        "Renamed it in src/cli.ts; `--out` still works and prints a deprecation hint.",
-    )?;
-    short_session(
-        &dir_of(&project),
-        &cwd,
-        3.0 * 3_600_000.0,
-        "How do I run only the weather tests?",
-        "Use `npm test -- weather`: vitest filters test files by that pattern.",
-    )?;
-    let main = weather_session(&dir_of(&project), &cwd)?;
-    Ok((agent, cwd, main.file()))
-}
-
-pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
-    let root = match p.value("dir") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.exists() {
-                return Err(CliError::usage_in(
-                    "demo",
-                    format!("{} exists: give a new directory", d.display()),
-                ));
-            }
-            d
-        }
-        None => std::env::temp_dir().join(format!(
-            "pi-sessions-demo-{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..8]
-        )),
-    };
-    let root = PathBuf::from(paths::resolve(&root.to_string_lossy()));
-    let (agent, cwd, main) = build(&root)?;
-    let env = CliEnv {
-        is_tty_out: ctx.env.is_tty_out,
-        is_tty_err: ctx.env.is_tty_err,
-        is_tty_in: false,
-        no_color: ctx.env.no_color,
-        agent_dir: Some(agent.to_string_lossy().into_owned()),
-        cwd: Some(cwd.clone()),
-        width: ctx.env.width,
-        now_ms: ctx.env.now_ms,
-        utc: ctx.env.utc,
-        path_var: ctx.env.path_var.clone(),
-        stdin: std::sync::Mutex::new(Box::new(std::io::empty())),
-        list_cache: ctx.env.list_cache,
-        session_config: ctx.env.session_config,
-    };
-    let ids: Vec<String> = verify_ids(&env);
-    let main_id = crate::resolve::header_id(&main).unwrap_or_default();
-    let short = catalog::prefix(&main_id, catalog::unique_prefix_len(&ids, 8));
-    let st = ctx.style;
-    writeln!(
-        ctx.out,
-        "{}",
-        st.bold(&format!("Sample pi sessions written to {}", root.display()))
-    )?;
-    writeln!(
-        ctx.out,
-        "{}",
-        st.dim("(three sessions in two projects, created by the same Rust store that pi-session-native exports)")
-    )?;
-    let steps: Vec<Vec<String>> = vec![
-        vec!["list".into()],
-        vec!["tree".into(), short.clone()],
-        vec!["show".into(), short.clone()],
-        vec!["stats".into()],
-    ];
-    let mut code = EXIT_OK;
-    for step in steps {
-        writeln!(ctx.out)?;
-        writeln!(
-            ctx.out,
-            "{}",
-            st.bold_blue(&format!("$ pi-sessions {}", step.join(" ")))
-        )?;
-        ctx.out.flush()?;
-        let mut sub = Ctx {
-            env: &env,
-            out: &mut *ctx.out,
-            err: &mut *ctx.err,
-            style: ctx.style,
-            err_style: ctx.err_style,
-        };
-        let c = crate::dispatch(&mut sub, &step);
-        code = code.max(c);
-    }
-    writeln!(ctx.out)?;
-    writeln!(ctx.out, "{}", st.bold("Try it yourself:"))?;
-    let q = |p: &Path| shell_quote(&p.to_string_lossy());
-    writeln!(
-        ctx.out,
-        "  export PI_CODING_AGENT_DIR={}\n  npx pi-sessions list --all\n  npx pi-sessions show {short} --full\n  npx pi-sessions search cache --all\n  npx pi-sessions export {short} --format html --out session.html\n  npx pi-sessions verify\n  rm -r {}   # when you are done",
-        q(&agent),
-        q(&root)
-    )?;
-    Ok(code)
-}
-
-fn verify_ids(env: &CliEnv) -> Vec<String> {
-    pi_session_core::listing::list_all_candidates(&env.sessions_root())
-        .into_iter()
-        .filter_map(|(p, _)| crate::resolve::header_id(&p))
-        .collect()
-}
-
-fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
-    {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
