@@ -4,6 +4,8 @@
 use std::fmt;
 use std::io;
 
+pub mod win32;
+
 /// Stable, documented error codes (surfaced to JS as `err.code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
@@ -102,14 +104,32 @@ impl Error {
     /// `path` is kept only for a call on a path: Node's `fs` reports none for a call on a
     /// descriptor (`read`, `write`, `fsync`), so neither does this error (its message still
     /// names the file, as it always has).
+    ///
+    /// On Windows the name and `errno` are libuv's, as Node's are there (see [`win32`]); elsewhere
+    /// `errno` is the negated OS errno, as Node's.
     pub fn io(err: &io::Error, syscall: &'static str, path: &std::path::Path) -> Self {
-        let (name, desc) = errno_info(err);
+        #[cfg(windows)]
+        let (name, desc, errno) = match err.raw_os_error() {
+            Some(code) => {
+                let uv = win32::for_call(code as u32, syscall, path, win32::kind_of);
+                (uv.name, uv.description, Some(uv.errno))
+            }
+            None => {
+                let (name, desc) = errno_info(err);
+                (name, desc, None)
+            }
+        };
+        #[cfg(not(windows))]
+        let (name, desc, errno) = {
+            let (name, desc) = errno_info(err);
+            (name, desc, err.raw_os_error().map(|e| -e))
+        };
         let path_s = path.to_string_lossy().into_owned();
         Error {
             code: ErrorCode::Io,
             message: format!("{name}: {desc}, {syscall} '{path_s}'"),
             errno_name: Some(name),
-            errno: err.raw_os_error().map(|e| -e),
+            errno,
             syscall: Some(syscall),
             path: (!on_descriptor(syscall)).then_some(path_s),
         }
@@ -147,7 +167,8 @@ fn on_descriptor(syscall: &str) -> bool {
     )
 }
 
-/// libuv's names and descriptions for the errors a session store meets.
+/// libuv's names and descriptions for the errors a session store meets (on Windows, for an error
+/// with no OS code: [`win32`] names those that have one).
 fn errno_info(err: &io::Error) -> (&'static str, &'static str) {
     #[cfg(unix)]
     {
@@ -232,6 +253,45 @@ mod tests {
             e.message,
             "EISDIR: illegal operation on a directory, read '/d'"
         );
+    }
+
+    /// Windows: libuv's names and numbers, as Node's errors there; the corrections look at the
+    /// real file system.
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_error_carries_libuvs_name_and_number_as_nodes_do() {
+        let e = Error::io(
+            &io::Error::from_raw_os_error(2),
+            "open",
+            Path::new(r"C:\x\y"),
+        );
+        assert_eq!((e.js_code(), e.errno), ("ENOENT", Some(-4058)));
+        assert_eq!(
+            e.message,
+            r"ENOENT: no such file or directory, open 'C:\x\y'"
+        );
+        let e = Error::io(
+            &io::Error::from_raw_os_error(5),
+            "rename",
+            Path::new(r"C:\x"),
+        );
+        assert_eq!((e.js_code(), e.errno), ("EPERM", Some(-4048)));
+
+        let dir = crate::testing::temp_dir("win32-errors");
+        let file = dir.join("plain-file");
+        std::fs::write(&file, "x").unwrap();
+        let below = file.join("sessions");
+        let made = std::fs::create_dir_all(&below).unwrap_err();
+        let e = Error::io(&made, "mkdir", &below);
+        assert_eq!((e.js_code(), e.errno), ("ENOTDIR", Some(-4052)));
+        assert_eq!(
+            e.message,
+            format!("ENOTDIR: not a directory, mkdir '{}'", below.display())
+        );
+        let opened = crate::fsio::open_read(&dir).unwrap_err();
+        let e = Error::io(&opened, "open", &dir);
+        assert_eq!((e.js_code(), e.errno), ("EISDIR", Some(-4068)));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
