@@ -53,7 +53,9 @@ test("a session dir whose name is too long fails like Node's mkdir: ENAMETOOLONG
   // in): a recursive mkdir never returns under Wine, whose CreateDirectory answers a too-long name
   // with "path not found", which Node's mkdirp takes as a missing parent, creates it, and retries.
   const node = thrownBy(() => fs.mkdirSync(sessionDir));
-  assert.equal(node.code, "ENAMETOOLONG");
+  // Windows' answer to the name depends on the file system (under Wine 8 "path not found", so
+  // ENOENT, for Node and for us alike): there Node's own answer is the one to match.
+  if (process.platform !== "win32") assert.equal(node.code, "ENAMETOOLONG");
   assertLikeNode(ours, node);
 });
 

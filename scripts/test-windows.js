@@ -264,14 +264,18 @@ function main() {
   // on Windows the reference itself gives --Z--proj--). A failing file runs again with the
   // reference as the target: a test that fails on both states something Windows answers
   // differently for either implementation; one that fails on ours alone is ours to fix.
+  // A reference run that times out says nothing about its tests: those failures stay undecided
+  // (and fail the run), rather than being counted as ours alone.
   const oursOnly = [];
+  const undecided = [];
   let shared = 0;
   for (const r of results) {
     if (r.status === 0 || r.status === "timeout" || r.suite.startsWith("windows/")) continue;
     const out = path.join(logs, `${r.suite.replace("/", "_")}.reference.txt`);
     process.env.PI_TEST_TARGET = "reference";
+    let status;
     try {
-      step(`node --test ${r.suite} (the reference)`, () =>
+      status = step(`node --test ${r.suite} (the reference)`, () =>
         wine(prefix, [node, "--test", ...TEST_FLAGS, `__test__\\${r.suite}`], out, SUITE_TIMEOUT_MS),
       );
     } finally {
@@ -280,15 +284,17 @@ function main() {
     const theirs = new Set(failingTests(fs.readFileSync(out, "utf8")));
     for (const name of failingTests(fs.readFileSync(path.join(logs, `${r.suite}.txt`), "utf8"))) {
       if (theirs.has(name)) shared++;
+      else if (status === "timeout") undecided.push(`${r.suite}: ${name}`);
       else oursOnly.push(`${r.suite}: ${name}`);
     }
   }
   process.stdout.write(`failing on the reference too under Windows: ${shared}; failing on ours only: ${oursOnly.length}\n`);
   for (const name of oursOnly) process.stdout.write(`  ours only: ${name}\n`);
+  for (const name of undecided) process.stdout.write(`  undecided (the reference's run timed out): ${name}\n`);
   const timedOut = results.filter((r) => r.status === "timeout").map((r) => r.suite);
   if (timedOut.length) process.stdout.write(`timed out (counted as failed): ${timedOut.join(", ")}\n`);
   const ownFailed = results.some((r) => r.suite.startsWith("windows/") && r.status !== 0);
-  return oursOnly.length === 0 && timedOut.length === 0 && !ownFailed ? 0 : 1;
+  return oursOnly.length === 0 && undecided.length === 0 && timedOut.length === 0 && !ownFailed ? 0 : 1;
 }
 
 /** The names under node --test's (spec reporter) "failing tests:" summary. */
