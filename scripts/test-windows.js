@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Run the Windows x64 build under Wine, with Node for Windows, on this Linux x64 machine.
 //
-//   node scripts/test-windows.js [--dll <pi_session_native.dll>] [file.test.mjs ...]
+//   node scripts/test-windows.js [--dll <pi_session_native.dll>] [--shim] [file.test.mjs ...]
 //     (or PI_WINDOWS_DLL=<dll>); files named (as under __test__/, e.g. error-fields.test.mjs or
-//     windows/windows.test.mjs) run alone, instead of the whole list below
+//     windows/windows.test.mjs) run alone, instead of the whole list below; --shim runs step 5
+//     (alone, or with the files named)
 //
 // Steps (each one's time is printed):
 //   1. the DLL: the one given, else built with
@@ -21,7 +22,10 @@
 //   4. under Wine, one node --test run per file, in that one process (node --test's child process
 //      per file talks through a pipe, and spins under Wine 8): the behaviour suites, the
 //      other suites that need nothing Wine lacks, and __test__/windows/*.test.mjs (Windows paths,
-//      held files, the lease), which only this runner runs.
+//      held files, the lease), which only this runner runs;
+//   5. `pi-sessions` through the `pi-sessions.cmd` shim npm writes, from cmd.exe, in the layout of a
+//      global npm install on Windows (scripts/windows-shim.js says what is checked and what Wine's
+//      cmd cannot run of npm's shim).
 // Output of Wine goes to files (a pipe gives EBADF there) and is printed after each file.
 //
 // Left out, and why:
@@ -48,6 +52,7 @@
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
+const { checkShim } = require("./windows-shim.js");
 
 const root = path.resolve(__dirname, "..");
 const cache = path.join(root, ".cache");
@@ -77,12 +82,19 @@ const ALL_SUITES = [
 function chosenSuites() {
   const args = process.argv.slice(2);
   const named = args
-    .filter((a, i) => a !== "--dll" && args[i - 1] !== "--dll")
+    .filter((a, i) => a !== "--dll" && args[i - 1] !== "--dll" && a !== "--shim")
     .map((a) => a.replaceAll("\\", "/").replace(/^(\.\/)?__test__\//, ""));
   for (const f of named) {
     if (!fs.existsSync(path.join(root, "__test__", f))) throw new Error(`no test file __test__/${f}`);
   }
-  return named.length ? named : ALL_SUITES;
+  if (named.length || args.includes("--shim")) return named;
+  return ALL_SUITES;
+}
+
+/** Whether the `pi-sessions.cmd` check runs: in a full run, and with --shim. */
+function shimChosen() {
+  const args = process.argv.slice(2);
+  return args.includes("--shim") || chosenSuites().length === ALL_SUITES.length;
 }
 
 // One process per file, its tests in turn: node --test's default, a child process per file
@@ -235,7 +247,8 @@ function main() {
   fs.copyFileSync(dll, addon);
 
   const logs = path.join(cache, "windows-logs");
-  fs.rmSync(logs, { recursive: true, force: true });
+  // Kept when no suite runs (--shim alone), so that such a run never wipes another's logs.
+  if (suites.length) fs.rmSync(logs, { recursive: true, force: true });
   fs.mkdirSync(logs, { recursive: true });
   // Node for Windows starts in about a second under Wine: the tests' hang limits scale by this.
   const env = { PI_SESSION_NATIVE_PATH: winPath(addon), PI_TEST_TIME_SCALE: "10" };
@@ -294,7 +307,24 @@ function main() {
   const timedOut = results.filter((r) => r.status === "timeout").map((r) => r.suite);
   if (timedOut.length) process.stdout.write(`timed out (counted as failed): ${timedOut.join(", ")}\n`);
   const ownFailed = results.some((r) => r.suite.startsWith("windows/") && r.status !== 0);
-  return oursOnly.length === 0 && undecided.length === 0 && timedOut.length === 0 && !ownFailed ? 0 : 1;
+  let shimFailed = false;
+  if (shimChosen()) {
+    try {
+      step("pi-sessions through npm's .cmd shim (cmd /c, a global install's layout)", () =>
+        checkShim({
+          wine: (args, out, timeout) => wine(prefix, args, out, timeout),
+          node,
+          dll,
+          base: path.join(cache, "windows-shim"),
+        }),
+      );
+      process.stdout.write("pi-sessions.cmd: all checks passed\n");
+    } catch (error) {
+      shimFailed = true;
+      process.stdout.write(`pi-sessions.cmd: FAILED: ${error.message}\n`);
+    }
+  }
+  return oursOnly.length === 0 && undecided.length === 0 && timedOut.length === 0 && !ownFailed && !shimFailed ? 0 : 1;
 }
 
 /** The names under node --test's (spec reporter) "failing tests:" summary. */
