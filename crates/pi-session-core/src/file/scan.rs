@@ -445,6 +445,7 @@ mod tests {
                 "{b:?}"
             );
         }
+        drop(file);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

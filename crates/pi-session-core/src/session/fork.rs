@@ -318,7 +318,8 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].contains(r#""id":"new-id""#) && lines[0].contains(r#""cwd":"/target""#));
-        assert!(lines[0].contains(&format!(r#""parentSession":"{}""#, src.display())));
+        let parent = crate::json::string_to_json(&src.to_string_lossy());
+        assert!(lines[0].contains(&format!(r#""parentSession":{parent}"#)));
         assert_eq!(lines[1], entry);
         assert!(
             std::fs::read_to_string(&src).unwrap().ends_with('\n'),

@@ -229,6 +229,7 @@ mod tests {
             !memory.flush().unwrap(),
             "an in-memory session has nothing to flush"
         );
+        drop(s);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

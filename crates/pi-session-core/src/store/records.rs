@@ -206,6 +206,7 @@ mod tests {
         std::fs::write(&path, br#"{"type":"label_","id":"a","parentId":null}"#).unwrap();
         let err = records.line(0).unwrap_err();
         assert_eq!(err.code, ErrorCode::FileChanged);
+        drop(records);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -42,8 +42,9 @@ fn meta_text(s: &FileSummary) -> String {
     out
 }
 
+/// `p` as a JSON string (escaped: a Windows path has backslashes).
 fn quoted(p: &Path) -> String {
-    format!("\"{}\"", p.to_string_lossy())
+    json::string_to_json(&p.to_string_lossy())
 }
 
 #[test]
