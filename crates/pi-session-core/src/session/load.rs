@@ -25,6 +25,8 @@ pub struct LoadReport {
     pub initialized: bool,
     /// The file's records became the state (false: a fresh session was started for the path).
     pub loaded: bool,
+    /// The size of the file as it was loaded (0 when none was).
+    pub bytes: u64,
 }
 
 impl Session {
@@ -47,13 +49,19 @@ impl Session {
         // The reference records the path before reading, so it stays set even when loading throws.
         self.file = Some(path.clone());
         self.guard.follow(Some(&path));
-        let big = std::fs::metadata(&path)
-            .is_ok_and(|m| m.is_file() && m.len() >= self.tuning.lazy_file_bytes);
-        if preloaded.is_none() && big {
+        let size = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        let lazy = size.filter(|&n| n >= self.tuning.lazy_file_bytes);
+        if let (None, Some(size)) = (&preloaded, lazy) {
             if let Some(report) = self.load_streaming(&path)? {
                 self.file = Some(path);
                 self.flushed = true;
-                return Ok(report);
+                return Ok(LoadReport {
+                    bytes: size,
+                    ..report
+                });
             }
         }
         let loaded = match preloaded {
@@ -84,10 +92,12 @@ impl Session {
             }
             Some(loaded) => {
                 self.file = Some(path);
+                let bytes = loaded.text.len() as u64;
                 let report = self.load_records(loaded)?;
                 self.flushed = true;
                 Ok(LoadReport {
                     loaded: true,
+                    bytes,
                     ..report
                 })
             }
@@ -223,6 +233,7 @@ impl Session {
         self.flushed = true;
         Ok(LoadReport {
             loaded: true,
+            bytes,
             ..LoadReport::default()
         })
     }

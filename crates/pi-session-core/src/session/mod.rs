@@ -23,6 +23,7 @@ mod edit;
 mod fork;
 mod header;
 mod load;
+mod open;
 mod persist;
 mod preload;
 mod prune;
@@ -34,6 +35,7 @@ pub use edit::{check_replacement, context_edit_wraps_text, Replacement};
 pub use fork::{fork, fork_file, Forked};
 pub use header::{header_line, NewSession};
 pub use load::LoadReport;
+pub use open::Opened;
 pub use prune::Pruned;
 
 /// The session store state behind one `SessionManager`.
