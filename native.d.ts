@@ -6,7 +6,8 @@
  * memory, so the garbage collector weighs them when deciding to collect dropped managers.
  */
 export declare class NativeSession {
-  branch(key: string | undefined | null, display: string): void
+  /** `branch(id)`: the leaf moves to the entry of `key`; the answer is its position. */
+  branch(key: string | undefined | null, display: string): number
   /** `countSubtree(id)`: entries in the subtree of `key` (the entry included), 0 for none. */
   countSubtree(key?: string | undefined | null): number
   /** `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module). */
@@ -30,10 +31,16 @@ export declare class NativeSession {
   contextEditWrapsText(display: string, entryType: string | undefined | null, role: string | undefined | null, shape: string): boolean
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
   /**
-   * Returns true when the file was loaded, false when a fresh session was started for it (the
-   * file is missing, or was empty and got a header).
+   * `SessionManager.open` in one call: a manager for `file` (resolved by the shell) in
+   * `session_dir`, of cwd `cwd_override` or else the file's header cwd (see the core's
+   * `Session::open`), tracked, with the file loaded.
    */
-  setSessionFile(path: string): boolean
+  static openFile(file: string, sessionDir: string, cwdOverride?: string | undefined | null): { core: NativeSession; info: LoadInfo }
+  /**
+   * Loads `path`; the answer says whether the file was loaded, or a fresh session was started
+   * for it (the file is missing, or was empty and got a header).
+   */
+  setSessionFile(path: string): LoadInfo
   loadPreloaded(lines: Array<string>, skeletons: boolean): void
   /**
    * Preloaded entries that are all objects made from records of the session tracked as
@@ -232,21 +239,6 @@ export declare function findById(dir: string, id: string, resolvedCwd?: string |
 
 export declare function findMostRecent(dir: string, resolvedCwd?: string | undefined | null): string | null
 
-export interface HeaderScan {
-  kind: HeaderScanKind
-  cwd?: string
-}
-
-/** What the bounded header scan found (`HeaderScanKind` in JS, with these names as values). */
-export declare const enum HeaderScanKind {
-  /** A header within the bound; `cwd` is its cwd (none when it states no string). */
-  Header = 'Header',
-  /** No header: the first line that parses is not one, or no line parses. */
-  None = 'None',
-  /** The bound (1 MiB) went by without a line that parses: only a full read can tell. */
-  Limit = 'Limit',
-}
-
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>
 
@@ -264,6 +256,27 @@ export declare function listDirNames(dir: string): Promise<string[]>
 
 /** `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session). */
 export declare function loadEntriesJson(path: string): string
+
+/**
+ * What the shell keeps of a session just loaded from a file (`open`, `setSessionFile`), so that
+ * it asks nothing more before the caller's first call.
+ */
+export interface LoadInfo {
+  /** The manager's cwd, resolved: the caller's override, the header's, or the process's. */
+  cwd: string
+  /** The file's records became the state (false: a fresh session was started for the path). */
+  loaded: boolean
+  recordCount: number
+  /** The leaf as a key (see `leafKey`) and its position (`NONE`: none). */
+  leafKey?: string
+  leafPos: number
+  /** The file's size as it was loaded (0: none was); idle parsing is for small ones. */
+  bytes: number
+  /** Whether the manager holds (or wants) the file's lease: it is then never parsed when idle. */
+  exclusive: boolean
+  /** The tracking id (see `track`; 0: not tracked). */
+  trackId: number
+}
 
 /** An entry of `b` that `a` has under the same id with other content. */
 export interface MergeConflict {
@@ -344,9 +357,6 @@ export declare function releaseAllLocks(): void
  * environment (`NO_COLOR`, `PI_CODING_AGENT_DIR`, `COLUMNS`) and stdio; returns the exit code.
  */
 export declare function runCli(args: Array<string>): number
-
-/** The bounded header scan used by `open` to learn a file's cwd. */
-export declare function scanHeader(path: string): HeaderScan
 
 /**
  * Internal, for tests and benchmarks, not part of the package's API: the size thresholds of

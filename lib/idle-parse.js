@@ -7,8 +7,6 @@
 // ones any accessor would have made later (the same cache); a slice that fails just stops, and
 // the accessor that needs the entry reports it. Marks still pending on another session are
 // added when its map is read.
-const fs = require("node:fs");
-
 /**
  * A session loaded from a file of at most this many bytes is parsed into its entry objects while
  * the program waits on something else: pi asks for every entry right after a resume (the branch,
@@ -22,9 +20,10 @@ const WARM_SLICE_MS = 4;
 /** Entries parsed per JSON.parse within a slice (bounded, so a slice of big lines stays short). */
 const WARM_BATCH = 32;
 
-/** While idle parsing is pending: the entry positions to parse, the next one to look at, and how
- * many to parse per call (halved whenever one call overran a slice: big entries).
- * @typedef {{ positions: Uint32Array, next: number, batch: number }} Warm */
+/** While idle parsing is pending: the entry positions to parse (asked for by the first slice,
+ * not by the open that waits), the next one to look at, and how many to parse per call (halved
+ * whenever one call overran a slice: big entries).
+ * @typedef {{ positions: Uint32Array | null, next: number, batch: number }} Warm */
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
 // Until the running job ends the session loaded last is held strongly (one session, so a
@@ -40,17 +39,11 @@ let handOffQueued = false;
 /** @type {NodeJS.Immediate | null} */
 let pending = null;
 
-/** Parse `s`'s entries when idle, if its file (just loaded) is small enough.
- * @param {SessionState} s @param {string} file */
-function warmWhenIdle(s, file) {
-  let size;
-  try {
-    size = fs.statSync(file).size;
-  } catch {
-    return;
-  }
-  if (size > WARM_MAX_BYTES || s.core.isExclusive()) return;
-  s.warm = { positions: s.core.entryPositions(), next: 0, batch: WARM_BATCH };
+/** Parse `s`'s entries when idle, if its file (just loaded, `bytes` long) is small enough and
+ * no lease is held or wanted (`exclusive`). @param {SessionState} s @param {number} bytes @param {boolean} exclusive */
+function warmWhenIdle(s, bytes, exclusive) {
+  if (bytes > WARM_MAX_BYTES || exclusive) return;
+  s.warm = { positions: null, next: 0, batch: WARM_BATCH };
   hold(s);
 }
 
@@ -100,9 +93,9 @@ function slice(s) {
   const w = s.warm;
   const deadline = performance.now() + WARM_SLICE_MS;
   if (w === null) return s.addPendingMarks(deadline);
-  const { positions } = w;
   const objs = s.objs;
   try {
+    const positions = (w.positions ??= s.core.entryPositions());
     do {
       const batch = [];
       while (w.next < positions.length && batch.length < w.batch) {
@@ -119,7 +112,7 @@ function slice(s) {
     s.warm = null;
     return false;
   }
-  if (w.next < positions.length) return true;
+  if (w.positions !== null && w.next < w.positions.length) return true;
   s.warm = null;
   return true; // the marks of what was parsed
 }

@@ -16,9 +16,9 @@ const { assertValidSessionId } = require("./places.js");
 function loadFile(s, sessionFile) {
   const resolved = paths.resolvePath(sessionFile);
   const before = s.core.sessionId();
-  let loaded;
+  let info;
   try {
-    loaded = s.core.setSessionFile(resolved);
+    info = s.core.setSessionFile(resolved);
   } catch (err) {
     // A refused file leaves the session as it was (objects included), unless the core had
     // already started a fresh one (an empty file whose header could not be written).
@@ -31,10 +31,17 @@ function loadFile(s, sessionFile) {
     s.file = null;
     throw err;
   }
-  s.replaced();
-  s.syncLeaf();
-  if (!loaded) s.seedFreshHeader();
-  else idle.warmWhenIdle(s, resolved);
+  loaded(s, info);
+}
+
+/** The core has just loaded a file into `s.core` (open, setSessionFile), and `info` says what
+ * came of it: the records, the leaf, and whether it is worth parsing while idle.
+ * @param {SessionState} s @param {import("../native.js").LoadInfo} info */
+function loaded(s, info) {
+  s.replaced(info.recordCount);
+  s.leafFromCore(info.leafKey ?? null, info.leafPos); // an absent member: no leaf
+  if (!info.loaded) s.seedFreshHeader();
+  else idle.warmWhenIdle(s, info.bytes, info.exclusive);
 }
 
 /** newSession(options): returns the new file (undefined in memory, or until it is written).
@@ -140,4 +147,4 @@ function preload(s, entries, hasHeader, skeletons, startNew) {
   }
 }
 
-module.exports = { loadFile, startSession, loadEntries };
+module.exports = { loadFile, loaded, startSession, loadEntries };

@@ -2,7 +2,6 @@
 // The module's functions and the SessionManager factories' work before a manager exists: where a
 // session lives (directories, the file to continue or open, its cwd), and the checks of what the
 // caller asked for. Each factory returns the constructor's arguments; the class makes the manager.
-const fs = require("node:fs");
 const path = require("node:path");
 const native = require("../native.js");
 const paths = require("./paths.js");
@@ -40,24 +39,16 @@ function filtersCwd(cwd, sessionDir, dir) {
   return sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
 }
 
-/** open(filePath, sessionDir, cwdOverride): the cwd and directory of the manager that opens it.
+/** open(filePath, sessionDir, cwdOverride): what only Node's path rules decide, before the core
+ * reads the file (and, without an override, takes the manager's cwd from its header: see the
+ * core's `Session::open`). The override is resolved here, so a value that is not a path fails as
+ * the reference's does.
  * @param {string} filePath @param {string | undefined} sessionDir @param {string | undefined} cwdOverride */
 function openPlace(filePath, sessionDir, cwdOverride) {
-  const resolved = paths.resolvePath(filePath);
-  let headerCwd;
-  if (cwdOverride === undefined && fs.existsSync(resolved)) {
-    const scan = native.scanHeader(resolved);
-    if (scan.kind === native.HeaderScanKind.Header) headerCwd = scan.cwd ?? undefined;
-    else if (scan.kind === native.HeaderScanKind.Limit) {
-      // The bounded scan is only a shortcut; a full read stays authoritative.
-      // The header is the first `session` record (records may lead it, see README).
-      const first = JSON.parse(native.loadEntriesJson(resolved)).find((/** @type {any} */ e) => e?.type === "session");
-      if (first?.type === "session" && typeof first.cwd === "string") headerCwd = first.cwd;
-    }
-  }
-  const cwd = cwdOverride ?? headerCwd ?? process.cwd();
-  const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(resolved, "..");
-  return { cwd, dir, file: resolved };
+  const file = paths.resolvePath(filePath);
+  const cwd = cwdOverride === undefined ? null : paths.resolvePath(cwdOverride);
+  const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(file, "..");
+  return { cwd, dir, file };
 }
 
 /** continueRecent(cwd, sessionDir): the directory and the file to continue (undefined: none).

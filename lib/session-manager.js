@@ -59,12 +59,23 @@ class SessionManager {
   /** @type {boolean} */
   #persist;
 
-  /** @param {string} cwd @param {string} sessionDir @param {string | undefined | typeof PRIVATE} sessionFile @param {boolean} persist
+  /** @param {string | null} cwd (null only for open without an override: the core takes the header's)
+   * @param {string} sessionDir @param {string | undefined | typeof PRIVATE} sessionFile @param {boolean} persist
    * @param {any} [newSessionOptions] @param {any} [preloadedFileEntries] */
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
-    this.#cwd = paths.resolvePath(cwd);
     this.#sessionDir = paths.normalizePath(sessionDir);
     this.#persist = persist;
+    if (sessionFile === PRIVATE && newSessionOptions.file !== undefined) {
+      // open: one call makes the manager, takes its cwd (the header's, unless overridden: `cwd`
+      // is null then) and loads the file.
+      const { core, info } = native.NativeSession.openFile(newSessionOptions.file, this.#sessionDir, cwd);
+      this.#cwd = info.cwd;
+      this.#core = core;
+      this.#state = new SessionState(core, info.trackId);
+      load.loaded(this.#state, info);
+      return;
+    }
+    this.#cwd = paths.resolvePath(cwd);
     if (sessionFile === PRIVATE) {
       // forkFrom: the core writes the fork and opens it in one step (without reading it again).
       const { source, id } = newSessionOptions;
@@ -410,8 +421,8 @@ class SessionManager {
   branch(branchFromId) {
     const s = this.#state;
     // (The core refuses an unknown id; `${id}` throws for a Symbol, as `Entry ${id} not found` does.)
-    this.#core.branch(keyOf(branchFromId), `${branchFromId}`);
-    s.leafMoved(branchFromId, s.lookup(branchFromId)); // the leaf is the record the id resolves to
+    const pos = this.#core.branch(keyOf(branchFromId), `${branchFromId}`);
+    s.leafMoved(branchFromId, pos); // the leaf is the record the id resolves to
   }
 
   resetLeaf() {
@@ -467,7 +478,7 @@ class SessionManager {
 
   static open(filePath, sessionDir, cwdOverride) {
     const { cwd, dir, file } = places.openPlace(filePath, sessionDir, cwdOverride);
-    return new SessionManager(cwd, dir, file, true);
+    return new SessionManager(cwd, dir, PRIVATE, true, { file });
   }
 
   static continueRecent(cwd, sessionDir) {

@@ -111,13 +111,14 @@ class SessionState {
   /** @type {number} */
   treeGeneration;
 
-  /** @param {import("../native.js").NativeSession} core */
-  constructor(core) {
+  /** @param {import("../native.js").NativeSession} core @param {number} [trackId] its tracking
+   * id when the core already tracks it (a manager made by `openFile`) */
+  constructor(core, trackId) {
     this.core = core;
     /** The native session's tracking id (0: untracked), by which another session finds it. Its
      * state goes as soon as the GC has taken it, not when Node runs finalizers (after the running
      * JavaScript returns), so a loop reading session after session stays flat. */
-    this.trackId = core.track();
+    this.trackId = trackId ?? core.track();
     /** pos -> entry object (sparse until materialized). @type {any[]} */
     this.objs = [];
     /** id value -> pos, filled as ids are looked up. @type {Map<unknown, number>} */
@@ -182,9 +183,14 @@ class SessionState {
 
   /** After the records were replaced (or preloaded): the leaf, as the core has it now. */
   syncLeaf() {
-    const key = this.core.leafKey();
+    this.leafFromCore(this.core.leafKey(), this.core.leafPos());
+  }
+
+  /** The leaf as the core answered it: its key (null: none) and position.
+   * @param {string | null} key @param {number} pos */
+  leafFromCore(key, pos) {
     this.leafId = key === null ? null : valueOfKey(key);
-    this.leafPos = this.core.leafPos();
+    this.leafPos = pos;
   }
 
   /** `entry` was appended as the record at `pos` (the new leaf). @param {any} entry @param {number} pos */

@@ -1,7 +1,7 @@
-//! Free functions over the session store that need no manager: the header scan of `open`, the
-//! finders of `continueRecent`/`open` by id, `loadEntriesFromFile`, the lease files and the
-//! session-id check; and the core's constants JS needs (the format version, where the listing
-//! cache lives), so the shell names them without a copy of its own.
+//! Free functions over the session store that need no manager: the finders of `continueRecent`
+//! and `findById`, `loadEntriesFromFile`, the lease files and the session-id check; and the
+//! core's constants JS needs (the format version, where the listing cache lives), so the shell
+//! names them without a copy of its own.
 
 use std::path::Path;
 
@@ -22,45 +22,6 @@ pub fn list_cache_file(agent_dir: String) -> String {
     listing::cache::file_in(Path::new(&agent_dir))
         .to_string_lossy()
         .into_owned()
-}
-
-/// What the bounded header scan found (`HeaderScanKind` in JS, with these names as values).
-#[napi(string_enum)]
-pub enum HeaderScanKind {
-    /// A header within the bound; `cwd` is its cwd (none when it states no string).
-    Header,
-    /// No header: the first line that parses is not one, or no line parses.
-    None,
-    /// The bound (1 MiB) went by without a line that parses: only a full read can tell.
-    Limit,
-}
-
-#[napi(object)]
-pub struct HeaderScan {
-    pub kind: HeaderScanKind,
-    pub cwd: Option<String>,
-}
-
-/// The bounded header scan used by `open` to learn a file's cwd.
-#[napi(catch_unwind)]
-pub fn scan_header(env: Env, path: String) -> Result<HeaderScan> {
-    match listing::read_header(Path::new(&path)) {
-        Ok(Some(h)) => Ok(HeaderScan {
-            kind: HeaderScanKind::Header,
-            cwd: h.cwd,
-        }),
-        Ok(None) => Ok(HeaderScan {
-            kind: HeaderScanKind::None,
-            cwd: None,
-        }),
-        Err(listing::ScanError::Limit) => Ok(HeaderScan {
-            kind: HeaderScanKind::Limit,
-            cwd: None,
-        }),
-        Err(listing::ScanError::Io(e)) => {
-            Err(pi_session_core::Error::io(&e, "read", Path::new(&path))).for_js(&env)
-        }
-    }
 }
 
 #[napi(catch_unwind)]

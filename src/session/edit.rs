@@ -6,16 +6,18 @@ use napi_derive::napi;
 
 use pi_session_core::session::{self, Replacement};
 
-use super::{core_key, js_key, NativeSession};
+use super::{core_key, js_key, pos_or_none, NativeSession};
 use crate::error::ForJs;
 
 #[napi]
 impl NativeSession {
+    /// `branch(id)`: the leaf moves to the entry of `key`; the answer is its position.
     #[napi(catch_unwind)]
-    pub fn branch(&mut self, env: Env, key: Option<String>, display: String) -> Result<()> {
+    pub fn branch(&mut self, env: Env, key: Option<String>, display: String) -> Result<u32> {
         self.inner
             .branch(key.as_deref().map(core_key), &display)
-            .for_js(&env)
+            .for_js(&env)?;
+        Ok(pos_or_none(self.inner.leaf_pos()))
     }
 
     /// `countSubtree(id)`: entries in the subtree of `key` (the entry included), 0 for none.

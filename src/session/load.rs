@@ -5,11 +5,31 @@ use std::path::PathBuf;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::Error as CoreError;
+use pi_session_core::{Error as CoreError, Session};
 
-use super::NativeSession;
+use super::{js_key, pos_or_none, NativeSession};
 use crate::error::ForJs;
-use crate::reclaim;
+use crate::{config, reclaim};
+
+/// What the shell keeps of a session just loaded from a file (`open`, `setSessionFile`), so that
+/// it asks nothing more before the caller's first call.
+#[napi(object)]
+pub struct LoadInfo {
+    /// The manager's cwd, resolved: the caller's override, the header's, or the process's.
+    pub cwd: String,
+    /// The file's records became the state (false: a fresh session was started for the path).
+    pub loaded: bool,
+    pub record_count: u32,
+    /// The leaf as a key (see `leafKey`) and its position (`NONE`: none).
+    pub leaf_key: Option<String>,
+    pub leaf_pos: u32,
+    /// The file's size as it was loaded (0: none was); idle parsing is for small ones.
+    pub bytes: f64,
+    /// Whether the manager holds (or wants) the file's lease: it is then never parsed when idle.
+    pub exclusive: bool,
+    /// The tracking id (see `track`; 0: not tracked).
+    pub track_id: f64,
+}
 
 #[napi(object)]
 pub struct NewSessionInfo {
@@ -39,13 +59,46 @@ impl NativeSession {
         })
     }
 
+    /// `SessionManager.open` in one call: a manager for `file` (resolved by the shell) in
+    /// `session_dir`, of cwd `cwd_override` or else the file's header cwd (see the core's
+    /// `Session::open`), tracked, with the file loaded.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "{ core: NativeSession; info: LoadInfo }"
+    )]
+    pub fn open_file(
+        env: &Env,
+        file: String,
+        session_dir: String,
+        cwd_override: Option<String>,
+    ) -> Result<Object<'_>> {
+        let config = config::for_new_manager(env);
+        let opened = Session::open(
+            PathBuf::from(file),
+            session_dir,
+            cwd_override.as_deref(),
+            config,
+        )
+        .for_js(env)?;
+        let mut core = NativeSession::of(opened.session).into_instance(env)?;
+        let object = core.value;
+        core.track_id = reclaim::track(env, object, &mut core);
+        core.account(env);
+        let info = core.load_info(&opened.report);
+        let mut out = Object::new(env)?;
+        out.set("core", core)?;
+        out.set("info", info)?;
+        Ok(out)
+    }
+
+    /// Loads `path`; the answer says whether the file was loaded, or a fresh session was started
+    /// for it (the file is missing, or was empty and got a header).
     #[napi(catch_unwind)]
-    /// Returns true when the file was loaded, false when a fresh session was started for it (the
-    /// file is missing, or was empty and got a header).
-    pub fn set_session_file(&mut self, env: Env, path: String) -> Result<bool> {
+    pub fn set_session_file(&mut self, env: Env, path: String) -> Result<LoadInfo> {
         let result = self.inner.set_session_file(PathBuf::from(path));
         self.account(&env);
-        result.map(|r| r.loaded).for_js(&env)
+        let report = result.for_js(&env)?;
+        Ok(self.load_info(&report))
     }
 
     #[napi(catch_unwind)]
@@ -81,5 +134,21 @@ impl NativeSession {
         let result = self.inner.push_preloaded(lines, skeletons);
         self.account(&env);
         result.for_js(&env)
+    }
+}
+
+impl NativeSession {
+    fn load_info(&self, report: &pi_session_core::session::LoadReport) -> LoadInfo {
+        let s = &self.inner;
+        LoadInfo {
+            cwd: s.cwd().to_owned(),
+            loaded: report.loaded,
+            record_count: s.record_count() as u32,
+            leaf_key: s.leaf_key().map(js_key),
+            leaf_pos: pos_or_none(s.leaf_pos()),
+            bytes: report.bytes as f64,
+            exclusive: s.is_exclusive(),
+            track_id: self.track_id as f64,
+        }
     }
 }
