@@ -1,5 +1,5 @@
 "use strict";
-// Exclusive mode's lease files (`<file>.lock`, see crates/pi-session-core/src/lock.rs) are removed
+// Exclusive mode's lease files (`<file>.lock`, see crates/pi-session-core/src/lock/) are removed
 // when their manager leaves exclusive mode or is garbage-collected. A process that exits first
 // would leave them behind (they would be taken over later as stale, its pid being gone); this
 // removes them on a normal exit instead. Armed once, on first use of exclusive mode.
