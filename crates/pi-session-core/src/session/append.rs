@@ -77,7 +77,6 @@ impl Session {
     }
 
     fn append_record(&mut self, line: &[u8], skeleton: bool, how: AppendHow) -> Result<u32> {
-        self.changed();
         let mut meta = record::read_meta_trusted(line)
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "entry is not a JSON object"))?;
         meta.skeleton = skeleton;

@@ -27,7 +27,6 @@ impl Session {
         custom_id: Option<&str>,
         parent_session_json: Option<&str>,
     ) -> Result<NewSession> {
-        self.changed();
         let Identity { id, timestamp } = new_identity(custom_id)?;
         let line = header_line(&id, &timestamp, &self.cwd, parent_session_json);
         self.reset_state();

@@ -16,6 +16,7 @@ use crate::reserve::Reservations;
 use crate::store::index::Ids;
 use crate::store::records::{Rec, Records};
 use crate::store::View;
+use tracked::Tracked;
 
 mod append;
 mod branch;
@@ -27,6 +28,7 @@ mod open;
 mod persist;
 mod preload;
 mod prune;
+mod tracked;
 
 pub use crate::store::Leaf;
 pub use append::AppendHow;
@@ -47,10 +49,11 @@ pub struct Session {
     persist: bool,
     flushed: bool,
     session_id: String,
-    /// The records and where their lines are.
-    records: Records,
-    /// The id index, labels and leaf over `records`.
-    ids: Ids,
+    /// The records and where their lines are. Every write to it counts toward the generation.
+    records: Tracked<Records>,
+    /// The id index, labels and leaf over `records`. Every write to it counts toward the
+    /// generation.
+    ids: Tracked<Ids>,
     durability: Durability,
     appender: fsio::Appender,
     /// The appender's descriptor last checked (its `opened` number), and whether it writes the
@@ -65,8 +68,8 @@ pub struct Session {
     reserved: Reservations,
     /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
     restore_missing: bool,
-    /// Changes with every call that may change the records, index, labels or leaf, so callers
-    /// can keep what they derived from them until it changes (see [`Session::generation`]).
+    /// Explicit bumps of the generation (see [`Session::changed`]); the rest of it is the count
+    /// of writes to `records` and `ids`.
     generation: u64,
 }
 
@@ -102,8 +105,8 @@ impl Session {
             persist,
             flushed: false,
             session_id: String::new(),
-            records: Records::default(),
-            ids: Ids::default(),
+            records: Tracked::default(),
+            ids: Tracked::default(),
             durability: config.durability,
             appender: fsio::Appender::default(),
             backed: None,
@@ -115,11 +118,17 @@ impl Session {
         })
     }
 
-    /// A number that differs after any change to records, index, labels or leaf.
+    /// A number that differs after any change to records, index, labels or leaf, so callers can
+    /// keep what they derived from them until it changes. It follows every write to the records
+    /// and the index by construction ([`Tracked`]), so no mutation site has to remember it.
     pub fn generation(&self) -> u64 {
         self.generation
+            .wrapping_add(self.records.changes())
+            .wrapping_add(self.ids.changes())
     }
 
+    /// An explicit bump, which the tracked fields make redundant: kept only at the open path's
+    /// call sites (`load`, `preload`), which another change is reworking.
     fn changed(&mut self) {
         self.generation = self.generation.wrapping_add(1);
     }
@@ -256,7 +265,6 @@ impl Session {
         let Some(&slot) = key.and_then(|k| self.ids.index.slot_of.get(k)) else {
             return Err(Error::entry_not_found(display_id));
         };
-        self.changed();
         self.ids.leaf = Leaf::Slot(slot);
         Ok(())
     }
@@ -264,7 +272,6 @@ impl Session {
     /// Set the leaf to an id key, or to null (used by `branchWithSummary` before its append).
     /// An id that is not in the index leaves a null leaf (callers check existence first).
     pub fn set_leaf_key(&mut self, key: Option<&str>) {
-        self.changed();
         self.ids.leaf = match key.and_then(|k| self.ids.index.slot_of.get(k)) {
             Some(&slot) => Leaf::Slot(slot),
             None => Leaf::Null,
@@ -272,7 +279,6 @@ impl Session {
     }
 
     pub fn reset_leaf(&mut self) {
-        self.changed();
         self.ids.leaf = Leaf::Null;
     }
 

@@ -84,7 +84,7 @@ impl Session {
             _ => None,
         };
         // The records keep their offsets into the shared bytes.
-        let text = Text::sharing(&mut source.records.text);
+        let text = Text::sharing(&mut source.records.storage_mut().text);
         self.reset_state();
         self.records.text = text;
         self.records.reader = reader;

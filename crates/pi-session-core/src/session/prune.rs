@@ -271,7 +271,6 @@ impl Session {
             }
             _ => false,
         };
-        self.changed();
         let null_leaf = matches!(self.ids.leaf, Leaf::Null);
         self.reset_state();
         self.appender = fsio::Appender::default();

@@ -61,7 +61,6 @@ impl Session {
     /// [`Session::create_branched_session`], saying also what each new record was made from
     /// (see [`Branched`]).
     pub fn create_branched(&mut self, start: Option<&str>, display: &str) -> Result<Branched> {
-        self.changed();
         let path = self.branch_from(start);
         if path.is_empty() {
             return Err(Error::entry_not_found(display));
