@@ -23,11 +23,22 @@ fn shown(key: &str) -> String {
 }
 
 pub(super) fn check_links(entries: &[&Rec], f: &mut Vec<Finding>) {
-    // The id index as the reference's Map builds it: the last record with an id wins.
+    let ids: Vec<Key> = entries.iter().map(|r| key_of(r.value.get("id"))).collect();
+    let index = check_ids(entries, &ids, f);
+    let mut parent_of: Vec<Option<usize>> = vec![None; entries.len()];
+    for (i, r) in entries.iter().enumerate() {
+        parent_of[i] = check_parent(r, &index, f);
+        check_references(r, &ids[i], &index, f);
+    }
+    report_cycles(entries, &ids, &parent_of, &index, f);
+}
+
+/// Entry ids that are not strings or repeat; the id index as the reference's `Map` builds it
+/// (the last record with an id wins).
+fn check_ids(entries: &[&Rec], ids: &[Key], f: &mut Vec<Finding>) -> HashMap<Key, usize> {
     let mut index: HashMap<Key, usize> = HashMap::new();
     let mut first_line: HashMap<Key, usize> = HashMap::new();
-    let ids: Vec<Key> = entries.iter().map(|r| key_of(r.value.get("id"))).collect();
-    for (i, (r, id)) in entries.iter().zip(&ids).enumerate() {
+    for (i, (r, id)) in entries.iter().zip(ids).enumerate() {
         if !matches!(r.value.get("id"), Some(Value::String(_))) {
             f.push(Finding::error(
                 "missing-id",
@@ -49,67 +60,85 @@ pub(super) fn check_links(entries: &[&Rec], f: &mut Vec<Finding>) {
         }
         index.insert(id.clone(), i);
     }
-    let exists = |k: &str| index.contains_key(k);
-    let mut parent_of: Vec<Option<usize>> = vec![None; entries.len()];
-    for (i, r) in entries.iter().enumerate() {
-        let parent = key_of(r.value.get("parentId"));
-        if &*parent == UNDEFINED {
-            f.push(Finding::warning(
-                "missing-parent-id",
+    index
+}
+
+/// The entry's parent in the index, if it has one there; a missing or dangling `parentId` is
+/// reported.
+fn check_parent(r: &Rec, index: &HashMap<Key, usize>, f: &mut Vec<Finding>) -> Option<usize> {
+    let parent = key_of(r.value.get("parentId"));
+    if &*parent == UNDEFINED {
+        f.push(Finding::warning(
+            "missing-parent-id",
+            r.line,
+            "the entry has no parentId (readers make it a root)",
+        ));
+    } else if &*parent != "null" {
+        if !record::key_truthy(&parent) {
+            // A falsy parentId ends the walk like null does.
+        } else if let Some(&p) = index.get(&parent) {
+            return Some(p);
+        } else {
+            f.push(Finding::error(
+                "dangling-parent",
                 r.line,
-                "the entry has no parentId (readers make it a root)",
+                format!(
+                    "parentId {parent} is not an entry of this file: readers start a separate tree here"
+                ),
             ));
-        } else if &*parent != "null" {
-            if !record::key_truthy(&parent) {
-                // A falsy parentId ends the walk like null does.
-            } else if let Some(&p) = index.get(&parent) {
-                parent_of[i] = Some(p);
-            } else {
-                f.push(Finding::error(
-                    "dangling-parent",
-                    r.line,
-                    format!(
-                        "parentId {parent} is not an entry of this file: readers start a separate tree here"
-                    ),
-                ));
-            }
-        }
-        let ty = r.value.get("type");
-        let is = |t: &str| matches!(ty, Some(Value::String(s)) if s.eq_str(t));
-        if is("compaction") {
-            let fk = key_of(r.value.get("firstKeptEntryId"));
-            if record::key_truthy(&fk) && fk != ids[i] && !exists(&fk) {
-                f.push(Finding::warning(
-                    "dangling-first-kept",
-                    r.line,
-                    format!(
-                        "firstKeptEntryId {fk} is not an entry of this file: nothing before this compaction stays in context"
-                    ),
-                ));
-            }
-        }
-        if is("label") || is("context_edit") {
-            let t = key_of(r.value.get("targetId"));
-            if !exists(&t) {
-                f.push(Finding::warning(
-                    "dangling-target",
-                    r.line,
-                    format!("targetId {} is not an entry of this file", shown(&t)),
-                ));
-            }
-        }
-        if is("branch_summary") {
-            let from = key_of(r.value.get("fromId"));
-            if record::key_truthy(&from) && &*from != "\"root\"" && !exists(&from) {
-                f.push(Finding::warning(
-                    "dangling-from",
-                    r.line,
-                    format!("fromId {from} is not an entry of this file"),
-                ));
-            }
         }
     }
-    for cycle in find_cycles(&parent_of, &index, &ids) {
+    None
+}
+
+/// The other ids an entry names, by its type: a compaction's first kept entry, a label's or
+/// context edit's target, a branch summary's `fromId`.
+fn check_references(r: &Rec, own: &Key, index: &HashMap<Key, usize>, f: &mut Vec<Finding>) {
+    let exists = |k: &str| index.contains_key(k);
+    let ty = r.value.get("type");
+    let is = |t: &str| matches!(ty, Some(Value::String(s)) if s.eq_str(t));
+    if is("compaction") {
+        let fk = key_of(r.value.get("firstKeptEntryId"));
+        if record::key_truthy(&fk) && fk != *own && !exists(&fk) {
+            f.push(Finding::warning(
+                "dangling-first-kept",
+                r.line,
+                format!(
+                    "firstKeptEntryId {fk} is not an entry of this file: nothing before this compaction stays in context"
+                ),
+            ));
+        }
+    }
+    if is("label") || is("context_edit") {
+        let t = key_of(r.value.get("targetId"));
+        if !exists(&t) {
+            f.push(Finding::warning(
+                "dangling-target",
+                r.line,
+                format!("targetId {} is not an entry of this file", shown(&t)),
+            ));
+        }
+    }
+    if is("branch_summary") {
+        let from = key_of(r.value.get("fromId"));
+        if record::key_truthy(&from) && &*from != "\"root\"" && !exists(&from) {
+            f.push(Finding::warning(
+                "dangling-from",
+                r.line,
+                format!("fromId {from} is not an entry of this file"),
+            ));
+        }
+    }
+}
+
+fn report_cycles(
+    entries: &[&Rec],
+    ids: &[Key],
+    parent_of: &[Option<usize>],
+    index: &HashMap<Key, usize>,
+    f: &mut Vec<Finding>,
+) {
+    for cycle in find_cycles(parent_of, index, ids) {
         let first = *cycle.iter().min().expect("cycles are non-empty");
         let names: Vec<String> = cycle.iter().map(|&i| shown(&ids[i])).collect();
         f.push(Finding::error(

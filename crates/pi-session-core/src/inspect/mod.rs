@@ -179,24 +179,57 @@ fn kind_name(v: &Value) -> &'static str {
 /// Inspect a file's bytes.
 pub fn inspect(bytes: &[u8]) -> Inspection {
     let mut out = Inspection::default();
-    let mut f = Vec::new();
     if bytes.is_empty() {
-        f.push(Finding::warning(
+        out.findings = vec![Finding::warning(
             "empty-file",
             None,
             "empty file: no session header (pi writes one when it opens the file)",
-        ));
-        out.findings = f;
+        )];
         return out;
     }
     let ranges = split_lines(bytes);
     out.lines = ranges.len();
     let unterminated = bytes.last() != Some(&b'\n');
-    let mut recs: Vec<Rec> = Vec::new();
-    let mut crlf = Vec::new();
+    let mut read = Read::default();
     for (i, &(s, e)) in ranges.iter().enumerate() {
         let n = i + 1;
-        let mut line = &bytes[s..e];
+        read.line(n, &bytes[s..e], n == ranges.len() && unterminated);
+    }
+    let Read {
+        mut findings,
+        recs,
+        crlf,
+    } = read;
+    if !crlf.is_empty() {
+        findings.push(Finding::warning(
+            "crlf",
+            crlf[0],
+            format!(
+                "{} line(s) end with CRLF (pi writes LF; the CR is harmless JSON whitespace)",
+                crlf.len()
+            ),
+        ));
+    }
+    out.records = recs.len();
+    check_records(&recs, &mut findings, &mut out);
+    findings.sort_by_key(|x| (x.line.unwrap_or(0), x.severity));
+    out.findings = findings;
+    out
+}
+
+/// The line pass: what each line is to a reader, and the records they keep.
+#[derive(Default)]
+struct Read {
+    findings: Vec<Finding>,
+    recs: Vec<Rec>,
+    /// Lines ending in CRLF, reported once for the file.
+    crlf: Vec<usize>,
+}
+
+impl Read {
+    /// Line `n`; `torn_tail` when it is the last and has no newline after it.
+    fn line(&mut self, n: usize, mut line: &[u8], torn_tail: bool) {
+        let f = &mut self.findings;
         if n == 1 && line.starts_with(BOM) {
             line = &line[BOM.len()..];
             let parses = json::parse(line).is_ok();
@@ -212,9 +245,9 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
             if parses {
                 // Analyse the rest as if the mark were gone, so one defect gives one finding.
                 if let Ok(v) = json::parse(line) {
-                    recs.push(Rec { line: n, value: v });
+                    self.recs.push(Rec { line: n, value: v });
                 }
-                continue;
+                return;
             }
         }
         if line.iter().all(|c| c.is_ascii_whitespace()) {
@@ -223,10 +256,10 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
                 n,
                 "blank line (readers skip it)",
             ));
-            continue;
+            return;
         }
         if line.last() == Some(&b'\r') {
-            crlf.push(n);
+            self.crlf.push(n);
         }
         if std::str::from_utf8(line).is_err() {
             f.push(Finding::warning(
@@ -236,34 +269,7 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
             ));
         }
         match json::parse(line) {
-            Err(err) => {
-                let last = n == ranges.len() && unterminated;
-                let nul = line.contains(&0);
-                f.push(if last {
-                    Finding::error(
-                        "torn-last-line",
-                        n,
-                        format!(
-                            "torn last line (an interrupted write: no newline and not valid JSON, readers skip it): {}",
-                            preview(line, 60)
-                        ),
-                    )
-                } else {
-                    Finding::error(
-                        "malformed-line",
-                        n,
-                        if nul {
-                            format!("NUL bytes, not JSON (readers skip the line): {}", preview(line, 40))
-                        } else {
-                            format!(
-                                "not valid JSON ({}; readers skip the line): {}",
-                                err.message,
-                                preview(line, 60)
-                            )
-                        },
-                    )
-                });
-            }
+            Err(err) => f.push(unparsed(n, line, &err.message, torn_tail)),
             Ok(v) if !v.is_truthy() => f.push(Finding::warning(
                 "falsy-value",
                 n,
@@ -281,30 +287,45 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
                         ),
                     ));
                 }
-                if n == ranges.len() && unterminated {
+                if torn_tail {
                     f.push(Finding::warning(
                         "no-trailing-newline",
                         n,
                         "the last line has no newline (pi appends one when it opens the file)",
                     ));
                 }
-                recs.push(Rec { line: n, value: v });
+                self.recs.push(Rec { line: n, value: v });
             }
         }
     }
-    if !crlf.is_empty() {
-        f.push(Finding::warning(
-            "crlf",
-            crlf[0],
+}
+
+/// A line that is not JSON: torn when it is the last one without a newline, else malformed.
+fn unparsed(n: usize, line: &[u8], err: &str, torn_tail: bool) -> Finding {
+    if torn_tail {
+        return Finding::error(
+            "torn-last-line",
+            n,
             format!(
-                "{} line(s) end with CRLF (pi writes LF; the CR is harmless JSON whitespace)",
-                crlf.len()
+                "torn last line (an interrupted write: no newline and not valid JSON, readers skip it): {}",
+                preview(line, 60)
             ),
-        ));
+        );
     }
-    out.records = recs.len();
-    check_records(&recs, &mut f, &mut out);
-    f.sort_by_key(|x| (x.line.unwrap_or(0), x.severity));
-    out.findings = f;
-    out
+    Finding::error(
+        "malformed-line",
+        n,
+        if line.contains(&0) {
+            format!(
+                "NUL bytes, not JSON (readers skip the line): {}",
+                preview(line, 40)
+            )
+        } else {
+            format!(
+                "not valid JSON ({}; readers skip the line): {}",
+                err,
+                preview(line, 60)
+            )
+        },
+    )
 }
