@@ -119,6 +119,31 @@ pub struct BranchedLines {
 /// follows that label instead (`replacement.get(id) ?? id`: an entry whose id is `null` or absent
 /// leaves the value as it was), unless it names the compaction itself.
 pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines> {
+    let Chained {
+        mut pieces,
+        first_kept,
+        kept_ids,
+    } = chain_path(s, path)?;
+    let kept = pieces.len();
+    push_labels(s, &kept_ids, &mut pieces)?;
+    Ok(BranchedLines {
+        pieces,
+        kept,
+        first_kept,
+    })
+}
+
+/// The path's entries, re-chained: see [`BranchedLines`].
+struct Chained {
+    pieces: Vec<Piece>,
+    first_kept: Vec<(u32, Option<u32>)>,
+    /// The kept entries' ids, in path order.
+    kept_ids: Vec<Key>,
+}
+
+/// The path without its label records, each entry's `parentId` the entry before it, and each
+/// compaction's `firstKeptEntryId` moved off a dropped label.
+fn chain_path(s: View<'_>, path: &[u32]) -> crate::Result<Chained> {
     let mut out: Vec<Piece> = Vec::with_capacity(path.len());
     let mut first_kept: Vec<(u32, Option<u32>)> = Vec::new();
     // Label id -> the position of the entry that follows it on the path.
@@ -158,41 +183,65 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines>
                 None => true,
                 Some(fk) => &**fk != UNDEFINED && *fk == m.first_kept,
             };
-        out.push(if unchanged && m.canonical {
-            Piece::Same(p)
-        } else {
-            let line = s.line(p)?;
-            if unchanged && json::is_canonical(&line) {
-                Piece::Same(p)
-            } else {
-                let mut sets: Vec<(&str, &str)> = vec![("parentId", &parent_key)];
-                if let Some(fk) = &fk {
-                    sets.push(("firstKeptEntryId", fk));
-                }
-                Piece::New {
-                    from: p,
-                    line: match splice_members(&line, &sets) {
-                        Some(fast) => fast,
-                        None => {
-                            // `{...scalar}` copies nothing.
-                            let mut obj = json::parse(&line)
-                                .ok()
-                                .and_then(Value::into_object)
-                                .unwrap_or_default();
-                            for (prop, key) in &sets {
-                                assign(&mut obj, prop, key_value(key));
-                            }
-                            json::to_json(&Value::Object(obj)).into_bytes()
-                        }
-                    },
-                }
-            }
-        });
+        out.push(rechained(
+            s,
+            p,
+            m.canonical,
+            unchanged,
+            &parent_key,
+            fk.as_ref(),
+        )?);
         parent_key = m.id.clone();
         kept_ids.push(m.id.clone());
     }
-    // Label records: parent chain starts at the last kept entry (`?.id || null`).
-    let kept = out.len();
+    Ok(Chained {
+        pieces: out,
+        first_kept,
+        kept_ids,
+    })
+}
+
+/// The record at `p` with its new `parentId` (and `firstKeptEntryId`): its own line when that
+/// changes nothing in canonical text, else spliced, else re-serialized.
+fn rechained(
+    s: View<'_>,
+    p: u32,
+    canonical: bool,
+    unchanged: bool,
+    parent_key: &str,
+    fk: Option<&Key>,
+) -> crate::Result<Piece> {
+    if unchanged && canonical {
+        return Ok(Piece::Same(p));
+    }
+    let line = s.line(p)?;
+    if unchanged && json::is_canonical(&line) {
+        return Ok(Piece::Same(p));
+    }
+    let mut sets: Vec<(&str, &str)> = vec![("parentId", parent_key)];
+    if let Some(fk) = fk {
+        sets.push(("firstKeptEntryId", fk));
+    }
+    let line = match splice_members(&line, &sets) {
+        Some(fast) => fast,
+        None => {
+            // `{...scalar}` copies nothing.
+            let mut obj = json::parse(&line)
+                .ok()
+                .and_then(Value::into_object)
+                .unwrap_or_default();
+            for (prop, key) in &sets {
+                assign(&mut obj, prop, key_value(key));
+            }
+            json::to_json(&Value::Object(obj)).into_bytes()
+        }
+    };
+    Ok(Piece::New { from: p, line })
+}
+
+/// Fresh label records for the current labels whose targets were kept, chained after the last
+/// kept entry (`?.id || null`).
+fn push_labels(s: View<'_>, kept_ids: &[Key], out: &mut Vec<Piece>) -> crate::Result<()> {
     let mut parent: Key = match kept_ids.last() {
         Some(k) if record::key_truthy(k) => k.clone(),
         _ => "null".into(),
@@ -205,35 +254,37 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines>
         let label_rec = json::parse(&s.line(label_pos)?).unwrap_or(Value::Null);
         let id = ids::entry_id(|c| taken.contains(&*record::string_key(c)));
         let id_key = record::string_key(&id);
-        let mut line = String::from("{\"type\":\"label\",\"id\":");
-        line.push_str(&id_key);
-        line.push_str(",\"parentId\":");
-        line.push_str(&parent);
-        if let Some(ts) = label_rec.get("timestamp") {
-            line.push_str(",\"timestamp\":");
-            json::write_json(ts, &mut line);
-        }
-        if &**target != UNDEFINED {
-            line.push_str(",\"targetId\":");
-            line.push_str(target);
-        }
-        if let Some(l) = label_rec.get("label") {
-            line.push_str(",\"label\":");
-            json::write_json(l, &mut line);
-        }
-        line.push('}');
         out.push(Piece::New {
-            line: line.into_bytes(),
+            line: label_line(&id_key, &parent, target, &label_rec).into_bytes(),
             from: label_pos,
         });
         taken.insert(id_key.clone());
         parent = id_key;
     }
-    Ok(BranchedLines {
-        pieces: out,
-        kept,
-        first_kept,
-    })
+    Ok(())
+}
+
+/// A label record as the reference writes it: type, id, parentId, then what it copies of the old
+/// label record (timestamp, targetId, label).
+fn label_line(id_key: &str, parent: &str, target: &str, label_rec: &Value) -> String {
+    let mut line = String::from("{\"type\":\"label\",\"id\":");
+    line.push_str(id_key);
+    line.push_str(",\"parentId\":");
+    line.push_str(parent);
+    if let Some(ts) = label_rec.get("timestamp") {
+        line.push_str(",\"timestamp\":");
+        json::write_json(ts, &mut line);
+    }
+    if target != UNDEFINED {
+        line.push_str(",\"targetId\":");
+        line.push_str(target);
+    }
+    if let Some(l) = label_rec.get("label") {
+        line.push_str(",\"label\":");
+        json::write_json(l, &mut line);
+    }
+    line.push('}');
+    line
 }
 
 #[cfg(test)]

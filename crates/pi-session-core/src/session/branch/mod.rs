@@ -2,18 +2,15 @@
 //! be) before memory changes. The lines come from [`lines::branched_lines`].
 
 mod lines;
+mod write;
 
 use std::path::{Path, PathBuf};
 
 use super::header::{header_line, new_identity, session_file_path, Identity};
 use super::Session;
 use crate::error::{Error, Result};
-use crate::file::fingerprint;
-use crate::file::scan::{self, ScannedRec};
-use crate::fsio;
 use crate::json;
 use crate::record::{self, Meta};
-use crate::store::records::file_changed;
 use lines::{branched_lines, BranchedLines, Piece};
 
 /// What `createBranchedSession` did, for a host that holds the old records as objects and makes
@@ -75,27 +72,8 @@ impl Session {
             id: new_id,
             timestamp,
         } = new_identity(None)?;
-        let parent_json = match (&self.file, self.persist) {
-            (Some(f), true) => Some(json::string_to_json(&f.to_string_lossy())),
-            _ => None,
-        };
-        let header =
-            header_line(&new_id, &timestamp, &self.cwd, parent_json.as_deref()).into_bytes();
-        // The new records' metas (the lines were written by us or are unchanged).
-        let mut metas = Vec::with_capacity(plan.len() + 1);
-        metas.push(record::read_meta_trusted(&header).expect("header line is a JSON object"));
-        for piece in &plan {
-            metas.push(match piece {
-                Piece::Same(pos) => self.meta(*pos).clone(),
-                Piece::New { line, from } => {
-                    let mut meta =
-                        record::read_meta_trusted(line).expect("generated lines are JSON objects");
-                    // A line made from a skeleton is one too.
-                    meta.skeleton = self.meta(*from).skeleton;
-                    meta
-                }
-            });
-        }
+        let header = self.branched_header(&new_id, &timestamp);
+        let metas = self.branched_metas(&header, &plan);
         let has_conversation = metas.iter().any(|m| m.is_conversation_message());
         let new_file = self
             .persist
@@ -114,31 +92,9 @@ impl Session {
             };
             self.adopt_scan(target, recs, new_id, reader);
         } else {
-            let mut text = Vec::with_capacity(total);
-            let mut recs = Vec::with_capacity(metas.len());
-            let mut metas = metas.into_iter();
-            for line in std::iter::once(Ok(std::borrow::Cow::Borrowed(&header[..]))).chain(
-                plan.iter().map(|piece| match piece {
-                    Piece::Same(pos) => self.line(*pos),
-                    Piece::New { line, .. } => Ok(std::borrow::Cow::Borrowed(&line[..])),
-                }),
-            ) {
-                let line = line?;
-                let start = text.len();
-                text.extend_from_slice(&line);
-                recs.push((start, text.len(), metas.next().expect("one meta per line")));
-                text.push(b'\n');
-            }
+            let (text, recs) = self.branched_text(&header, &plan, metas, total)?;
             if let Some(target) = write_to {
-                self.guard.before_write(target)?;
-                let written = fsio::TempFile::create(target).and_then(|mut tmp| {
-                    tmp.write_all(&text)?;
-                    tmp.rename_over(target, self.durability)
-                });
-                if let Err(e) = written {
-                    self.guard.follow(self.file.as_deref());
-                    return Err(e);
-                }
+                self.write_branched_text(target, &text)?;
             }
             self.adopt_text(text, recs, new_id);
         }
@@ -155,90 +111,32 @@ impl Session {
         })
     }
 
-    /// Stream a branched session into `target`: the header, then each piece. Returns the records
-    /// `(start, end, meta, fingerprint)` in the new file and the file, open.
-    fn write_branched_file(
-        &self,
-        target: &Path,
-        header: &[u8],
-        plan: &[Piece],
-        metas: Vec<Meta>,
-    ) -> Result<(Vec<ScannedRec>, std::fs::File)> {
-        /// The new file so far and its records.
-        struct Sink {
-            tmp: fsio::TempFile,
-            recs: Vec<ScannedRec>,
-            at: usize,
-        }
-        impl Sink {
-            fn put(&mut self, line: &[u8], meta: Meta, check: u32) -> Result<()> {
-                self.tmp.write_all(line)?;
-                self.tmp.write_all(b"\n")?;
-                self.recs.push((self.at, self.at + line.len(), meta, check));
-                self.at += line.len() + 1;
-                Ok(())
-            }
-        }
-        let mut out = Sink {
-            tmp: fsio::TempFile::create(target)?,
-            recs: Vec::with_capacity(metas.len()),
-            at: 0,
+    /// The new session's header: its `parentSession` is this one's file, when it has one.
+    fn branched_header(&self, new_id: &str, timestamp: &str) -> Vec<u8> {
+        let parent_json = match (&self.file, self.persist) {
+            (Some(f), true) => Some(json::string_to_json(&f.to_string_lossy())),
+            _ => None,
         };
-        let mut metas = metas.into_iter();
-        let mut meta = || metas.next().expect("one meta per line");
-        out.put(header, meta(), fingerprint(header))?;
-        let mut buf: Vec<u8> = Vec::new();
-        let mut i = 0;
-        while i < plan.len() {
-            let pos = match &plan[i] {
-                Piece::New { line, .. } => {
-                    out.put(line, meta(), fingerprint(line))?;
-                    i += 1;
-                    continue;
+        header_line(new_id, timestamp, &self.cwd, parent_json.as_deref()).into_bytes()
+    }
+
+    /// The new records' metas, the header's first (the lines were written by us or are
+    /// unchanged, so they are read as trusted).
+    fn branched_metas(&self, header: &[u8], plan: &[Piece]) -> Vec<Meta> {
+        let mut metas = Vec::with_capacity(plan.len() + 1);
+        metas.push(record::read_meta_trusted(header).expect("header line is a JSON object"));
+        for piece in plan {
+            metas.push(match piece {
+                Piece::Same(pos) => self.meta(*pos).clone(),
+                Piece::New { line, from } => {
+                    let mut meta =
+                        record::read_meta_trusted(line).expect("generated lines are JSON objects");
+                    // A line made from a skeleton is one too.
+                    meta.skeleton = self.meta(*from).skeleton;
+                    meta
                 }
-                Piece::Same(pos) => *pos as usize,
-            };
-            let first = &self.records.recs[pos];
-            if !first.in_file {
-                let line = &self.records.text[first.start..first.end];
-                out.put(line, meta(), fingerprint(line))?;
-                i += 1;
-                continue;
-            }
-            // A run of lines that follow each other in the session file, up to a buffer's worth:
-            // one read, checked line by line, one write.
-            let base = first.start;
-            let mut end = first.end;
-            let mut j = i + 1;
-            while let Some(Piece::Same(q)) = plan.get(j) {
-                let r = &self.records.recs[*q as usize];
-                if !r.in_file || r.start != end + 1 || r.end + 1 - base > scan::CHUNK_BYTES {
-                    break;
-                }
-                end = r.end;
-                j += 1;
-            }
-            let (path, file) = self.records.file_reader();
-            buf.resize(end + 1 - base, 0);
-            crate::fsio::read_exact_at(file, &mut buf, base as u64)
-                .map_err(|e| Error::io(&e, "read", path))?;
-            for piece in &plan[i..j] {
-                let Piece::Same(q) = piece else {
-                    unreachable!("runs hold unchanged lines only")
-                };
-                let r = &self.records.recs[*q as usize];
-                let line = &buf[r.start - base..r.end - base];
-                if fingerprint(line) != r.check || buf[r.end - base] != b'\n' {
-                    return Err(file_changed(path));
-                }
-                let at = out.at + r.start - base;
-                out.recs.push((at, at + line.len(), meta(), r.check));
-            }
-            out.tmp.write_all(&buf)?;
-            out.at += buf.len();
-            i = j;
+            });
         }
-        let file = out.tmp.rename_over(target, self.durability)?;
-        Ok((out.recs, file))
+        metas
     }
 }
