@@ -106,35 +106,7 @@ impl Session {
             return Err(on_active_path());
         }
         let removed = self.subtree_mask(root);
-        let mut dropped = removed.clone();
-        let mut labels_dropped = 0;
-        // The leaf is never dropped, even a label naming a deleted entry: it keeps the leaf and
-        // the branch where they were (a label makes no messages, so it harms nothing).
-        let leaf = self.leaf_pos();
-        for (p, (rec, gone)) in self.records.recs.iter().zip(dropped.iter_mut()).enumerate() {
-            let m = &rec.meta;
-            if !*gone && m.kind == Kind::Label && leaf != Some(p as u32) {
-                if let Some(t) = self.ids.index.get(&m.target) {
-                    if removed[t as usize] {
-                        *gone = true;
-                        labels_dropped += 1;
-                    }
-                }
-            }
-        }
-        // The nearest surviving ancestor of a record (None: a root), past dropped labels.
-        let surviving_parent = |p: u32| {
-            let mut q = self.parent_of(p);
-            let mut steps = 0;
-            while let Some(x) = q {
-                if !dropped[x as usize] || steps > self.records.recs.len() {
-                    break;
-                }
-                q = self.parent_of(x);
-                steps += 1;
-            }
-            q.filter(|x| !dropped[*x as usize])
-        };
+        let (dropped, labels_dropped) = self.with_labels_of(&removed);
         let mut edits: Vec<(u32, Vec<(&'static str, json::Value)>)> = Vec::new();
         let mut context_changed = false;
         let mut removed_ids: Vec<Key> = Vec::new();
@@ -152,28 +124,8 @@ impl Session {
             if !m.kind.is_entry() {
                 continue;
             }
-            let mut members: Vec<(&'static str, json::Value)> = Vec::new();
-            if self.parent_of(p).is_some_and(|q| dropped[q as usize]) {
-                let value = match surviving_parent(p) {
-                    Some(q) => self.records.recs[q as usize].meta.id.clone(),
-                    None => Key::from("null"),
-                };
-                members.push(("parentId", parse_key(&value)));
-            }
-            if m.kind == Kind::Compaction {
-                if let Some(t) = self.lookup(&m.first_kept).filter(|t| dropped[*t as usize]) {
-                    let path = self.path_to(p);
-                    let next = path
-                        .iter()
-                        .skip_while(|&&x| x != t)
-                        .find(|&&x| !dropped[x as usize]);
-                    if let Some(&x) = next {
-                        let id = self.records.recs[x as usize].meta.id.clone();
-                        members.push(("firstKeptEntryId", parse_key(&id)));
-                        context_changed |= active.contains(&p);
-                    }
-                }
-            }
+            let (members, first_kept_moved) = self.survivor_edits(p, &dropped);
+            context_changed |= first_kept_moved && active.contains(&p);
             if !members.is_empty() {
                 edits.push((p, members));
             }
@@ -183,7 +135,7 @@ impl Session {
             .leaf_pos()
             .and_then(|l| {
                 if dropped[l as usize] {
-                    surviving_parent(l)
+                    self.surviving_parent(l, &dropped)
                 } else {
                     Some(l)
                 }
@@ -200,6 +152,73 @@ impl Session {
         })
     }
 
+    /// The records that go: the subtree `removed`, and the labels that name an entry of it (how
+    /// many of those, too). The leaf is never dropped, even a label naming a deleted entry: it
+    /// keeps the leaf and the branch where they were (a label makes no messages, so it harms
+    /// nothing).
+    fn with_labels_of(&self, removed: &[bool]) -> (Vec<bool>, usize) {
+        let mut dropped = removed.to_vec();
+        let mut labels_dropped = 0;
+        let leaf = self.leaf_pos();
+        for (p, (rec, gone)) in self.records.recs.iter().zip(dropped.iter_mut()).enumerate() {
+            let m = &rec.meta;
+            if !*gone && m.kind == Kind::Label && leaf != Some(p as u32) {
+                if let Some(t) = self.ids.index.get(&m.target) {
+                    if removed[t as usize] {
+                        *gone = true;
+                        labels_dropped += 1;
+                    }
+                }
+            }
+        }
+        (dropped, labels_dropped)
+    }
+
+    /// The nearest surviving ancestor of a record (None: a root), past dropped labels.
+    fn surviving_parent(&self, p: u32, dropped: &[bool]) -> Option<u32> {
+        let mut q = self.parent_of(p);
+        let mut steps = 0;
+        while let Some(x) = q {
+            if !dropped[x as usize] || steps > self.records.recs.len() {
+                break;
+            }
+            q = self.parent_of(x);
+            steps += 1;
+        }
+        q.filter(|x| !dropped[*x as usize])
+    }
+
+    /// The members a surviving entry `p` gets: a `parentId` past a dropped parent, and for a
+    /// compaction whose first kept entry goes, the next survivor of its path (then the `bool` is
+    /// true).
+    fn survivor_edits(&self, p: u32, dropped: &[bool]) -> (Vec<(&'static str, json::Value)>, bool) {
+        let m = &self.records.recs[p as usize].meta;
+        let mut members: Vec<(&'static str, json::Value)> = Vec::new();
+        let mut first_kept_moved = false;
+        if self.parent_of(p).is_some_and(|q| dropped[q as usize]) {
+            let value = match self.surviving_parent(p, dropped) {
+                Some(q) => self.records.recs[q as usize].meta.id.clone(),
+                None => Key::from("null"),
+            };
+            members.push(("parentId", parse_key(&value)));
+        }
+        if m.kind == Kind::Compaction {
+            if let Some(t) = self.lookup(&m.first_kept).filter(|t| dropped[*t as usize]) {
+                let path = self.path_to(p);
+                let next = path
+                    .iter()
+                    .skip_while(|&&x| x != t)
+                    .find(|&&x| !dropped[x as usize]);
+                if let Some(&x) = next {
+                    let id = self.records.recs[x as usize].meta.id.clone();
+                    members.push(("firstKeptEntryId", parse_key(&id)));
+                    first_kept_moved = true;
+                }
+            }
+        }
+        (members, first_kept_moved)
+    }
+
     /// Carry out a [`PrunePlan`]: the kept records with their members edited become the new
     /// text, written in place of the file when the session is on disk, then adopted.
     fn apply_prune(&mut self, plan: PrunePlan) -> Result<Pruned> {
@@ -213,17 +232,45 @@ impl Session {
             leaf_key,
         } = plan;
         let rewired = edits.len();
+        let kept = self.kept_text(&dropped, edits)?;
+        let written = match (&self.file, self.persist && self.flushed) {
+            (Some(f), true) => {
+                let f = f.clone();
+                self.guard.before_write(&f)?;
+                fsio::replace_atomic(&f, &kept.text)?;
+                true
+            }
+            _ => false,
+        };
+        let (before, after) = (kept.before, kept.after);
+        let (positions, changes) = self.adopt_kept(kept, leaf_key);
+        Ok(Pruned {
+            removed,
+            labels_dropped,
+            rewired,
+            bytes_before: before,
+            bytes_after: after,
+            written,
+            removed_ids,
+            context_changed,
+            kept: positions,
+            edits: changes,
+        })
+    }
+
+    /// The records that stay, with their members edited, as one text.
+    fn kept_text(
+        &self,
+        dropped: &[bool],
+        edits: Vec<(u32, Vec<(&'static str, json::Value)>)>,
+    ) -> Result<Kept> {
         let mut edits = edits.into_iter().peekable();
-        let mut lines: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
-        let mut metas: Vec<Meta> = Vec::new();
-        let mut kept: Vec<u32> = Vec::new();
-        let mut changes: Vec<(u32, &'static str, String)> = Vec::new();
-        let (mut before, mut after) = (0u64, 0u64);
+        let mut out = Kept::default();
         for p in 0..self.records.recs.len() as u32 {
             // A skeleton (an in-memory session's entry held by JavaScript) has every member
             // edited here; such a session never writes, so it is never written either.
             let line = self.line(p)?;
-            before += line.len() as u64 + 1;
+            out.before += line.len() as u64 + 1;
             if dropped[p as usize] {
                 continue;
             }
@@ -231,54 +278,38 @@ impl Session {
             let (line, meta) = match edits.next_if(|(q, _)| *q == p) {
                 None => (line, m.clone()),
                 Some((_, members)) => {
-                    let mut v = json::parse(&line).map_err(|_| {
-                        Error::new(ErrorCode::Internal, "a stored record does not parse")
-                    })?;
-                    if let json::Value::Object(o) = &mut v {
-                        for (k, val) in members {
-                            changes.push((kept.len() as u32, k, json::to_json(&val)));
-                            o.insert(json::JsStr::from_str(k), val);
-                        }
-                    }
-                    let text = json::to_json(&v).into_bytes();
-                    let mut meta = record::read_meta_trusted(&text)
-                        .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
-                    meta.kind = m.kind;
-                    meta.skeleton = m.skeleton;
+                    let at = out.kept.len() as u32;
+                    let (text, meta) = edited(&line, m, members, at, &mut out.changes)?;
                     (std::borrow::Cow::Owned(text), meta)
                 }
             };
-            after += line.len() as u64 + 1;
-            kept.push(p);
-            lines.push(line);
-            metas.push(meta);
+            out.after += line.len() as u64 + 1;
+            out.kept.push(p);
+            let start = out.text.len();
+            out.text.extend_from_slice(&line);
+            out.ranges.push((start, out.text.len()));
+            out.text.push(b'\n');
+            out.metas.push(meta);
         }
-        let mut text = Vec::with_capacity(after as usize);
-        let mut ranges = Vec::with_capacity(lines.len());
-        for line in &lines {
-            let start = text.len();
-            text.extend_from_slice(line);
-            ranges.push((start, text.len()));
-            text.push(b'\n');
-        }
-        drop(lines);
-        let written = match (&self.file, self.persist && self.flushed) {
-            (Some(f), true) => {
-                let f = f.clone();
-                self.guard.before_write(&f)?;
-                fsio::replace_atomic(&f, &text)?;
-                true
-            }
-            _ => false,
-        };
+        Ok(out)
+    }
+
+    /// The kept records become the session (its leaf the planned one, unless it had none); the
+    /// kept records' old positions and the members changed are handed back.
+    fn adopt_kept(
+        &mut self,
+        kept: Kept,
+        leaf_key: Option<Key>,
+    ) -> (Vec<u32>, Vec<(u32, &'static str, String)>) {
         let null_leaf = matches!(self.ids.leaf, Leaf::Null);
         self.reset_state();
         self.appender = fsio::Appender::default();
         let session_id = std::mem::take(&mut self.session_id);
-        self.records.text = Text::loaded(text);
-        let recs: Vec<Rec> = ranges
+        self.records.text = Text::loaded(kept.text);
+        let recs: Vec<Rec> = kept
+            .ranges
             .into_iter()
-            .zip(metas)
+            .zip(kept.metas)
             .map(|((start, end), meta)| Rec::in_text(start, end, meta))
             .collect();
         self.adopt_recs(recs.into_iter(), session_id);
@@ -291,19 +322,49 @@ impl Session {
                 .map_or(Leaf::Null, |&s| Leaf::Slot(s)),
             _ => Leaf::Null,
         };
-        Ok(Pruned {
-            removed,
-            labels_dropped,
-            rewired,
-            bytes_before: before,
-            bytes_after: after,
-            written,
-            removed_ids,
-            context_changed,
-            kept,
-            edits: changes,
-        })
+        (kept.kept, kept.changes)
     }
+}
+
+/// A record's line with `members` set, and its meta (kind and skeleton carried over); each
+/// change is noted as `(new position, member, JSON value)` in `changes`.
+fn edited(
+    line: &[u8],
+    m: &Meta,
+    members: Vec<(&'static str, json::Value)>,
+    at: u32,
+    changes: &mut Vec<(u32, &'static str, String)>,
+) -> Result<(Vec<u8>, Meta)> {
+    let mut v = json::parse(line)
+        .map_err(|_| Error::new(ErrorCode::Internal, "a stored record does not parse"))?;
+    if let json::Value::Object(o) = &mut v {
+        for (k, val) in members {
+            changes.push((at, k, json::to_json(&val)));
+            o.insert(json::JsStr::from_str(k), val);
+        }
+    }
+    let text = json::to_json(&v).into_bytes();
+    let mut meta = record::read_meta_trusted(&text)
+        .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
+    meta.kind = m.kind;
+    meta.skeleton = m.skeleton;
+    Ok((text, meta))
+}
+
+/// The records a prune keeps, as the new session's text.
+#[derive(Default)]
+struct Kept {
+    text: Vec<u8>,
+    /// Each kept record's line in `text`.
+    ranges: Vec<(usize, usize)>,
+    metas: Vec<Meta>,
+    /// Their old positions.
+    kept: Vec<u32>,
+    /// `(new position, member, JSON value)` of each member set.
+    changes: Vec<(u32, &'static str, String)>,
+    /// Bytes of all records before, and of the kept ones.
+    before: u64,
+    after: u64,
 }
 
 /// What `pruneBranch` is to do, worked out before anything changes.
