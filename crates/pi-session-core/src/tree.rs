@@ -126,15 +126,39 @@ impl Tree {
 pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
     let s: View<'a> = s.into();
     let entries = s.entry_positions();
-    // A node per index slot (the reference's nodeMap keyed by id): its entry is the slot's record.
-    let n = s.slot_count();
-    let node_slot = |p: u32| s.record_slot(p).expect("entries are indexed") as usize;
-    let mut parent_of: Vec<Option<u32>> = vec![None; entries.len()];
-    let mut roots: Vec<usize> = Vec::new();
-    let mut child_count = vec![0u32; n];
-    // Every edge goes from a node to one whose record comes later in the file (as in any file
-    // written by appends): then there is no cycle to look for.
-    let mut forward_only = true;
+    let links = parent_links(s, &entries);
+    let mut edges = Edges::lay_out(s, &entries, &links);
+    // Without a backward edge there is no cycle: nothing to cut, and every node hangs off a root.
+    let cut = if links.forward_only {
+        vec![false; edges.flat.len()]
+    } else {
+        cut_cycles(s, &entries, &mut edges)
+    };
+    build_tree(s, &edges, &cut)
+}
+
+/// The node of an entry: its index slot (the reference's nodeMap keyed by id), whose entry is
+/// the slot's record.
+fn node_slot(s: View<'_>, p: u32) -> usize {
+    s.record_slot(p).expect("entries are indexed") as usize
+}
+
+/// Each entry's parent node, and how many children each node has.
+struct ParentLinks {
+    /// By entry (as in `entry_positions`): the parent's node, `None` for a root.
+    parent_of: Vec<Option<u32>>,
+    child_count: Vec<u32>,
+    /// Every edge goes from a node to one whose record comes later in the file (as in any file
+    /// written by appends): then there is no cycle to look for.
+    forward_only: bool,
+}
+
+fn parent_links(s: View<'_>, entries: &[u32]) -> ParentLinks {
+    let mut links = ParentLinks {
+        parent_of: vec![None; entries.len()],
+        child_count: vec![0u32; s.slot_count()],
+        forward_only: true,
+    };
     for (i, &p) in entries.iter().enumerate() {
         let m = s.meta(p);
         if &*m.parent == "null" {
@@ -142,51 +166,81 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
         }
         let parent = s.cached_parent_slot(p).or_else(|| s.slot_of_key(&m.parent));
         if let Some(ps) = parent {
-            let own = node_slot(p);
+            let own = node_slot(s, p);
             // A parentId equal to the entry's own id (same key, so same slot) makes a root.
             if ps as usize == own {
                 continue;
             }
-            parent_of[i] = Some(ps);
-            child_count[ps as usize] += 1;
-            forward_only &= s.slot_pos(ps) < s.slot_pos(own as u32);
+            links.parent_of[i] = Some(ps);
+            links.child_count[ps as usize] += 1;
+            links.forward_only &= s.slot_pos(ps) < s.slot_pos(own as u32);
         }
     }
-    // Children lists laid out back to back (insertion order kept), offsets per node.
-    let mut offset = vec![0usize; n + 1];
-    for k in 0..n {
-        offset[k + 1] = offset[k] + child_count[k] as usize;
-    }
-    let mut fill = offset.clone();
-    let mut flat = vec![0usize; offset[n]];
-    for (i, &p) in entries.iter().enumerate() {
-        match parent_of[i] {
-            None => roots.push(node_slot(p)),
-            Some(ps) => {
-                let ps = ps as usize;
-                flat[fill[ps]] = node_slot(p);
-                fill[ps] += 1;
+    links
+}
+
+/// Children lists laid out back to back (insertion order kept), with offsets per node, and the
+/// roots.
+struct Edges {
+    /// Node `k`'s children are `flat[offset[k]..offset[k + 1]]`.
+    offset: Vec<usize>,
+    flat: Vec<usize>,
+    roots: Vec<usize>,
+}
+
+impl Edges {
+    fn lay_out(s: View<'_>, entries: &[u32], links: &ParentLinks) -> Edges {
+        let n = s.slot_count();
+        let mut offset = vec![0usize; n + 1];
+        for k in 0..n {
+            offset[k + 1] = offset[k] + links.child_count[k] as usize;
+        }
+        let mut fill = offset.clone();
+        let mut flat = vec![0usize; offset[n]];
+        let mut roots: Vec<usize> = Vec::new();
+        for (i, &p) in entries.iter().enumerate() {
+            match links.parent_of[i] {
+                None => roots.push(node_slot(s, p)),
+                Some(ps) => {
+                    let ps = ps as usize;
+                    flat[fill[ps]] = node_slot(s, p);
+                    fill[ps] += 1;
+                }
             }
         }
-    }
-    let mut cut = vec![false; flat.len()];
-    // A tree must be finite. Walking from the roots, an edge back to a node still on the current
-    // path (a cycle closed through a duplicate id) is cut. Entries caught in a parentId cycle hang
-    // off no root (the reference drops them, or loops): the first such entry of each cycle becomes
-    // a root, and the walk from it cuts the edge that closes its cycle. Every entry appears.
-    // Without a backward edge there is no cycle: nothing to cut, and every node hangs off a root.
-    if !forward_only {
-        let mut color = vec![0u8; n];
-        walk_cutting_cycles(&roots, &offset, &flat, &mut cut, &mut color);
-        for &p in &entries {
-            let node = node_slot(p);
-            if color[node] != 0 || s.slot_pos(node as u32) != p {
-                continue;
-            }
-            roots.push(node);
-            walk_cutting_cycles(&[node], &offset, &flat, &mut cut, &mut color);
+        Edges {
+            offset,
+            flat,
+            roots,
         }
     }
+}
+
+/// A tree must be finite. Walking from the roots, an edge back to a node still on the current
+/// path (a cycle closed through a duplicate id) is cut. Entries caught in a parentId cycle hang
+/// off no root (the reference drops them, or loops): the first such entry of each cycle becomes
+/// a root, and the walk from it cuts the edge that closes its cycle. Every entry appears.
+/// Returns which edges (indices into `flat`) are cut.
+fn cut_cycles(s: View<'_>, entries: &[u32], edges: &mut Edges) -> Vec<bool> {
+    let mut cut = vec![false; edges.flat.len()];
+    let mut color = vec![0u8; s.slot_count()];
+    let (offset, flat) = (&edges.offset, &edges.flat);
+    walk_cutting_cycles(&edges.roots, offset, flat, &mut cut, &mut color);
+    for &p in entries {
+        let node = node_slot(s, p);
+        if color[node] != 0 || s.slot_pos(node as u32) != p {
+            continue;
+        }
+        edges.roots.push(node);
+        walk_cutting_cycles(&[node], offset, flat, &mut cut, &mut color);
+    }
+    cut
+}
+
+/// The nodes with their labels and children (sorted by timestamp when every child has one).
+fn build_tree(s: View<'_>, edges: &Edges, cut: &[bool]) -> Tree {
+    let n = s.slot_count();
+    let (offset, flat) = (&edges.offset, &edges.flat);
     // Labels by node.
     let mut label_of = vec![None; n];
     for (target, pos) in s.labels() {
@@ -197,7 +251,7 @@ pub fn tree<'a>(s: impl Into<View<'a>>) -> Tree {
     let ts = |node: usize| s.meta(s.slot_pos(node as u32)).ts_ms;
     let mut tree = Tree {
         nodes: Vec::with_capacity(n),
-        root_nodes: roots.iter().map(|&r| r as u32).collect(),
+        root_nodes: edges.roots.iter().map(|&r| r as u32).collect(),
         child_nodes: Vec::with_capacity(flat.len()),
     };
     let mut kids: Vec<usize> = Vec::new();
