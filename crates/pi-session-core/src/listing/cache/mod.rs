@@ -236,84 +236,78 @@ impl ListCache {
         let Some(file) = self.file.clone() else {
             return Ok(());
         };
-        // The cache never creates the agent dir: listing must not leave traces where the
-        // reference would not (an agent dir that does not exist yet stays absent). Its own
-        // directory is made, inside an agent dir that exists.
-        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                let parent_exists = dir
-                    .parent()
-                    .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir());
-                if !parent_exists {
-                    return Ok(());
-                }
-                if let Err(e) = fs::create_dir(dir) {
-                    if e.kind() != std::io::ErrorKind::AlreadyExists {
-                        return Err(crate::Error::io(&e, "mkdir", dir));
-                    }
-                }
-            }
+        if !make_cache_dir(&file)? {
+            return Ok(());
         }
         let tmp = fsio::TempFile::create(&file)?;
         let io = |e: std::io::Error| crate::Error::io(&e, "write", &file);
-        {
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.file());
-            let header = format!("{{\"format\":\"{FORMAT}\"}}\n");
-            w.write_all(header.as_bytes()).map_err(io)?;
-            let mut entries: Vec<(&String, &Entry)> = self.entries.iter().collect();
-            entries.sort_unstable_by_key(|(_, e)| (!e.used, e.order));
-            let mut block = BlockWriter {
-                raw: Vec::with_capacity(BLOCK + (BLOCK >> 2)),
-                pending: Vec::new(),
-                wave: Vec::new(),
-                threads: crate::cores::available().map_or(1, |n| n.min(4)),
-                at: header.len() as u64,
-                index: String::with_capacity(entries.len() * 220),
-            };
-            let mut line = String::new();
-            for (i, (path, e)) in entries.iter().enumerate() {
-                let start = block.raw.len();
-                match &e.value {
-                    Stored::At(at) => {
-                        // Unchanged records are copied from the old file (which stays readable
-                        // through our descriptor until the rename below replaces its name); a
-                        // damaged one is dropped (its file is read again when next listed).
-                        let Some(record) = self.data.as_ref().and_then(|d| stored_record(d, at))
-                        else {
-                            continue;
-                        };
-                        block.raw.extend_from_slice(&record);
-                    }
-                    Stored::Fresh(summary) => {
-                        line.clear();
-                        write_entry(path, e.stamp, summary, &mut line);
-                        block.raw.extend_from_slice(line.as_bytes());
-                    }
-                }
-                let record = start..block.raw.len();
-                let checksum = record_checksum(&block.raw[record.clone()]);
-                block.raw.push(b'\n');
-                block.pending.push((i, record, checksum));
-                if block.raw.len() >= BLOCK {
-                    block.seal(false, &mut w, &entries, &io)?;
-                }
-            }
-            block.seal(true, &mut w, &entries, &io)?;
-            let index_at = block.at;
-            let index = zstd::bulk::compress(block.index.as_bytes(), LEVEL).map_err(io)?;
-            w.write_all(&index).map_err(io)?;
-            let mut trailer = format!("{{\"index\":{index_at}}}");
-            while trailer.len() < TRAILER - 1 {
-                trailer.push(' ');
-            }
-            trailer.push('\n');
-            w.write_all(trailer.as_bytes()).map_err(io)?;
-            w.flush().map_err(io)?;
-        }
+        self.write_to(
+            &mut std::io::BufWriter::with_capacity(1 << 20, tmp.file()),
+            &io,
+        )?;
         tmp.rename_over(&file, fsio::Durability::Buffered)?;
         self.dirty = false;
         remove_legacy(Some(&file));
         Ok(())
+    }
+
+    /// The cache file: its format line, the entries in zstd blocks (most recently asked first),
+    /// the compressed index, and the fixed-size trailer that says where the index starts.
+    fn write_to(
+        &self,
+        w: &mut impl Write,
+        io: &impl Fn(std::io::Error) -> crate::Error,
+    ) -> crate::Result<()> {
+        let header = format!("{{\"format\":\"{FORMAT}\"}}\n");
+        w.write_all(header.as_bytes()).map_err(io)?;
+        let mut entries: Vec<(&String, &Entry)> = self.entries.iter().collect();
+        entries.sort_unstable_by_key(|(_, e)| (!e.used, e.order));
+        let mut block = BlockWriter {
+            raw: Vec::with_capacity(BLOCK + (BLOCK >> 2)),
+            pending: Vec::new(),
+            wave: Vec::new(),
+            threads: crate::cores::available().map_or(1, |n| n.min(4)),
+            at: header.len() as u64,
+            index: String::with_capacity(entries.len() * 220),
+        };
+        let mut line = String::new();
+        for (i, (path, e)) in entries.iter().enumerate() {
+            let start = block.raw.len();
+            match &e.value {
+                Stored::At(at) => {
+                    // Unchanged records are copied from the old file (which stays readable
+                    // through our descriptor until the rename over it replaces its name); a
+                    // damaged one is dropped (its file is read again when next listed).
+                    let Some(record) = self.data.as_ref().and_then(|d| stored_record(d, at)) else {
+                        continue;
+                    };
+                    block.raw.extend_from_slice(&record);
+                }
+                Stored::Fresh(summary) => {
+                    line.clear();
+                    write_entry(path, e.stamp, summary, &mut line);
+                    block.raw.extend_from_slice(line.as_bytes());
+                }
+            }
+            let record = start..block.raw.len();
+            let checksum = record_checksum(&block.raw[record.clone()]);
+            block.raw.push(b'\n');
+            block.pending.push((i, record, checksum));
+            if block.raw.len() >= BLOCK {
+                block.seal(false, w, &entries, io)?;
+            }
+        }
+        block.seal(true, w, &entries, io)?;
+        let index_at = block.at;
+        let index = zstd::bulk::compress(block.index.as_bytes(), LEVEL).map_err(io)?;
+        w.write_all(&index).map_err(io)?;
+        let mut trailer = format!("{{\"index\":{index_at}}}");
+        while trailer.len() < TRAILER - 1 {
+            trailer.push(' ');
+        }
+        trailer.push('\n');
+        w.write_all(trailer.as_bytes()).map_err(io)?;
+        w.flush().map_err(io)
     }
 
     pub fn len(&self) -> usize {
@@ -323,4 +317,29 @@ impl ListCache {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// Make the cache file's directory if it is missing; `false` when the cache is not to be written.
+/// The cache never creates the agent dir: listing must not leave traces where the reference would
+/// not (an agent dir that does not exist yet stays absent). Its own directory is made, inside an
+/// agent dir that exists.
+fn make_cache_dir(file: &Path) -> crate::Result<bool> {
+    let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(true);
+    };
+    if dir.is_dir() {
+        return Ok(true);
+    }
+    let parent_exists = dir
+        .parent()
+        .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir());
+    if !parent_exists {
+        return Ok(false);
+    }
+    if let Err(e) = fs::create_dir(dir) {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(crate::Error::io(&e, "mkdir", dir));
+        }
+    }
+    Ok(true)
 }
