@@ -103,46 +103,15 @@ pub fn fork(
                 if meta.kind != Kind::Header || !meta.header_id_is_string {
                     return Err(fork_source_invalid(source));
                 }
-                let version = migrate::header_version(line);
-                let needs_migration = version.is_nan() || version < 3.0;
-                // As `loadEntriesFromFile`: a final line without newline gets one.
-                let len = src
-                    .metadata()
-                    .map_err(|e| Error::io(&e, "stat", source))?
-                    .len();
-                let mut last = [b'\n'; 1];
-                if len > 0 {
-                    crate::fsio::read_exact_at(&src, &mut last, len - 1).map_err(read_err)?;
-                }
-                file::end_torn_tail(source, last[0] == b'\n')?;
-                if needs_migration {
+                end_source_tail(&src, source)?;
+                if needs_migration(line) {
                     return fork_migrated(source, target_cwd, dir, custom_id, durability);
                 }
                 let (file, header, id) = fork_target(source, target_cwd, dir, custom_id)?;
                 out = Some(ForkWriter::start(file, &header, id)?);
                 continue;
             };
-            if meta.kind == Kind::Header {
-                continue;
-            }
-            if meta.canonical && has_nl {
-                o.push_in_place(chunk, at, line, meta)?;
-                continue;
-            }
-            o.flush_run(chunk)?;
-            let (text, meta) = if meta.canonical {
-                (std::borrow::Cow::Borrowed(line), meta)
-            } else {
-                // Records are written as JSON.stringify(JSON.parse(line)) would (a record
-                // always parses: `read_meta` took it).
-                let Some(n) = json::normalize(line) else {
-                    continue;
-                };
-                let n = n.into_bytes();
-                let meta = record::read_meta_trusted(&n).unwrap_or(meta);
-                (std::borrow::Cow::Owned(n), meta)
-            };
-            o.push(&text, meta)?;
+            o.record(chunk, at, line, has_nl, meta)?;
         }
         if let Some(o) = out.as_mut() {
             o.flush_run(chunk)?;
@@ -152,6 +121,27 @@ pub fn fork(
         return Err(fork_source_invalid(source));
     };
     o.finish(durability)
+}
+
+/// A v1 or v2 header (or one whose version is not a number): the fork takes the in-memory path.
+fn needs_migration(header: &[u8]) -> bool {
+    let version = migrate::header_version(header);
+    version.is_nan() || version < 3.0
+}
+
+/// As `loadEntriesFromFile`: a final line of the source without newline gets one.
+fn end_source_tail(src: &std::fs::File, source: &Path) -> Result<()> {
+    let len = src
+        .metadata()
+        .map_err(|e| Error::io(&e, "stat", source))?
+        .len();
+    let mut last = [b'\n'; 1];
+    if len > 0 {
+        crate::fsio::read_exact_at(src, &mut last, len - 1)
+            .map_err(|e| Error::io(&e, "read", source))?;
+    }
+    file::end_torn_tail(source, last[0] == b'\n')?;
+    Ok(())
 }
 
 /// The new file of the streaming [`fork`] as it is written: a temp file under the new header,
@@ -169,6 +159,38 @@ struct ForkWriter {
 }
 
 impl ForkWriter {
+    /// A record after the header, at `at` in `chunk`: canonical lines with their newline join
+    /// the run written from the chunk, others are written as `JSON.stringify(JSON.parse(line))`
+    /// would; further headers are left out.
+    fn record(
+        &mut self,
+        chunk: &[u8],
+        at: usize,
+        line: &[u8],
+        has_nl: bool,
+        meta: Meta,
+    ) -> Result<()> {
+        if meta.kind == Kind::Header {
+            return Ok(());
+        }
+        if meta.canonical && has_nl {
+            return self.push_in_place(chunk, at, line, meta);
+        }
+        self.flush_run(chunk)?;
+        let (text, meta) = if meta.canonical {
+            (std::borrow::Cow::Borrowed(line), meta)
+        } else {
+            // A record always parses: `read_meta` took it.
+            let Some(n) = json::normalize(line) else {
+                return Ok(());
+            };
+            let n = n.into_bytes();
+            let meta = record::read_meta_trusted(&n).unwrap_or(meta);
+            (std::borrow::Cow::Owned(n), meta)
+        };
+        self.push(&text, meta)
+    }
+
     /// A temp file next to `file` holding the header line.
     fn start(file: PathBuf, header: &str, id: String) -> Result<ForkWriter> {
         let mut tmp = fsio::TempFile::create(&file)?;
