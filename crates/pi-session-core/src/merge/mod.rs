@@ -161,127 +161,174 @@ pub fn merge_bytes(a: &[u8], b: &[u8]) -> Result<Merged> {
             format!("cannot merge different sessions: {} and {}", pa.id, pb.id),
         ));
     }
-    let mut taken: HashSet<String> = HashSet::new();
+    let mut join = Join::new(&[&pa, &pb]);
     for p in [&pa, &pb] {
-        for it in &p.items {
-            if let Item::Entry { id, .. } = it {
-                taken.insert(id.clone());
+        join.file(p)?;
+    }
+    let order = parents_first(&join.out, &join.by_id);
+    let bytes = join.bytes(&pa.header, &order, a.len() + b.len());
+    Ok(Merged {
+        bytes,
+        session_id: pa.id,
+        entries: join.out.len(),
+        conflicts: join.conflicts,
+        kept_lines: join.kept_lines,
+        leaf_id: order.last().map(|&k| join.out[k].id.clone()),
+    })
+}
+
+/// The merged session as it is built: each file's items are fed in turn, entries once each (a
+/// conflicting one kept beside the other under a new id), other lines once each after the entry
+/// they followed.
+struct Join {
+    /// Every entry id of both files, and the ids handed out since.
+    taken: HashSet<String>,
+    out: Vec<Out>,
+    /// The non-entry lines before any entry.
+    head: Vec<Vec<u8>>,
+    by_id: HashMap<String, usize>,
+    seen_other: HashSet<Vec<u8>>,
+    conflicts: Vec<Conflict>,
+    kept_lines: usize,
+}
+
+impl Join {
+    fn new(files: &[&Parsed]) -> Join {
+        let mut taken: HashSet<String> = HashSet::new();
+        for p in files {
+            for it in &p.items {
+                if let Item::Entry { id, .. } = it {
+                    taken.insert(id.clone());
+                }
             }
+        }
+        Join {
+            taken,
+            out: Vec::new(),
+            head: Vec::new(),
+            by_id: HashMap::new(),
+            seen_other: HashSet::new(),
+            conflicts: Vec::new(),
+            kept_lines: 0,
         }
     }
 
-    let mut out: Vec<Out> = Vec::new();
-    let mut head: Vec<Vec<u8>> = Vec::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
-    let mut seen_other: HashSet<Vec<u8>> = HashSet::new();
-    let mut conflicts = Vec::new();
-    let mut kept_lines = 0;
-
-    for p in [&pa, &pb] {
+    /// One file's items, in order.
+    fn file(&mut self, p: &Parsed) -> Result<()> {
         // Ids of this file's entries that were kept under a new id; their children follow them.
         let mut renamed: HashMap<&str, String> = HashMap::new();
         let mut last: Option<usize> = None;
         for it in &p.items {
             match it {
                 Item::Other(line) => {
-                    if seen_other.insert(line.clone()) {
-                        kept_lines += 1;
+                    if self.seen_other.insert(line.clone()) {
+                        self.kept_lines += 1;
                         match last {
-                            Some(k) => out[k].after.push(line.clone()),
-                            None => head.push(line.clone()),
+                            Some(k) => self.out[k].after.push(line.clone()),
+                            None => self.head.push(line.clone()),
                         }
                     }
                 }
                 Item::Entry { id, parent, line } => {
-                    if let Some(&k) = by_id.get(id) {
-                        if out[k].line == *line {
-                            last = Some(k);
-                            continue;
-                        }
-                    }
-                    let new_parent = parent.as_deref().and_then(|pid| renamed.get(pid));
-                    let (line, parent) = match new_parent {
-                        Some(np) => (rewrite(line, &[("parentId", np)])?, Some(np.clone())),
-                        None => (line.clone(), parent.clone()),
-                    };
-                    match by_id.get(id) {
-                        None => {
-                            by_id.insert(id.clone(), out.len());
-                            last = Some(out.len());
-                            out.push(Out {
-                                id: id.clone(),
-                                parent,
-                                line,
-                                after: Vec::new(),
-                            });
-                        }
-                        Some(&k) if out[k].line == line => last = Some(k),
-                        Some(_) => {
-                            // The first free candidate, unless an earlier merge (or an earlier
-                            // line of this file) already carries this very entry as a sibling.
-                            let mut salt = 0;
-                            loop {
-                                let new_id = candidate_id(&line, salt);
-                                let new_line =
-                                    rewrite(&line, &[("id", &new_id), ("mergedFrom", id)])?;
-                                if let Some(&k) = by_id.get(&new_id) {
-                                    if out[k].line == new_line {
-                                        renamed.insert(id, new_id);
-                                        last = Some(k);
-                                        break;
-                                    }
-                                }
-                                if taken.contains(&new_id) {
-                                    salt += 1;
-                                    continue;
-                                }
-                                taken.insert(new_id.clone());
-                                conflicts.push(Conflict {
-                                    id: id.clone(),
-                                    new_id: new_id.clone(),
-                                });
-                                renamed.insert(id, new_id.clone());
-                                by_id.insert(new_id.clone(), out.len());
-                                last = Some(out.len());
-                                out.push(Out {
-                                    id: new_id,
-                                    parent,
-                                    line: new_line,
-                                    after: Vec::new(),
-                                });
-                                break;
-                            }
-                        }
-                    }
+                    last = Some(self.entry(id, parent, line, &mut renamed)?);
                 }
             }
         }
+        Ok(())
     }
 
-    let order = parents_first(&out, &by_id);
-    let mut bytes = Vec::with_capacity(a.len() + b.len());
-    bytes.extend_from_slice(&pa.header);
-    bytes.push(b'\n');
-    for l in &head {
-        bytes.extend_from_slice(l);
-        bytes.push(b'\n');
+    /// An entry: the one already there when it is the same, else added (under a new id when
+    /// its id is taken). Its parent follows a renamed parent. Returns where it is in `out`.
+    fn entry<'p>(
+        &mut self,
+        id: &'p str,
+        parent: &Option<String>,
+        line: &[u8],
+        renamed: &mut HashMap<&'p str, String>,
+    ) -> Result<usize> {
+        if let Some(&k) = self.by_id.get(id) {
+            if self.out[k].line == *line {
+                return Ok(k);
+            }
+        }
+        let new_parent = parent.as_deref().and_then(|pid| renamed.get(pid));
+        let (line, parent) = match new_parent {
+            Some(np) => (rewrite(line, &[("parentId", np)])?, Some(np.clone())),
+            None => (line.to_vec(), parent.clone()),
+        };
+        match self.by_id.get(id) {
+            None => Ok(self.push(id.to_owned(), parent, line)),
+            Some(&k) if self.out[k].line == line => Ok(k),
+            Some(_) => self.sibling(id, parent, &line, renamed),
+        }
     }
-    for &k in &order {
-        bytes.extend_from_slice(&out[k].line);
+
+    /// An entry whose id names other content: kept beside it under the first free candidate id,
+    /// unless an earlier merge (or an earlier line of this file) already carries this very entry
+    /// as a sibling.
+    fn sibling<'p>(
+        &mut self,
+        id: &'p str,
+        parent: Option<String>,
+        line: &[u8],
+        renamed: &mut HashMap<&'p str, String>,
+    ) -> Result<usize> {
+        let mut salt = 0;
+        loop {
+            let new_id = candidate_id(line, salt);
+            let new_line = rewrite(line, &[("id", &new_id), ("mergedFrom", id)])?;
+            if let Some(&k) = self.by_id.get(&new_id) {
+                if self.out[k].line == new_line {
+                    renamed.insert(id, new_id);
+                    return Ok(k);
+                }
+            }
+            if self.taken.contains(&new_id) {
+                salt += 1;
+                continue;
+            }
+            self.taken.insert(new_id.clone());
+            self.conflicts.push(Conflict {
+                id: id.to_owned(),
+                new_id: new_id.clone(),
+            });
+            renamed.insert(id, new_id.clone());
+            return Ok(self.push(new_id, parent, new_line));
+        }
+    }
+
+    fn push(&mut self, id: String, parent: Option<String>, line: Vec<u8>) -> usize {
+        let k = self.out.len();
+        self.by_id.insert(id.clone(), k);
+        self.out.push(Out {
+            id,
+            parent,
+            line,
+            after: Vec::new(),
+        });
+        k
+    }
+
+    /// The merged file: the header, the lines before any entry, then each entry in `order` with
+    /// the lines that followed it.
+    fn bytes(&self, header: &[u8], order: &[usize], capacity: usize) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(capacity);
+        bytes.extend_from_slice(header);
         bytes.push(b'\n');
-        for l in &out[k].after {
+        for l in &self.head {
             bytes.extend_from_slice(l);
             bytes.push(b'\n');
         }
+        for &k in order {
+            bytes.extend_from_slice(&self.out[k].line);
+            bytes.push(b'\n');
+            for l in &self.out[k].after {
+                bytes.extend_from_slice(l);
+                bytes.push(b'\n');
+            }
+        }
+        bytes
     }
-    Ok(Merged {
-        bytes,
-        session_id: pa.id,
-        entries: out.len(),
-        conflicts,
-        kept_lines,
-        leaf_id: order.last().map(|&k| out[k].id.clone()),
-    })
 }
 
 /// The entries' order: parents before children, otherwise the order met (a cycle is broken at
