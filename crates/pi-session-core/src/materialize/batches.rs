@@ -260,25 +260,7 @@ impl Session {
             let mut ready: Vec<Option<Result<PreparedBatch>>> =
                 (0..spans.len()).map(|_| None).collect();
             for k in 0..spans.len() {
-                // Batch k, from a helper or prepared here while the helpers are busy.
-                let batch = loop {
-                    if let Some(r) = ready[k].take() {
-                        break r;
-                    }
-                    if let Some(j) = claim() {
-                        ready[j] = Some(prepare(j));
-                        continue;
-                    }
-                    match rx.recv() {
-                        Ok((j, r)) => ready[j] = Some(r),
-                        // Every helper ended without delivering it (one panicked).
-                        Err(_) => {
-                            return Err(Error::internal(format!(
-                                "batch {k} of entry lines was never prepared"
-                            )))
-                        }
-                    }
-                };
+                let batch = batch_in_order(k, &mut ready, &claim, &prepare, &rx)?;
                 if !deliver(k, batch)? {
                     break;
                 }
@@ -342,5 +324,35 @@ impl Session {
             wide: cuts.wide,
             values: cuts.values,
         })
+    }
+}
+
+/// Batch `k` for the in-order hand-over of [`Session::for_each_batch`]: from `ready` when a
+/// helper (or this thread) has made it, else prepared here while the helpers are busy, else
+/// waited for.
+fn batch_in_order<T>(
+    k: usize,
+    ready: &mut [Option<Result<T>>],
+    claim: &impl Fn() -> Option<usize>,
+    prepare: &impl Fn(usize) -> Result<T>,
+    rx: &std::sync::mpsc::Receiver<(usize, Result<T>)>,
+) -> Result<Result<T>> {
+    loop {
+        if let Some(r) = ready[k].take() {
+            return Ok(r);
+        }
+        if let Some(j) = claim() {
+            ready[j] = Some(prepare(j));
+            continue;
+        }
+        match rx.recv() {
+            Ok((j, r)) => ready[j] = Some(r),
+            // Every helper ended without delivering it (one panicked).
+            Err(_) => {
+                return Err(Error::internal(format!(
+                    "batch {k} of entry lines was never prepared"
+                )))
+            }
+        }
     }
 }

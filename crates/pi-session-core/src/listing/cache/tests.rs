@@ -75,6 +75,7 @@ fn record_at(c: &ListCache, p: &str) -> RecordAt {
 
 #[test]
 fn saved_entries_hit_after_a_reload_and_a_changed_record_is_damaged() {
+    // long: one scenario over one cache file, each step reading what the step before saved.
     let dir = temp_dir("reload");
     let file = dir.join(FILE_NAME);
     let mut c = ListCache::load(file.clone());
