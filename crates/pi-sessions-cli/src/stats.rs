@@ -140,55 +140,9 @@ pub fn of_session(l: &Loaded) -> Stats {
         sessions: 1,
         ..Stats::default()
     };
-    // The model in effect at each record: its own, else its parent's (memoized, cycle-safe).
-    let mut model_at: HashMap<u32, (String, String)> = HashMap::new();
-    let own_model = |v: &Value, kind: Kind| -> Option<(String, String)> {
-        match kind {
-            Kind::ModelChange => Some((
-                str_of(v.get("provider")).unwrap_or_default(),
-                str_of(v.get("modelId")).unwrap_or_default(),
-            )),
-            Kind::Message => {
-                let m = v.get("message")?;
-                if !matches!(m.get("role"), Some(Value::String(r)) if r.eq_str("assistant")) {
-                    return None;
-                }
-                Some((
-                    str_of(m.get("provider")).unwrap_or_default(),
-                    str_of(m.get("model")).unwrap_or_default(),
-                ))
-            }
-            _ => None,
-        }
-    };
-    let inherited = |pos: u32, model_at: &mut HashMap<u32, (String, String)>| {
-        let mut walk = Vec::new();
-        let mut cur = s.parent_of(pos);
-        let mut found = (String::new(), String::new());
-        while let Some(p) = cur {
-            if let Some(m) = model_at.get(&p) {
-                found = m.clone();
-                break;
-            }
-            if walk.contains(&p) || walk.len() > 1_000_000 {
-                break;
-            }
-            if let Some(m) = own_model(&l.value(p), s.meta(p).kind) {
-                found = m;
-                model_at.insert(p, found.clone());
-                break;
-            }
-            walk.push(p);
-            cur = s.parent_of(p);
-        }
-        for p in walk {
-            model_at.insert(p, found.clone());
-        }
-        found
-    };
+    let mut models = Models::default();
     for pos in s.entry_positions() {
-        let meta = s.meta(pos);
-        let kind = meta.kind;
+        let kind = s.meta(pos).kind;
         if !matches!(
             kind,
             Kind::Message | Kind::Usage | Kind::Compaction | Kind::BranchSummary
@@ -208,42 +162,102 @@ pub fn of_session(l: &Loaded) -> Stats {
             }
             Kind::Compaction | Kind::BranchSummary => {
                 if let Some(u) = v.get("usage").filter(|u| u.is_truthy()) {
-                    let key = inherited(pos, &mut model_at);
+                    let key = models.inherited(l, pos);
                     st.models.entry(key).or_default().add_value(u);
                 }
             }
-            _ => {
-                st.messages += 1.0;
-                let Some(m) = v.get("message") else { continue };
-                match str_of(m.get("role")).as_deref() {
-                    Some("user") => st.user += 1.0,
-                    Some("toolResult") => {
-                        st.tool_results += 1.0;
-                        if let Some(u) = m.get("usage").filter(|u| u.is_truthy()) {
-                            let key = inherited(pos, &mut model_at);
-                            st.models.entry(key).or_default().add_value(u);
-                        }
-                    }
-                    Some("assistant") => {
-                        st.assistant += 1.0;
-                        if let Some(Value::Array(c)) = m.get("content") {
-                            st.tool_calls += c
-                                .iter()
-                                .filter(|b| str_of(b.get("type")).as_deref() == Some("toolCall"))
-                                .count() as f64;
-                        }
-                        let key = own_model(&v, kind).unwrap_or_default();
-                        model_at.insert(pos, key.clone());
-                        if let Some(u) = m.get("usage").filter(|u| u.is_truthy()) {
-                            st.models.entry(key).or_default().add_value(u);
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            _ => add_message(&mut st, &mut models, l, pos, &v),
         }
     }
     st
+}
+
+/// A message entry's counts, and its usage under its model.
+fn add_message(st: &mut Stats, models: &mut Models, l: &Loaded, pos: u32, v: &Value) {
+    st.messages += 1.0;
+    let Some(m) = v.get("message") else { return };
+    match str_of(m.get("role")).as_deref() {
+        Some("user") => st.user += 1.0,
+        Some("toolResult") => {
+            st.tool_results += 1.0;
+            if let Some(u) = m.get("usage").filter(|u| u.is_truthy()) {
+                let key = models.inherited(l, pos);
+                st.models.entry(key).or_default().add_value(u);
+            }
+        }
+        Some("assistant") => {
+            st.assistant += 1.0;
+            if let Some(Value::Array(c)) = m.get("content") {
+                st.tool_calls += c
+                    .iter()
+                    .filter(|b| str_of(b.get("type")).as_deref() == Some("toolCall"))
+                    .count() as f64;
+            }
+            let key = own_model(v, Kind::Message).unwrap_or_default();
+            models.at.insert(pos, key.clone());
+            if let Some(u) = m.get("usage").filter(|u| u.is_truthy()) {
+                st.models.entry(key).or_default().add_value(u);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The model a record names itself: a model change's, or an assistant message's.
+fn own_model(v: &Value, kind: Kind) -> Option<(String, String)> {
+    match kind {
+        Kind::ModelChange => Some((
+            str_of(v.get("provider")).unwrap_or_default(),
+            str_of(v.get("modelId")).unwrap_or_default(),
+        )),
+        Kind::Message => {
+            let m = v.get("message")?;
+            if !matches!(m.get("role"), Some(Value::String(r)) if r.eq_str("assistant")) {
+                return None;
+            }
+            Some((
+                str_of(m.get("provider")).unwrap_or_default(),
+                str_of(m.get("model")).unwrap_or_default(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The model in effect at each record: its own, else its parent's (memoized, cycle-safe).
+#[derive(Default)]
+struct Models {
+    at: HashMap<u32, (String, String)>,
+}
+
+impl Models {
+    /// The model in effect above `pos`: the nearest ancestor's own (empty when none has one).
+    fn inherited(&mut self, l: &Loaded, pos: u32) -> (String, String) {
+        let s = &l.session;
+        let mut walk = Vec::new();
+        let mut cur = s.parent_of(pos);
+        let mut found = (String::new(), String::new());
+        while let Some(p) = cur {
+            if let Some(m) = self.at.get(&p) {
+                found = m.clone();
+                break;
+            }
+            if walk.contains(&p) || walk.len() > 1_000_000 {
+                break;
+            }
+            if let Some(m) = own_model(&l.value(p), s.meta(p).kind) {
+                found = m;
+                self.at.insert(p, found.clone());
+                break;
+            }
+            walk.push(p);
+            cur = s.parent_of(p);
+        }
+        for p in walk {
+            self.at.insert(p, found.clone());
+        }
+        found
+    }
 }
 
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
@@ -369,6 +383,11 @@ fn render(ctx: &Ctx, st: &Stats, skipped: usize, scope: &str, out: &mut String) 
         fmt::thousands(other),
         plural(st.tool_calls, "tool call"),
     ));
+    write_table(ctx, &model_table(st), out);
+}
+
+/// One row per model, a header above and the total below.
+fn model_table(st: &Stats) -> Vec<[String; 7]> {
     let rows = st.rows();
     let mut table: Vec<[String; 7]> = vec![[
         "MODEL".into(),
@@ -399,8 +418,14 @@ fn render(ctx: &Ctx, st: &Stats, skipped: usize, scope: &str, out: &mut String) 
         table.push(row(text::sanitize(&name), u));
     }
     table.push(row("total".into(), &st.total()));
+    table
+}
+
+/// The table in columns (the model column cut to the terminal), its header dim, its total bold.
+fn write_table(ctx: &Ctx, table: &[[String; 7]], out: &mut String) {
+    let sty = ctx.style;
     let mut w = [0usize; 7];
-    for r in &table {
+    for r in table {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(text::width(c));
         }

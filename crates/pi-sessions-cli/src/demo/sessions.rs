@@ -192,6 +192,7 @@ pub(super) const GPT: (&str, &str) = ("openai", "gpt-5");
 
 /// The main sample: a feature built over a branch, a compaction and a model change.
 pub(super) fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError> {
+    // long: fixture data, one sample session written turn by turn; it reads as the script it is.
     let mut w = Writer::new(dir, cwd, 25.0 * 60_000.0)?;
     w.simple(
         "model_change",
