@@ -97,19 +97,7 @@ pub fn entry_item(v: &Value, kind: Kind, id: String) -> Item {
             Some(m @ Value::Object(_)) => message(m, &mut it),
             _ => it.title = "message without a message object".into(),
         },
-        Kind::Compaction => {
-            it.role = Role::Summary;
-            it.title = "compaction".into();
-            let mut d = Vec::new();
-            if let Some(n) = num_of(v.get("tokensBefore")) {
-                d.push(format!("{} tokens before", fmt::thousands(n)));
-            }
-            if let Some(Value::Array(t)) = v.get("retainedTail") {
-                d.push(format!("{} retained messages", t.len()));
-            }
-            it.detail = (!d.is_empty()).then(|| d.join(" · "));
-            it.blocks.push(Block::Text(s("summary")));
-        }
+        Kind::Compaction => compaction(v, &mut it),
         Kind::BranchSummary => {
             it.role = Role::Summary;
             it.title = "branch summary".into();
@@ -142,16 +130,7 @@ pub fn entry_item(v: &Value, kind: Kind, id: String) -> Item {
             };
         }
         Kind::SessionInfo => it.title = format!("session named “{}”", s("name").trim()),
-        Kind::Usage => {
-            let mut t = format!("usage {} · {}/{}", s("kind"), s("provider"), s("model"));
-            if let Some(u) = v.get("usage") {
-                t.push_str(&format!(" · {}", usage_text(u)));
-            }
-            if let Some(n) = str_of(v.get("note")) {
-                t.push_str(&format!(" · {n}"));
-            }
-            it.title = t;
-        }
+        Kind::Usage => it.title = usage_title(v),
         Kind::ContextEdit => {
             let target = v.get("targetId").map(json_text).unwrap_or_default();
             it.title = match v.get("replacement") {
@@ -177,6 +156,33 @@ pub fn entry_item(v: &Value, kind: Kind, id: String) -> Item {
     it
 }
 
+fn compaction(v: &Value, it: &mut Item) {
+    it.role = Role::Summary;
+    it.title = "compaction".into();
+    let mut d = Vec::new();
+    if let Some(n) = num_of(v.get("tokensBefore")) {
+        d.push(format!("{} tokens before", fmt::thousands(n)));
+    }
+    if let Some(Value::Array(t)) = v.get("retainedTail") {
+        d.push(format!("{} retained messages", t.len()));
+    }
+    it.detail = (!d.is_empty()).then(|| d.join(" · "));
+    it.blocks
+        .push(Block::Text(str_of(v.get("summary")).unwrap_or_default()));
+}
+
+fn usage_title(v: &Value) -> String {
+    let s = |k: &str| str_of(v.get(k)).unwrap_or_default();
+    let mut t = format!("usage {} · {}/{}", s("kind"), s("provider"), s("model"));
+    if let Some(u) = v.get("usage") {
+        t.push_str(&format!(" · {}", usage_text(u)));
+    }
+    if let Some(n) = str_of(v.get("note")) {
+        t.push_str(&format!(" · {n}"));
+    }
+    t
+}
+
 fn message(m: &Value, it: &mut Item) {
     let role = str_of(m.get("role")).unwrap_or_default();
     match role.as_str() {
@@ -185,75 +191,9 @@ fn message(m: &Value, it: &mut Item) {
             it.title = "user".into();
             content(m.get("content"), &mut it.blocks);
         }
-        "assistant" => {
-            it.role = Role::Assistant;
-            it.title = "assistant".into();
-            let model = match (str_of(m.get("provider")), str_of(m.get("model"))) {
-                (Some(p), Some(mo)) => Some(format!("{p}/{mo}")),
-                (None, Some(mo)) => Some(mo),
-                _ => None,
-            };
-            let mut d: Vec<String> = model.into_iter().collect();
-            match str_of(m.get("stopReason")).as_deref() {
-                Some("error") => d.push("error".into()),
-                Some("aborted") => d.push("aborted".into()),
-                Some("length") => d.push("cut at max tokens".into()),
-                _ => {}
-            }
-            it.detail = (!d.is_empty()).then(|| d.join(" · "));
-            content(m.get("content"), &mut it.blocks);
-            if let Some(e) = str_of(m.get("errorMessage")) {
-                it.blocks.push(Block::Output {
-                    text: e,
-                    error: true,
-                });
-            }
-        }
-        "toolResult" => {
-            it.role = Role::Tool;
-            it.title = "tool result".into();
-            let error = matches!(m.get("isError"), Some(Value::Bool(true)));
-            let name = str_of(m.get("toolName")).unwrap_or_else(|| "tool".into());
-            it.detail = Some(if error {
-                format!("{name} · failed")
-            } else {
-                name
-            });
-            let mut blocks = Vec::new();
-            content(m.get("content"), &mut blocks);
-            let mut text = Vec::new();
-            for b in blocks {
-                match b {
-                    Block::Text(t) => text.push(t),
-                    other => it.blocks.push(other),
-                }
-            }
-            it.blocks.insert(
-                0,
-                Block::Output {
-                    text: text.join("\n"),
-                    error,
-                },
-            );
-        }
-        "bashExecution" => {
-            it.role = Role::Tool;
-            it.title = "shell".into();
-            let code = num_of(m.get("exitCode"));
-            it.detail = Some(match code {
-                Some(c) => format!("exit {c}"),
-                None if matches!(m.get("cancelled"), Some(Value::Bool(true))) => "cancelled".into(),
-                None => "no exit code".into(),
-            });
-            it.blocks.push(Block::ToolCall {
-                name: "$".into(),
-                args: m.get("command").cloned().unwrap_or(Value::Null),
-            });
-            it.blocks.push(Block::Output {
-                text: str_of(m.get("output")).unwrap_or_default(),
-                error: code.is_some_and(|c| c != 0.0),
-            });
-        }
+        "assistant" => assistant(m, it),
+        "toolResult" => tool_result(m, it),
+        "bashExecution" => bash_execution(m, it),
         "system" => {
             it.role = Role::System;
             it.title = "system".into();
@@ -287,6 +227,78 @@ fn message(m: &Value, it: &mut Item) {
             content(m.get("content"), &mut it.blocks);
         }
     }
+}
+
+fn assistant(m: &Value, it: &mut Item) {
+    it.role = Role::Assistant;
+    it.title = "assistant".into();
+    let model = match (str_of(m.get("provider")), str_of(m.get("model"))) {
+        (Some(p), Some(mo)) => Some(format!("{p}/{mo}")),
+        (None, Some(mo)) => Some(mo),
+        _ => None,
+    };
+    let mut d: Vec<String> = model.into_iter().collect();
+    match str_of(m.get("stopReason")).as_deref() {
+        Some("error") => d.push("error".into()),
+        Some("aborted") => d.push("aborted".into()),
+        Some("length") => d.push("cut at max tokens".into()),
+        _ => {}
+    }
+    it.detail = (!d.is_empty()).then(|| d.join(" · "));
+    content(m.get("content"), &mut it.blocks);
+    if let Some(e) = str_of(m.get("errorMessage")) {
+        it.blocks.push(Block::Output {
+            text: e,
+            error: true,
+        });
+    }
+}
+
+fn tool_result(m: &Value, it: &mut Item) {
+    it.role = Role::Tool;
+    it.title = "tool result".into();
+    let error = matches!(m.get("isError"), Some(Value::Bool(true)));
+    let name = str_of(m.get("toolName")).unwrap_or_else(|| "tool".into());
+    it.detail = Some(if error {
+        format!("{name} · failed")
+    } else {
+        name
+    });
+    let mut blocks = Vec::new();
+    content(m.get("content"), &mut blocks);
+    let mut text = Vec::new();
+    for b in blocks {
+        match b {
+            Block::Text(t) => text.push(t),
+            other => it.blocks.push(other),
+        }
+    }
+    it.blocks.insert(
+        0,
+        Block::Output {
+            text: text.join("\n"),
+            error,
+        },
+    );
+}
+
+fn bash_execution(m: &Value, it: &mut Item) {
+    it.role = Role::Tool;
+    it.title = "shell".into();
+    let code = num_of(m.get("exitCode"));
+    it.detail = Some(match code {
+        Some(c) => format!("exit {c}"),
+        None if matches!(m.get("cancelled"), Some(Value::Bool(true))) => "cancelled".into(),
+        None => "no exit code".into(),
+    });
+    it.blocks.push(Block::ToolCall {
+        name: "$".into(),
+        args: m.get("command").cloned().unwrap_or(Value::Null),
+    });
+    it.blocks.push(Block::Output {
+        text: str_of(m.get("output")).unwrap_or_default(),
+        error: code.is_some_and(|c| c != 0.0),
+    });
 }
 
 /// Content as blocks: a string, or an array of text / thinking / toolCall / image blocks.
