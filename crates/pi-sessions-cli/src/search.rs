@@ -204,34 +204,45 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         .filter(|(_, (n, _))| *n > 0)
         .collect();
     if p.flag("json") {
-        let docs = found
-            .iter()
-            .map(|(i, (n, sn))| {
-                obj(vec![
-                    ("path", s(&i.path.to_string_lossy())),
-                    ("id", i.id.clone()),
-                    ("name", opt(i.name.as_deref())),
-                    ("firstMessage", s(&i.first_message)),
-                    ("modified", opt(fmt::iso(i.modified).as_deref())),
-                    ("matches", num(*n as f64)),
-                    ("snippets", arr(sn.iter().map(snippet_json).collect())),
-                ])
-            })
-            .collect();
-        jsonout::emit(ctx.out, &arr(docs))?;
-        return Ok(if found.is_empty() {
-            EXIT_PROBLEMS
-        } else {
-            EXIT_OK
-        });
+        return emit_json(ctx, &found);
     }
+    render(ctx, &found, &scope, &needle)
+}
+
+/// A session that matches, with how many matches and the snippets shown.
+type Found<'a> = (&'a Info, (usize, Vec<Snippet>));
+
+fn emit_json(ctx: &mut Ctx, found: &[Found]) -> CliResult {
+    let docs = found
+        .iter()
+        .map(|(i, (n, sn))| {
+            obj(vec![
+                ("path", s(&i.path.to_string_lossy())),
+                ("id", i.id.clone()),
+                ("name", opt(i.name.as_deref())),
+                ("firstMessage", s(&i.first_message)),
+                ("modified", opt(fmt::iso(i.modified).as_deref())),
+                ("matches", num(*n as f64)),
+                ("snippets", arr(sn.iter().map(snippet_json).collect())),
+            ])
+        })
+        .collect();
+    jsonout::emit(ctx.out, &arr(docs))?;
+    Ok(if found.is_empty() {
+        EXIT_PROBLEMS
+    } else {
+        EXIT_OK
+    })
+}
+
+fn render(ctx: &mut Ctx, found: &[Found], scope: &Scope, needle: &str) -> CliResult {
     let st = ctx.style;
     let mut out = String::new();
     if found.is_empty() {
         out.push_str(&format!(
             "No session in {} mentions “{}”.\n",
             scope.describe(ctx.env),
-            text::sanitize(&needle)
+            text::sanitize(needle)
         ));
         ctx.out.write_all(out.as_bytes())?;
         return Ok(EXIT_PROBLEMS);
