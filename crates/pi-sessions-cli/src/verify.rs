@@ -144,38 +144,54 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let results = crate::pool::map(&files, |f| check(f), |n| bar.update(n));
     bar.finish();
     let problems: usize = results.iter().map(Inspection::problems).sum();
-    let bad_files = results.iter().filter(|r| r.problems() > 0).count();
     if p.flag("json") {
-        let docs = files
-            .iter()
-            .zip(&results)
-            .map(|(f, r)| {
-                obj(vec![
-                    ("path", s(&f.to_string_lossy())),
-                    ("ok", Value::Bool(r.problems() == 0)),
-                    ("entries", num(r.entries as f64)),
-                    ("version", r.version.map(num).unwrap_or(Value::Null)),
-                    (
-                        "findings",
-                        arr(r.findings.iter().map(finding_json).collect()),
-                    ),
-                ])
-            })
-            .collect();
-        jsonout::emit(
-            ctx.out,
-            &obj(vec![
-                ("files", arr(docs)),
-                ("checked", num(files.len() as f64)),
-                ("problems", num(problems as f64)),
-            ]),
-        )?;
-        return Ok(if problems > 0 { EXIT_PROBLEMS } else { EXIT_OK });
+        emit_json(ctx, &files, &results)?;
+    } else {
+        let verbose = p.flag("verbose") || files.len() == 1;
+        render(ctx, &files, &results, verbose)?;
     }
+    Ok(if problems > 0 { EXIT_PROBLEMS } else { EXIT_OK })
+}
+
+fn emit_json(ctx: &mut Ctx, files: &[PathBuf], results: &[Inspection]) -> std::io::Result<()> {
+    let problems: usize = results.iter().map(Inspection::problems).sum();
+    let docs = files
+        .iter()
+        .zip(results)
+        .map(|(f, r)| {
+            obj(vec![
+                ("path", s(&f.to_string_lossy())),
+                ("ok", Value::Bool(r.problems() == 0)),
+                ("entries", num(r.entries as f64)),
+                ("version", r.version.map(num).unwrap_or(Value::Null)),
+                (
+                    "findings",
+                    arr(r.findings.iter().map(finding_json).collect()),
+                ),
+            ])
+        })
+        .collect();
+    jsonout::emit(
+        ctx.out,
+        &obj(vec![
+            ("files", arr(docs)),
+            ("checked", num(files.len() as f64)),
+            ("problems", num(problems as f64)),
+        ]),
+    )
+}
+
+/// The findings as `file:line` lines (notes only when verbose), a line per clean file when
+/// verbose, and the summary.
+fn render(
+    ctx: &mut Ctx,
+    files: &[PathBuf],
+    results: &[Inspection],
+    verbose: bool,
+) -> std::io::Result<()> {
     let st = ctx.style;
-    let verbose = p.flag("verbose") || files.len() == 1;
     let mut out = String::new();
-    for (f, r) in files.iter().zip(&results) {
+    for (f, r) in files.iter().zip(results) {
         for x in r
             .findings
             .iter()
@@ -199,20 +215,33 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
             ));
         }
     }
+    out.push_str(&summary(st, files.len(), results));
+    out.push('\n');
+    let problems: usize = results.iter().map(Inspection::problems).sum();
+    if problems > 0 {
+        out.push_str(&st.dim("`pi-sessions repair <file> --out FILE` writes a repaired copy.\n"));
+    }
+    ctx.out.write_all(out.as_bytes())
+}
+
+/// `3 files checked: 1 with problems (2 errors, 0 warnings)`, green when clean, red otherwise.
+fn summary(st: Style, files: usize, results: &[Inspection]) -> String {
+    let problems: usize = results.iter().map(Inspection::problems).sum();
     let errors: usize = results.iter().map(Inspection::errors).sum();
-    let summary = if files.is_empty() {
+    let bad_files = results.iter().filter(|r| r.problems() > 0).count();
+    let summary = if files == 0 {
         "no session files found".to_owned()
     } else if problems == 0 {
         format!(
             "{} file{} checked, no problems",
-            files.len(),
-            if files.len() == 1 { "" } else { "s" }
+            files,
+            if files == 1 { "" } else { "s" }
         )
     } else {
         format!(
             "{} file{} checked: {} with problems ({} error{}, {} warning{})",
-            files.len(),
-            if files.len() == 1 { "" } else { "s" },
+            files,
+            if files == 1 { "" } else { "s" },
             bad_files,
             errors,
             if errors == 1 { "" } else { "s" },
@@ -220,16 +249,9 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
             if problems - errors == 1 { "" } else { "s" },
         )
     };
-    let summary = if problems == 0 {
+    if problems == 0 {
         st.green(&summary)
     } else {
         st.bold_red(&summary)
-    };
-    out.push_str(&summary);
-    out.push('\n');
-    if problems > 0 {
-        out.push_str(&st.dim("`pi-sessions repair <file> --out FILE` writes a repaired copy.\n"));
     }
-    ctx.out.write_all(out.as_bytes())?;
-    Ok(if problems > 0 { EXIT_PROBLEMS } else { EXIT_OK })
 }
