@@ -228,26 +228,7 @@ fn block(ctx: &Ctx, role: Role, b: &Block, full: bool, width: usize, out: &mut S
             };
             indent(out, &t, &prefix);
         }
-        Block::Thinking(t) => {
-            let lines = t.lines().count();
-            if full {
-                let t = text::sanitize(t);
-                let t = if ctx.env.is_tty_out {
-                    text::wrap(&t, width.saturating_sub(4)).join("\n")
-                } else {
-                    t
-                };
-                indent_with(out, &t, &format!("  {} ", st.dim("┆")), |l| st.dim(l));
-            } else {
-                out.push_str(&format!(
-                    "  {}\n",
-                    st.dim(&format!(
-                        "▸ thinking, {lines} line{} folded",
-                        if lines == 1 { "" } else { "s" }
-                    ))
-                ));
-            }
-        }
+        Block::Thinking(t) => thinking(ctx, t, full, width, out),
         Block::ToolCall { name, args } => {
             if full {
                 out.push_str(&format!("  {} {}\n", st.yellow("⚙"), st.bold(name)));
@@ -267,37 +248,64 @@ fn block(ctx: &Ctx, role: Role, b: &Block, full: bool, width: usize, out: &mut S
                 ));
             }
         }
-        Block::Output { text: t, error } => {
-            let lines: Vec<&str> = t.lines().collect();
-            let shown = if full {
-                lines.len()
-            } else {
-                lines.len().min(OUTPUT_LINES)
-            };
-            for line in &lines[..shown] {
-                let line = text::sanitize(line);
-                let line = if full {
-                    line
-                } else {
-                    text::truncate(&line, width.saturating_sub(4))
-                };
-                let painted = if *error { st.red(&line) } else { st.dim(&line) };
-                out.push_str(&format!("  {} {painted}\n", st.dim("│")));
-            }
-            if lines.is_empty() {
-                out.push_str(&format!("  {} {}\n", st.dim("│"), st.dim("(no output)")));
-            }
-            if shown < lines.len() {
-                out.push_str(&format!(
-                    "  {}\n",
-                    st.dim(&format!(
-                        "… {} more line{} (--full)",
-                        lines.len() - shown,
-                        if lines.len() - shown == 1 { "" } else { "s" }
-                    ))
-                ));
-            }
-        }
+        Block::Output { text: t, error } => output(ctx, t, *error, full, width, out),
         Block::Image(mime) => out.push_str(&format!("  {}\n", st.dim(&format!("[{mime}]")))),
+    }
+}
+
+/// Thinking: shown dimmed with `--full`, else folded to its line count.
+fn thinking(ctx: &Ctx, t: &str, full: bool, width: usize, out: &mut String) {
+    let st = ctx.style;
+    let lines = t.lines().count();
+    if full {
+        let t = text::sanitize(t);
+        let t = if ctx.env.is_tty_out {
+            text::wrap(&t, width.saturating_sub(4)).join("\n")
+        } else {
+            t
+        };
+        indent_with(out, &t, &format!("  {} ", st.dim("┆")), |l| st.dim(l));
+    } else {
+        out.push_str(&format!(
+            "  {}\n",
+            st.dim(&format!(
+                "▸ thinking, {lines} line{} folded",
+                if lines == 1 { "" } else { "s" }
+            ))
+        ));
+    }
+}
+
+/// A tool's output: the first lines (all with `--full`), red when it failed.
+fn output(ctx: &Ctx, t: &str, error: bool, full: bool, width: usize, out: &mut String) {
+    let st = ctx.style;
+    let lines: Vec<&str> = t.lines().collect();
+    let shown = if full {
+        lines.len()
+    } else {
+        lines.len().min(OUTPUT_LINES)
+    };
+    for line in &lines[..shown] {
+        let line = text::sanitize(line);
+        let line = if full {
+            line
+        } else {
+            text::truncate(&line, width.saturating_sub(4))
+        };
+        let painted = if error { st.red(&line) } else { st.dim(&line) };
+        out.push_str(&format!("  {} {painted}\n", st.dim("│")));
+    }
+    if lines.is_empty() {
+        out.push_str(&format!("  {} {}\n", st.dim("│"), st.dim("(no output)")));
+    }
+    if shown < lines.len() {
+        out.push_str(&format!(
+            "  {}\n",
+            st.dim(&format!(
+                "… {} more line{} (--full)",
+                lines.len() - shown,
+                if lines.len() - shown == 1 { "" } else { "s" }
+            ))
+        ));
     }
 }
