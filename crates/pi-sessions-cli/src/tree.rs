@@ -122,20 +122,7 @@ pub fn render(ctx: &Ctx, l: &Loaded, full: bool, out: &mut String) {
     let branch = l.branch();
     let on_branch: HashSet<u32> = branch.iter().copied().collect();
     let leaf = branch.last().copied();
-    let tips = nodes.values().filter(|n| n.children.is_empty()).count();
-    out.push_str(&st.bold(&text::sanitize(&show::title(l))));
-    out.push('\n');
-    out.push_str(&st.dim(&format!(
-        "{} entries · {} branch tip{}{}",
-        nodes.len(),
-        tips,
-        if tips == 1 { "" } else { "s" },
-        leaf.map(|p| format!(" · leaf {}", l.id_text(p)))
-            .unwrap_or_default(),
-    )));
-    out.push('\n');
-    out.push_str(&st.dim(&l.path.display().to_string()));
-    out.push('\n');
+    heading(st, l, &nodes, leaf, out);
     if roots.is_empty() {
         out.push_str(&st.dim("(no entries)\n"));
         return;
@@ -206,6 +193,24 @@ pub fn render(ctx: &Ctx, l: &Loaded, full: bool, out: &mut String) {
             ));
         }
     }
+}
+
+/// The session's title, its counts (entries, branch tips, the leaf) and its file.
+fn heading(st: Style, l: &Loaded, nodes: &HashMap<u32, Node>, leaf: Option<u32>, out: &mut String) {
+    let tips = nodes.values().filter(|n| n.children.is_empty()).count();
+    out.push_str(&st.bold(&text::sanitize(&show::title(l))));
+    out.push('\n');
+    out.push_str(&st.dim(&format!(
+        "{} entries · {} branch tip{}{}",
+        nodes.len(),
+        tips,
+        if tips == 1 { "" } else { "s" },
+        leaf.map(|p| format!(" · leaf {}", l.id_text(p)))
+            .unwrap_or_default(),
+    )));
+    out.push('\n');
+    out.push_str(&st.dim(&l.path.display().to_string()));
+    out.push('\n');
 }
 
 fn node_line(st: Style, l: &Loaded, pos: u32, active: bool, leaf: bool, room: usize) -> String {
