@@ -8,6 +8,7 @@ use pi_session_core::merge::{merge_bytes, Merged};
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK};
 use crate::jsonout::{arr, emit, num, obj, opt, s};
+use crate::style::Style;
 use crate::{resolve, Ctx};
 
 pub const CMD: Command = Command {
@@ -112,6 +113,17 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     } else {
         ctx.err_style
     };
+    let report = report(st, &a, &b, &m, written_to.as_deref());
+    if written_to.is_some() {
+        ctx.out.write_all(report.as_bytes())?;
+    } else {
+        ctx.err.write_all(report.as_bytes())?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// What was merged: each conflict, and the counts (with where the result was written).
+fn report(st: Style, a: &Path, b: &Path, m: &Merged, written_to: Option<&Path>) -> String {
     let mut report = String::new();
     report.push_str(&st.bold(&format!("Merging {} and {}\n", a.display(), b.display())));
     for c in &m.conflicts {
@@ -132,16 +144,11 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         m.kept_lines,
         if m.kept_lines == 1 { "" } else { "s" },
     );
-    match &written_to {
+    match written_to {
         Some(w) => report.push_str(&format!("Wrote {}: {summary}\n", w.display())),
         None => report.push_str(&format!("{summary}\n")),
     }
-    if written_to.is_some() {
-        ctx.out.write_all(report.as_bytes())?;
-    } else {
-        ctx.err.write_all(report.as_bytes())?;
-    }
-    Ok(EXIT_OK)
+    report
 }
 
 /// `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`.
