@@ -73,32 +73,8 @@ pub fn parse(cmd: &Command, args: &[String]) -> Result<Option<Parsed>, CliError>
             only_pos = true;
             continue;
         }
-        let (opt, inline): (&Opt, Option<String>) = if let Some(body) = a.strip_prefix("--") {
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_owned())),
-                None => (body, None),
-            };
-            if name == "help" {
-                return Ok(None);
-            }
-            let opt =
-                cmd.opts.iter().find(|o| o.long == name).ok_or_else(|| {
-                    CliError::usage_in(cmd.name, format!("unknown option --{name}"))
-                })?;
-            (opt, inline)
-        } else {
-            let mut chars = a[1..].chars();
-            let c = chars.next().unwrap_or('-');
-            let rest: String = chars.collect();
-            if c == 'h' && rest.is_empty() {
-                return Ok(None);
-            }
-            let opt = cmd
-                .opts
-                .iter()
-                .find(|o| o.short == Some(c))
-                .ok_or_else(|| CliError::usage_in(cmd.name, format!("unknown option -{c}")))?;
-            (opt, (!rest.is_empty()).then_some(rest))
+        let Some((opt, inline)) = option(cmd, a)? else {
+            return Ok(None);
         };
         match opt.value {
             None => {
@@ -128,6 +104,45 @@ pub fn parse(cmd: &Command, args: &[String]) -> Result<Option<Parsed>, CliError>
             }
         }
     }
+    check_counts(cmd, &p)?;
+    Ok(Some(p))
+}
+
+/// The option `a` names (`--name`, `--name=value`, `-c`, `-cvalue`), with its inline value;
+/// `None` for `--help` or `-h`.
+fn option<'c>(cmd: &'c Command, a: &str) -> Result<Option<(&'c Opt, Option<String>)>, CliError> {
+    if let Some(body) = a.strip_prefix("--") {
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_owned())),
+            None => (body, None),
+        };
+        if name == "help" {
+            return Ok(None);
+        }
+        let opt = cmd
+            .opts
+            .iter()
+            .find(|o| o.long == name)
+            .ok_or_else(|| CliError::usage_in(cmd.name, format!("unknown option --{name}")))?;
+        Ok(Some((opt, inline)))
+    } else {
+        let mut chars = a[1..].chars();
+        let c = chars.next().unwrap_or('-');
+        let rest: String = chars.collect();
+        if c == 'h' && rest.is_empty() {
+            return Ok(None);
+        }
+        let opt = cmd
+            .opts
+            .iter()
+            .find(|o| o.short == Some(c))
+            .ok_or_else(|| CliError::usage_in(cmd.name, format!("unknown option -{c}")))?;
+        Ok(Some((opt, (!rest.is_empty()).then_some(rest))))
+    }
+}
+
+/// Too few or too many positional arguments.
+fn check_counts(cmd: &Command, p: &Parsed) -> Result<(), CliError> {
     if p.pos.len() < cmd.min_pos {
         return Err(CliError::usage_in(
             cmd.name,
@@ -142,7 +157,7 @@ pub fn parse(cmd: &Command, args: &[String]) -> Result<Option<Parsed>, CliError>
             ));
         }
     }
-    Ok(Some(p))
+    Ok(())
 }
 
 /// The `--help` text of a command.
