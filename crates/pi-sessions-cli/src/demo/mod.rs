@@ -75,39 +75,9 @@ pub fn build(root: &Path) -> Result<(PathBuf, String, PathBuf), CliError> {
 }
 
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
-    let root = match p.value("dir") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.exists() {
-                return Err(CliError::usage_in(
-                    "demo",
-                    format!("{} exists: give a new directory", d.display()),
-                ));
-            }
-            d
-        }
-        None => std::env::temp_dir().join(format!(
-            "pi-sessions-demo-{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..8]
-        )),
-    };
-    let root = PathBuf::from(paths::resolve(&root.to_string_lossy()));
+    let root = PathBuf::from(paths::resolve(&demo_root(p)?.to_string_lossy()));
     let (agent, cwd, main) = build(&root)?;
-    let env = CliEnv {
-        is_tty_out: ctx.env.is_tty_out,
-        is_tty_err: ctx.env.is_tty_err,
-        is_tty_in: false,
-        no_color: ctx.env.no_color,
-        agent_dir: Some(agent.to_string_lossy().into_owned()),
-        cwd: Some(cwd.clone()),
-        width: ctx.env.width,
-        now_ms: ctx.env.now_ms,
-        utc: ctx.env.utc,
-        path_var: ctx.env.path_var.clone(),
-        stdin: std::sync::Mutex::new(Box::new(std::io::empty())),
-        list_cache: ctx.env.list_cache,
-        session_config: ctx.env.session_config,
-    };
+    let env = demo_env(ctx.env, &agent, &cwd);
     let ids: Vec<String> = verify_ids(&env);
     let main_id = crate::resolve::header_id(&main).unwrap_or_default();
     let short = catalog::prefix(&main_id, catalog::unique_prefix_len(&ids, 8));
@@ -157,6 +127,46 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         q(&root)
     )?;
     Ok(code)
+}
+
+/// Where the sample goes: `--dir` (which must not exist yet), else a new temp directory.
+fn demo_root(p: &Parsed) -> Result<PathBuf, CliError> {
+    Ok(match p.value("dir") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.exists() {
+                return Err(CliError::usage_in(
+                    "demo",
+                    format!("{} exists: give a new directory", d.display()),
+                ));
+            }
+            d
+        }
+        None => std::env::temp_dir().join(format!(
+            "pi-sessions-demo-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        )),
+    })
+}
+
+/// The environment the demo's commands run in: this one's terminal, the sample's agent dir and
+/// project.
+fn demo_env(env: &CliEnv, agent: &Path, cwd: &str) -> CliEnv {
+    CliEnv {
+        is_tty_out: env.is_tty_out,
+        is_tty_err: env.is_tty_err,
+        is_tty_in: false,
+        no_color: env.no_color,
+        agent_dir: Some(agent.to_string_lossy().into_owned()),
+        cwd: Some(cwd.to_owned()),
+        width: env.width,
+        now_ms: env.now_ms,
+        utc: env.utc,
+        path_var: env.path_var.clone(),
+        stdin: std::sync::Mutex::new(Box::new(std::io::empty())),
+        list_cache: env.list_cache,
+        session_config: env.session_config,
+    }
 }
 
 fn verify_ids(env: &CliEnv) -> Vec<String> {
