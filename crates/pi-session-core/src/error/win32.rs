@@ -494,6 +494,7 @@ mod tests {
     #[cfg(windows)]
     #[test]
     fn win32_codes_match_windows_sys() {
+        // long: one table, a pair per code the mapping names.
         use windows_sys::Win32::Foundation as f;
         let pairs = [
             (code::ERROR_INVALID_FUNCTION, f::ERROR_INVALID_FUNCTION),

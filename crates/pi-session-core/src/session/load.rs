@@ -32,7 +32,6 @@ pub struct LoadReport {
 impl Session {
     /// `setSessionFile(path)` with an already resolved path.
     pub fn set_session_file(&mut self, path: PathBuf) -> Result<LoadReport> {
-        self.changed();
         self.set_session_file_with(path, None)
     }
 
@@ -42,7 +41,6 @@ impl Session {
         path: PathBuf,
         preloaded: Option<LoadedFile>,
     ) -> Result<LoadReport> {
-        self.changed();
         if self.persist {
             self.guard.before_open(&path)?;
         }
@@ -213,7 +211,6 @@ impl Session {
     /// the fork learned about its lines instead of reading the file again when it is big enough
     /// to be read lazily anyway (a smaller one is simply read).
     pub fn set_session_file_forked(&mut self, forked: Forked) -> Result<LoadReport> {
-        self.changed();
         let Forked {
             file,
             scan,

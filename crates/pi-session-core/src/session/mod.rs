@@ -127,12 +127,6 @@ impl Session {
             .wrapping_add(self.ids.changes())
     }
 
-    /// An explicit bump, which the tracked fields make redundant: kept only at the open path's
-    /// call sites (`load`, `preload`), which another change is reworking.
-    fn changed(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
-    }
-
     /// The records and id index, read-only (what queries such as [`crate::tree`] and
     /// [`crate::context`] take).
     pub fn view(&self) -> View<'_> {

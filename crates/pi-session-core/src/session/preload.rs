@@ -20,7 +20,6 @@ impl Session {
     /// With `skeletons`, the lines of all but headers and labels are skeletons of objects JS keeps
     /// (see [`Session::append_skeleton`]); they must be current already (JS migrates the objects).
     pub fn load_preloaded(&mut self, lines: Vec<String>, skeletons: bool) -> Result<LoadReport> {
-        self.changed();
         self.check_skeletons(skeletons)?;
         let loaded = LoadedFile::parse(join_lines(&lines));
         if skeletons && migrate::migrate_file(&loaded).is_some() {
@@ -62,7 +61,6 @@ impl Session {
     /// session stay in its file, read through a descriptor of our own. The first record must be a
     /// header. Nothing is written, nothing migrated (the source's records are current already).
     pub fn load_records_of(&mut self, source: &mut Session, positions: &[u32]) -> Result<()> {
-        self.changed();
         let recs: Vec<Rec> = positions
             .iter()
             .map(|&p| source.records.recs.get(p as usize).cloned())
@@ -96,7 +94,6 @@ impl Session {
     /// indexed; nothing is written.
     /// `skeletons` as for [`Session::load_preloaded`].
     pub fn push_preloaded(&mut self, lines: Vec<String>, skeletons: bool) -> Result<()> {
-        self.changed();
         self.check_skeletons(skeletons)?;
         let loaded = LoadedFile::parse(join_lines(&lines));
         let first = self.records.recs.len();
