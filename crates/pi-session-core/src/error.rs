@@ -39,6 +39,14 @@ pub enum ErrorCode {
     OnActiveBranch,
     /// `merge` of two files whose headers name different sessions (nothing is written).
     SessionMismatch,
+    /// `sync` to a git remote that `git ls-remote` cannot read (not a repository, or unreachable).
+    SyncRemoteNotGit,
+    /// `sync` to a shared folder that is not an existing directory.
+    SyncRemoteNotFolder,
+    /// `sync` met a project path of another machine that no mapping turns into a path here.
+    SyncUnmappedPath,
+    /// A `git` command of `sync` failed (its stderr is in the message).
+    SyncGitFailed,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
     /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
@@ -63,6 +71,10 @@ impl ErrorCode {
             ErrorCode::DuplicateEntryId => "DUPLICATE_ENTRY_ID",
             ErrorCode::OnActiveBranch => "ON_ACTIVE_BRANCH",
             ErrorCode::SessionMismatch => "SESSION_MISMATCH",
+            ErrorCode::SyncRemoteNotGit => "SYNC_REMOTE_NOT_GIT",
+            ErrorCode::SyncRemoteNotFolder => "SYNC_REMOTE_NOT_FOLDER",
+            ErrorCode::SyncUnmappedPath => "SYNC_UNMAPPED_PATH",
+            ErrorCode::SyncGitFailed => "SYNC_GIT_FAILED",
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }

@@ -28,6 +28,7 @@ pub mod relocate;
 pub mod reserve;
 pub mod session;
 pub mod store;
+pub mod sync;
 pub mod text;
 pub mod timefmt;
 pub mod transcript;

@@ -107,7 +107,7 @@ fn parse_file(bytes: &[u8], which: &str) -> Result<Parsed> {
 }
 
 /// FNV-1a, 64 bits: stable across versions and platforms (unlike `std`'s hasher).
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for p in parts {
         for &b in *p {

@@ -1,0 +1,131 @@
+//! The project paths that differ between machines: a small config of lines
+//! `<path as the remote names it> = <the same directory on this machine>`, e.g.
+//! `/Users/ana/src = /home/ana/src` on the Linux machine (and nothing on the Mac, whose paths are
+//! the remote's). `#` starts a comment. The remote always holds the left side: a session's `cwd`
+//! under a right-side prefix is written there with the left-side prefix, and read back the other
+//! way. A path under no prefix is the same on both sides.
+
+use std::path::Path;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::fsio;
+
+/// The prefix pairs of a config, longest first (so `/a/b` wins over `/a`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathMap {
+    /// `(remote, local)` prefixes, without trailing separators.
+    pairs: Vec<(String, String)>,
+}
+
+fn trim_sep(p: &str) -> &str {
+    let t = p.trim_end_matches(['/', '\\']);
+    if t.is_empty() {
+        &p[..p.len().min(1)]
+    } else {
+        t
+    }
+}
+
+/// `path` with `prefix` replaced by `to`, when `prefix` is a whole-component prefix of it.
+fn swap(path: &str, prefix: &str, to: &str) -> Option<String> {
+    let rest = path.strip_prefix(prefix)?;
+    if rest.is_empty() || rest.starts_with(['/', '\\']) || prefix.ends_with(['/', '\\']) {
+        Some(format!("{to}{rest}"))
+    } else {
+        None
+    }
+}
+
+impl PathMap {
+    /// Parse a config's text; a line that is neither blank, a comment nor `a = b` is an
+    /// `INVALID_ARGUMENT` error naming its line.
+    pub fn parse(text: &str) -> Result<PathMap> {
+        let mut pairs = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let bad = || {
+                Error::invalid_argument(format!(
+                    "path map line {}: expected `<remote path> = <local path>`, got `{}`",
+                    i + 1,
+                    raw.trim()
+                ))
+            };
+            let (remote, local) = line.split_once('=').ok_or_else(bad)?;
+            let (remote, local) = (trim_sep(remote.trim()), trim_sep(local.trim()));
+            if remote.is_empty() || local.is_empty() {
+                return Err(bad());
+            }
+            pairs.push((remote.to_owned(), local.to_owned()));
+        }
+        pairs.sort_by_key(|(r, l)| std::cmp::Reverse(r.len().max(l.len())));
+        Ok(PathMap { pairs })
+    }
+
+    /// The config at `path`; an empty map when there is no such file.
+    pub fn load(path: &Path) -> Result<PathMap> {
+        match fsio::read_all(path)? {
+            None => Ok(PathMap::default()),
+            Some(b) => PathMap::parse(&String::from_utf8_lossy(&b))
+                .map_err(|e| Error::new(e.code, format!("{}: {}", path.display(), e.message))),
+        }
+    }
+
+    /// A local project path as the remote names it.
+    pub fn to_remote(&self, local: &str) -> String {
+        let mut by_local: Vec<&(String, String)> = self.pairs.iter().collect();
+        by_local.sort_by_key(|(_, l)| std::cmp::Reverse(l.len()));
+        by_local
+            .iter()
+            .find_map(|(r, l)| swap(local, l, r))
+            .unwrap_or_else(|| local.to_owned())
+    }
+
+    /// A remote project path on this machine, and whether a mapping made it.
+    pub fn to_local(&self, remote: &str) -> (String, bool) {
+        let mut by_remote: Vec<&(String, String)> = self.pairs.iter().collect();
+        by_remote.sort_by_key(|(r, _)| std::cmp::Reverse(r.len()));
+        match by_remote.iter().find_map(|(r, l)| swap(remote, r, l)) {
+            Some(p) => (p, true),
+            None => (remote.to_owned(), false),
+        }
+    }
+}
+
+/// The error for a remote project path that has no place here.
+pub fn unmapped(cwd: &str, config: &Path) -> Error {
+    Error::new(
+        ErrorCode::SyncUnmappedPath,
+        format!(
+            "project path {cwd} is not on this machine and no line of {} maps it \
+             (add `{cwd} = <the project here>`)",
+            config.display()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_maps_both_ways_on_whole_components_only() {
+        let m = PathMap::parse("# homes\n/Users/ana/src = /home/ana/src/\n").unwrap();
+        assert_eq!(m.to_remote("/home/ana/src/p"), "/Users/ana/src/p");
+        assert_eq!(m.to_remote("/home/ana/srcx"), "/home/ana/srcx");
+        assert_eq!(
+            m.to_local("/Users/ana/src/p"),
+            ("/home/ana/src/p".into(), true)
+        );
+        assert_eq!(m.to_local("/Users/bob/p"), ("/Users/bob/p".into(), false));
+    }
+
+    #[test]
+    fn a_line_without_an_equals_sign_is_refused_with_its_number() {
+        let e = PathMap::parse("\n/a = /b\n/c /d\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.message.contains("line 3"), "{}", e.message);
+    }
+}

@@ -1,0 +1,309 @@
+//! One session, both sides: decide what each side must hold, then write it. A session new on one
+//! side is copied to the other; one changed on both is joined by the core's merge (every entry of
+//! both, conflicts kept beside each other); conflict copies are merged into their file and then
+//! removed. All bytes are compared in the remote's spelling of the project path.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::scan::{head_id, Found, Group, Side};
+use super::state::{Seen, Stamp};
+use super::write::{self, Opened};
+use super::{header, pathmap, Action, PathMap, Synced};
+use crate::error::{Error, ErrorCode, Result};
+use crate::{fsio, lock, merge, paths};
+
+/// What a round needs to know for every session.
+pub struct Ctx<'a> {
+    pub agent_dir: &'a str,
+    pub map: &'a PathMap,
+    pub map_path: &'a Path,
+    pub remote_dir: &'a Path,
+    pub local: &'a Side,
+    pub remote: &'a Side,
+    pub dry_run: bool,
+}
+
+/// What one session comes to.
+pub enum Step {
+    Unchanged,
+    /// Both sides already held the same; only the state learns it.
+    Same(Seen),
+    Synced(Synced, Seen),
+}
+
+/// The bytes each side holds now and must hold after.
+struct Target {
+    local_path: PathBuf,
+    local_old: Option<Opened>,
+    local_new: Vec<u8>,
+    remote_path: PathBuf,
+    remote_old: Option<Vec<u8>>,
+    remote_new: Vec<u8>,
+    copies: Vec<PathBuf>,
+    conflicts: usize,
+    merged: bool,
+}
+
+fn changed(g: Option<&Group>, seen: Option<(&Path, Stamp)>) -> bool {
+    g.is_some_and(|g| {
+        !g.copies.is_empty() || seen.is_none_or(|(p, st)| p != g.main.path || st != g.main.stamp)
+    })
+}
+
+pub fn one(ctx: &Ctx, id: &str, seen: Option<&Seen>) -> Result<Step> {
+    let l = ctx.local.by_id.get(id);
+    let r = ctx.remote.by_id.get(id);
+    let remote_seen = seen.map(|s| (ctx.remote_dir.join(&s.remote), s.remote_stamp));
+    let dirty = changed(l, seen.map(|s| (s.local.as_path(), s.local_stamp)))
+        || changed(r, remote_seen.as_ref().map(|(p, st)| (p.as_path(), *st)))
+        || l.is_none()
+        || r.is_none();
+    if !dirty {
+        return Ok(Step::Unchanged);
+    }
+    if let Some(g) = l {
+        if let Some(h) = lock::live_holder(&g.main.path)? {
+            return Err(Error::new(
+                ErrorCode::SessionLocked,
+                format!(
+                    "held by a session writer (pid {} on {}); synced once it is closed",
+                    h.pid, h.hostname
+                ),
+            ));
+        }
+    }
+    let target = match (l, r) {
+        (Some(l), None) => push_new(ctx, id, l)?,
+        (None, Some(r)) => pull_new(ctx, id, r)?,
+        (Some(l), Some(r)) => both(ctx, l, r)?,
+        (None, None) => return Ok(Step::Unchanged),
+    };
+    commit(ctx, id, target)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fsio::read_all(path)?.ok_or_else(|| {
+        Error::io(
+            &std::io::Error::from(std::io::ErrorKind::NotFound),
+            "open",
+            path,
+        )
+    })
+}
+
+/// `bytes` with every conflict copy merged in.
+fn fold(mut bytes: Vec<u8>, copies: &[Found]) -> Result<(Vec<u8>, usize)> {
+    let mut conflicts = 0;
+    for c in copies {
+        let m = merge::merge_bytes(&bytes, &read(&c.path)?)?;
+        conflicts += m.conflicts.len();
+        bytes = m.bytes;
+    }
+    Ok((bytes, conflicts))
+}
+
+fn cwd_of(bytes: &[u8]) -> Option<String> {
+    header::read(bytes).and_then(|(_, c)| c)
+}
+
+fn mismatch(path: &Path, other: &str, id: &str) -> Error {
+    Error::new(
+        ErrorCode::SessionMismatch,
+        format!(
+            "{} is another session ({other}) than the one synced to it ({id}); both are left alone",
+            path.display()
+        ),
+    )
+}
+
+fn push_new(ctx: &Ctx, id: &str, l: &Group) -> Result<Target> {
+    let remote_path = ctx.remote_dir.join(&l.main.name);
+    if let Some(other) = ctx.remote.id_of_name.get(&remote_path) {
+        return Err(mismatch(&remote_path, other, id));
+    }
+    let opened = write::open(&l.main.path)?;
+    let (lf, conflicts) = fold(opened.bytes.clone(), &l.copies)?;
+    let remote_new = match cwd_of(&lf) {
+        Some(c) => header::with_cwd(&lf, &ctx.map.to_remote(&c)),
+        None => lf.clone(),
+    };
+    Ok(Target {
+        local_path: l.main.path.clone(),
+        local_old: Some(opened),
+        local_new: lf,
+        remote_path,
+        remote_old: None,
+        remote_new,
+        copies: l.copies.iter().map(|c| c.path.clone()).collect(),
+        conflicts,
+        merged: !l.copies.is_empty(),
+    })
+}
+
+/// The project path of a remote session on this machine: mapped, or the same path when that is
+/// a project here (its directory or its session dir exists); else `SYNC_UNMAPPED_PATH`.
+fn local_cwd(ctx: &Ctx, remote_cwd: Option<&str>) -> Result<String> {
+    let Some(rc) = remote_cwd else {
+        return Err(pathmap::unmapped("(no cwd)", ctx.map_path));
+    };
+    let (lc, mapped) = ctx.map.to_local(rc);
+    let here = paths::Style::HOST.is_absolute(&lc)
+        && (Path::new(&lc).is_dir() || paths::default_session_dir(ctx.agent_dir, &lc).is_dir());
+    if mapped || here {
+        Ok(lc)
+    } else {
+        Err(pathmap::unmapped(rc, ctx.map_path))
+    }
+}
+
+fn pull_new(ctx: &Ctx, id: &str, r: &Group) -> Result<Target> {
+    let rb = read(&r.main.path)?;
+    let (rf, conflicts) = fold(rb.clone(), &r.copies)?;
+    let lc = local_cwd(ctx, cwd_of(&rf).as_deref())?;
+    let local_path = paths::default_session_dir(ctx.agent_dir, &lc).join(&r.main.name);
+    if fsio::exists(&local_path) {
+        let other = head_id(&local_path).unwrap_or_else(|| "no session header".into());
+        return Err(mismatch(&local_path, &other, id));
+    }
+    Ok(Target {
+        local_path,
+        local_old: None,
+        local_new: header::with_cwd(&rf, &lc),
+        remote_path: r.main.path.clone(),
+        remote_old: Some(rb),
+        remote_new: rf,
+        copies: r.copies.iter().map(|c| c.path.clone()).collect(),
+        conflicts,
+        merged: !r.copies.is_empty(),
+    })
+}
+
+/// The non-blank lines after the header, a CR before the newline dropped.
+fn body_lines(bytes: &[u8]) -> HashSet<&[u8]> {
+    bytes
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .collect()
+}
+
+/// Whether every line of `small` is in `big` (then `big` already holds all of it).
+fn covers(big: &[u8], small: &[u8]) -> bool {
+    let b = body_lines(big);
+    body_lines(small).iter().all(|l| b.contains(l))
+}
+
+/// The union of two copies in the remote's spelling: one of them when it holds all of the
+/// other (so two machines that hold the same entries agree on the bytes), else their merge.
+fn combine(local: Vec<u8>, remote: &[u8]) -> Result<(Vec<u8>, usize, bool)> {
+    if local == remote || covers(remote, &local) {
+        return Ok((remote.to_vec(), 0, false));
+    }
+    if covers(&local, remote) {
+        return Ok((local, 0, false));
+    }
+    let m = merge::merge_bytes(&local, remote)?;
+    Ok((m.bytes, m.conflicts.len(), true))
+}
+
+fn both(ctx: &Ctx, l: &Group, r: &Group) -> Result<Target> {
+    let opened = write::open(&l.main.path)?;
+    let (lf, c1) = fold(opened.bytes.clone(), &l.copies)?;
+    let cwd = cwd_of(&lf);
+    let lc = match &cwd {
+        Some(c) => header::with_cwd(&lf, &ctx.map.to_remote(c)),
+        None => lf,
+    };
+    let rb = read(&r.main.path)?;
+    let (rf, c2) = fold(rb.clone(), &r.copies)?;
+    let (m, c3, merged) = combine(lc, &rf)?;
+    let local_new = match &cwd {
+        Some(c) => header::with_cwd(&m, c),
+        None => m.clone(),
+    };
+    let copies = l.copies.iter().chain(&r.copies).map(|c| c.path.clone());
+    Ok(Target {
+        local_path: l.main.path.clone(),
+        local_old: Some(opened),
+        local_new,
+        remote_path: r.main.path.clone(),
+        remote_old: Some(rb),
+        remote_new: m,
+        copies: copies.collect(),
+        conflicts: c1 + c2 + c3,
+        merged: merged || !l.copies.is_empty() || !r.copies.is_empty(),
+    })
+}
+
+/// Write what changed: the local file first (so a carried-over tail reaches the remote too),
+/// then the remote file, then the conflict copies go.
+fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
+    let local_changes = t.local_old.as_ref().is_none_or(|o| o.bytes != t.local_new);
+    let mut remote_changes = t.remote_old.as_ref().is_none_or(|o| *o != t.remote_new);
+    let mut tail = 0;
+    if !ctx.dry_run {
+        if local_changes {
+            let carried = write_local(&t)?;
+            tail = carried.len() as u64;
+            if !carried.is_empty() {
+                t.remote_new.extend_from_slice(&carried);
+                remote_changes = true;
+            }
+        }
+        if remote_changes {
+            fsio::ensure_dir(ctx.remote_dir)?;
+            fsio::replace_atomic(&t.remote_path, &t.remote_new)?;
+        }
+        for c in &t.copies {
+            std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;
+            fsio::sync_dir(c);
+        }
+    }
+    let name = t
+        .remote_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let seen = Seen {
+        id: id.to_owned(),
+        local: t.local_path.clone(),
+        local_stamp: Stamp::at(&t.local_path).unwrap_or_default(),
+        remote: name.clone().unwrap_or_default(),
+        remote_stamp: Stamp::at(&t.remote_path).unwrap_or_default(),
+    };
+    let action = match (local_changes, remote_changes) {
+        _ if t.merged => Action::Merged,
+        (true, true) => Action::Merged,
+        (true, false) => Action::Pulled,
+        (false, true) => Action::Pushed,
+        (false, false) => return Ok(Step::Same(seen)),
+    };
+    let synced = Synced {
+        id: id.to_owned(),
+        local: t.local_path,
+        remote: name.unwrap_or_default(),
+        action,
+        conflicts: t.conflicts,
+        copies_removed: t.copies,
+        tail,
+    };
+    Ok(Step::Synced(synced, seen))
+}
+
+/// The local file made to hold `local_new`, under this store's lease so our own writers wait.
+fn write_local(t: &Target) -> Result<Vec<u8>> {
+    match &t.local_old {
+        Some(old) => {
+            let _lease = lock::acquire(&t.local_path)?;
+            write::replace(&t.local_path, old, &t.local_new)
+        }
+        None => {
+            if let Some(dir) = t.local_path.parent() {
+                fsio::ensure_dir(dir)?;
+            }
+            fsio::create_new_atomic(&t.local_path, &t.local_new)?;
+            Ok(Vec::new())
+        }
+    }
+}

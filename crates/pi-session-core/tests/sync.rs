@@ -1,0 +1,375 @@
+//! `sync`: two agent dirs stand for two machines, a bare git repository (or a plain folder) for
+//! the remote. Sessions made on each side meet; one continued on both ends as one file with both
+//! continuations; conflict copies are merged and removed; homes that differ are mapped; bad input
+//! changes nothing; a second sync with nothing new writes nothing.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pi_session_core::paths;
+use pi_session_core::sync::{sync, Action, Kind, Options, Report};
+use pi_session_core::{Error, ErrorCode};
+
+type R = Result<(), Box<dyn std::error::Error>>;
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pi-sync-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A bare repository to push to.
+fn bare(root: &Path) -> String {
+    let r = root.join("remote.git");
+    let ok = Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&r)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    r.to_string_lossy().into_owned()
+}
+
+struct Machine {
+    agent: PathBuf,
+    /// A project directory of this machine.
+    project: String,
+}
+
+fn machine(root: &Path, name: &str) -> Machine {
+    let agent = root.join(name).join("agent");
+    let project = root.join(name).join("home/src/app");
+    fs::create_dir_all(&agent).unwrap();
+    fs::create_dir_all(&project).unwrap();
+    Machine {
+        agent,
+        project: project.to_string_lossy().into_owned(),
+    }
+}
+
+fn header(id: &str, cwd: &str) -> String {
+    format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-12-03T10:00:00.000Z","cwd":"{cwd}"}}"#
+    )
+}
+
+fn entry(id: &str, parent: Option<&str>, second: u32, text: &str) -> String {
+    let p = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-12-03T10:00:{second:02}.000Z","message":{{"role":"user","content":"{text}"}}}}"#
+    )
+}
+
+impl Machine {
+    fn dir(&self, cwd: &str) -> PathBuf {
+        paths::default_session_dir(&self.agent.to_string_lossy(), cwd)
+    }
+    fn file(&self, id: &str) -> PathBuf {
+        self.dir(&self.project)
+            .join(format!("2026-12-03T10-00-00-000Z_{id}.jsonl"))
+    }
+    fn write(&self, id: &str, lines: &[String]) -> PathBuf {
+        let f = self.file(id);
+        fs::create_dir_all(f.parent().unwrap()).unwrap();
+        let mut text = header(id, &self.project);
+        for l in lines {
+            text.push('\n');
+            text.push_str(l);
+        }
+        text.push('\n');
+        fs::write(&f, text).unwrap();
+        f
+    }
+    fn sync(&self, remote: &str, kind: Kind) -> Result<Report, Error> {
+        sync(
+            &Options {
+                agent_dir: self.agent.to_string_lossy().into_owned(),
+                remote: remote.to_owned(),
+                kind,
+                dry_run: false,
+                path_map: None,
+            },
+            &mut |_, _| {},
+        )
+    }
+    fn map(&self, text: &str) {
+        let p = self.agent.join("sync/paths");
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+}
+
+fn ids(bytes: &str) -> Vec<String> {
+    bytes
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split("\"id\":\"").nth(1))
+        .map(|r| r[..r.find('"').unwrap()].to_owned())
+        .collect()
+}
+
+/// Both machines use the same project path (the common case: same user name, same layout).
+fn same_path_pair(root: &Path) -> (Machine, Machine) {
+    let a = machine(root, "a");
+    let mut b = machine(root, "b");
+    b.project = a.project.clone();
+    (a, b)
+}
+
+#[test]
+fn sessions_made_on_each_machine_reach_the_other() -> R {
+    let root = temp("new");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    a.write("s-a", &[entry("a1", None, 1, "from a")]);
+    b.write("s-b", &[entry("b1", None, 1, "from b")]);
+    let ra = a.sync(&remote, Kind::Git)?;
+    assert_eq!(ra.count(Action::Pushed), 1);
+    let rb = b.sync(&remote, Kind::Git)?;
+    assert_eq!((rb.count(Action::Pushed), rb.count(Action::Pulled)), (1, 1));
+    a.sync(&remote, Kind::Git)?;
+    for id in ["s-a", "s-b"] {
+        assert_eq!(fs::read(a.file(id))?, fs::read(b.file(id))?, "{id}");
+    }
+    let again = a.sync(&remote, Kind::Git)?;
+    assert!(again.synced.is_empty(), "{:?}", again.synced);
+    assert_eq!(again.unchanged, 2);
+    Ok(())
+}
+
+#[test]
+fn a_session_continued_on_both_machines_ends_as_one_file_with_both_branches() -> R {
+    let root = temp("both");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    let base = [entry("e1", None, 1, "start")];
+    a.write("s", &base);
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    let fa = a.file("s");
+    let fb = b.file("s");
+    fs::write(
+        &fa,
+        format!(
+            "{}{}\n",
+            fs::read_to_string(&fa)?,
+            entry("a2", Some("e1"), 2, "on a")
+        ),
+    )?;
+    fs::write(
+        &fb,
+        format!(
+            "{}{}\n",
+            fs::read_to_string(&fb)?,
+            entry("b2", Some("e1"), 3, "on b")
+        ),
+    )?;
+    a.sync(&remote, Kind::Git)?;
+    let rb = b.sync(&remote, Kind::Git)?;
+    assert_eq!(rb.count(Action::Merged), 1);
+    a.sync(&remote, Kind::Git)?;
+    let text = fs::read_to_string(&fb)?;
+    assert_eq!(text, fs::read_to_string(&fa)?);
+    let mut got = ids(&text);
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("b2"),
+        "the later tip ends the file"
+    );
+    got.sort();
+    assert_eq!(got, ["a2", "b2", "e1"]);
+    Ok(())
+}
+
+#[test]
+fn syncthing_and_dropbox_conflict_copies_are_merged_and_removed() -> R {
+    let root = temp("copies");
+    let remote = bare(&root);
+    let (a, _) = same_path_pair(&root);
+    let f = a.write(
+        "s",
+        &[
+            entry("e1", None, 1, "start"),
+            entry("e2", Some("e1"), 2, "main"),
+        ],
+    );
+    let dir = f.parent().unwrap();
+    let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+    let st = dir.join(format!("{stem}.sync-conflict-20261203-123456-ABCDEF.jsonl"));
+    let db = dir.join(format!("{stem} (ana's conflicted copy 2026-12-03).jsonl"));
+    let head = header("s", &a.project);
+    fs::write(
+        &st,
+        format!(
+            "{head}\n{}\n{}\n",
+            entry("e1", None, 1, "start"),
+            entry("x3", Some("e1"), 3, "syncthing")
+        ),
+    )?;
+    fs::write(
+        &db,
+        format!(
+            "{head}\n{}\n{}\n",
+            entry("e1", None, 1, "start"),
+            entry("y4", Some("e1"), 4, "dropbox")
+        ),
+    )?;
+    let r = a.sync(&remote, Kind::Git)?;
+    assert_eq!(r.synced[0].copies_removed.len(), 2);
+    assert!(!st.exists() && !db.exists());
+    let mut got = ids(&fs::read_to_string(&f)?);
+    got.sort();
+    assert_eq!(got, ["e1", "e2", "x3", "y4"]);
+    Ok(())
+}
+
+#[test]
+fn machines_with_different_home_paths_are_mapped() -> R {
+    let root = temp("map");
+    let remote = bare(&root);
+    let a = machine(&root, "a");
+    let b = machine(&root, "b");
+    let home_a = Path::new(&a.project)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let home_b = Path::new(&b.project)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    b.map(&format!("# a's src is b's src\n{home_a} = {home_b}\n"));
+    a.write("s-a", &[entry("a1", None, 1, "from a")]);
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    let on_b = fs::read_to_string(b.file("s-a"))?;
+    assert!(on_b
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("\"cwd\":\"{}\"", b.project)));
+    b.write("s-b", &[entry("b1", None, 1, "from b")]);
+    b.sync(&remote, Kind::Git)?;
+    a.sync(&remote, Kind::Git)?;
+    let on_a = fs::read_to_string(a.file("s-b"))?;
+    assert!(on_a
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("\"cwd\":\"{}\"", a.project)));
+    Ok(())
+}
+
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_remote_that_is_no_git_repository_or_no_folder_fails_and_changes_nothing() -> R {
+    let root = temp("badremote");
+    let (a, _) = same_path_pair(&root);
+    a.write("s", &[entry("e1", None, 1, "x")]);
+    let before = snapshot(&a.agent);
+    let plain = root.join("plain");
+    fs::create_dir_all(&plain)?;
+    let e = a.sync(&plain.to_string_lossy(), Kind::Git).unwrap_err();
+    assert_eq!(e.code, ErrorCode::SyncRemoteNotGit, "{}", e.message);
+    let e = a
+        .sync(&root.join("absent").to_string_lossy(), Kind::Folder)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::SyncRemoteNotFolder);
+    assert_eq!(snapshot(&a.agent), before);
+    Ok(())
+}
+
+#[test]
+fn a_conflict_copy_of_another_session_and_an_unmapped_path_are_reported_and_left_alone() -> R {
+    let root = temp("badinput");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    let f = a.write("s", &[entry("e1", None, 1, "x")]);
+    let copy = f.with_file_name(format!(
+        "{} (conflict).jsonl",
+        f.file_stem().unwrap().to_string_lossy()
+    ));
+    fs::write(
+        &copy,
+        format!(
+            "{}\n{}\n",
+            header("other", &a.project),
+            entry("o1", None, 1, "o")
+        ),
+    )?;
+    let foreign = "/Users/nobody-here/src/app";
+    let ff = a.dir(foreign).join("2026_f.jsonl");
+    fs::create_dir_all(ff.parent().unwrap())?;
+    fs::write(
+        &ff,
+        format!("{}\n{}\n", header("f", foreign), entry("f1", None, 1, "f")),
+    )?;
+    let r = a.sync(&remote, Kind::Git)?;
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].code, "SESSION_MISMATCH");
+    assert!(copy.exists(), "the copy of another session stays");
+    let b_before = snapshot(&b.agent);
+    let rb = b.sync(&remote, Kind::Git)?;
+    let unmapped: Vec<_> = rb
+        .problems
+        .iter()
+        .filter(|p| p.code == "SYNC_UNMAPPED_PATH")
+        .collect();
+    assert_eq!(unmapped.len(), 1, "{:?}", rb.problems);
+    assert_eq!(unmapped[0].id.as_deref(), Some("f"));
+    assert!(!b.dir(foreign).exists());
+    assert!(b.file("s").exists());
+    let after: Vec<_> = snapshot(&b.agent)
+        .into_iter()
+        .filter(|(p, _)| p.starts_with(b.agent.join("sessions")))
+        .collect();
+    assert_eq!(after.len(), b_before.len() + 1, "only s was added");
+    Ok(())
+}
+
+#[test]
+fn a_shared_folder_carries_sessions_and_changes_both_ways() -> R {
+    let root = temp("folder");
+    let shared = root.join("Sync");
+    fs::create_dir_all(&shared)?;
+    let shared = shared.to_string_lossy().into_owned();
+    let (a, b) = same_path_pair(&root);
+    a.write("s", &[entry("e1", None, 1, "start")]);
+    a.sync(&shared, Kind::Folder)?;
+    let rb = b.sync(&shared, Kind::Folder)?;
+    assert_eq!(rb.count(Action::Pulled), 1);
+    let fb = b.file("s");
+    fs::write(
+        &fb,
+        format!(
+            "{}{}\n",
+            fs::read_to_string(&fb)?,
+            entry("b2", Some("e1"), 2, "on b")
+        ),
+    )?;
+    b.sync(&shared, Kind::Folder)?;
+    let ra = a.sync(&shared, Kind::Folder)?;
+    assert_eq!(ra.count(Action::Pulled), 1);
+    assert_eq!(fs::read(a.file("s"))?, fs::read(&fb)?);
+    Ok(())
+}
