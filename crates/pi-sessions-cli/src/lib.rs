@@ -3,11 +3,11 @@
 //! (`runCli(args)` in the addon) and exits with the code [`run`] returns.
 //!
 //! # Commands
-//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `move`, `export`, `rm`,
+//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `move`, `sync`, `export`, `rm`,
 //! `prune`, `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
 //! (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`). A session argument is a file path or a session id;
 //! a unique id prefix is enough (an ambiguous one is a usage error that lists the candidates). Only
-//! `repair --in-place`, `merge --in-place`, `move --yes`, `prune --yes` and `rm` change files (`--out` only
+//! `repair --in-place`, `merge --in-place`, `move --yes`, `sync` (without `--dry-run`), `prune --yes` and `rm` change files (`--out` only
 //! creates one); everything else only reads (no newline repair, no migration rewrite).
 //!
 //! # Exit codes
@@ -43,6 +43,13 @@
 //!   `resume` (an earlier run wrote the destination) or `skip`, `status` `planned` (without
 //!   `--yes`), `moved`, `skipped` or `failed`, `reason` a stable name (`locked`, `other-session`,
 //!   `diverged`, `not-a-session`) or `null`, `tail` the bytes carried over beyond the first copy.
+//! - `sync --json`: `{remote, transport, dryRun, rounds, synced: [{id, local, remote, action,
+//!   conflicts, copiesRemoved, tail}], pushed, pulled, merged, unchanged, problems: [{code, id,
+//!   path, message}]}`; `transport` is `git` or `folder`, `action` `push`, `pull` or `merge`,
+//!   `remote` the file's name on the remote, `code` a stable name (`SESSION_MISMATCH`,
+//!   `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, an errno name). A remote
+//!   that is no git repository (`SYNC_REMOTE_NOT_GIT`) or no folder (`SYNC_REMOTE_NOT_FOLDER`)
+//!   fails the command (exit 1) before anything is written.
 
 mod args;
 mod catalog;
@@ -69,6 +76,7 @@ mod search;
 mod show;
 mod stats;
 mod style;
+mod sync_cmd;
 mod text;
 mod transcript;
 mod tree;
@@ -105,6 +113,7 @@ const COMMANDS: &[&Command] = &[
     &repair::CMD,
     &merge::CMD,
     &move_cmd::CMD,
+    &sync_cmd::CMD,
     &export::CMD,
     &rm::CMD,
     &prune::CMD,
@@ -241,6 +250,7 @@ fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResu
         "repair" => repair::run(ctx, p),
         "merge" => merge::run(ctx, p),
         "move" => move_cmd::run(ctx, p),
+        "sync" => sync_cmd::run(ctx, p),
         "export" => export::run(ctx, p),
         "rm" => rm::run(ctx, p),
         "prune" => prune::run(ctx, p),

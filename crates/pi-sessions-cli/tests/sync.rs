@@ -1,0 +1,76 @@
+//! `sync`: two worlds (machines) through a bare git repository: text and `--json` reports, the
+//! dry run that changes nothing, and a remote that is no git repository.
+
+mod common;
+use common::*;
+
+const ENTRY: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#;
+
+fn header(id: &str) -> String {
+    format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"{FIXTURE_CWD}"}}"#
+    )
+}
+
+fn bare(name: &str) -> String {
+    let d = temp_dir(name).join("remote.git");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&d)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    d.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_session_pushed_by_one_machine_is_pulled_by_the_other_and_reported_as_json() {
+    let remote = bare("sync-cli-remote");
+    let a = World::new("sync-cli-a");
+    let b = World::new("sync-cli-b");
+    a.write(
+        FIXTURE_CWD,
+        "one.jsonl",
+        &format!("{}\n{ENTRY}\n", header("s-1")),
+    );
+    // b knows the project (its session dir exists), so the path needs no mapping.
+    std::fs::create_dir_all(b.project_dir(FIXTURE_CWD)).unwrap();
+    let o = a.run(&["sync", &remote]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.out.contains("1 pushed, 0 pulled"), "{}", o.out);
+
+    let dry = b.run(&["sync", &remote, "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.err);
+    assert!(
+        dry.out.contains("Would sync") && dry.out.contains("1 pulled"),
+        "{}",
+        dry.out
+    );
+    assert!(!b.project_dir(FIXTURE_CWD).join("one.jsonl").exists());
+
+    let o = b.run(&["sync", &remote, "--json"]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    let v = json(&o.out);
+    assert_eq!(s(v.get("transport")).as_deref(), Some("git"));
+    assert_eq!(n(v.get("pulled")), Some(1.0));
+    let synced = arr(v.get("synced").unwrap());
+    assert_eq!(s(synced[0].get("action")).as_deref(), Some("pull"));
+    assert_eq!(
+        std::fs::read_to_string(b.project_dir(FIXTURE_CWD).join("one.jsonl")).unwrap(),
+        format!("{}\n{ENTRY}\n", header("s-1"))
+    );
+}
+
+#[test]
+fn a_folder_that_is_no_git_repository_fails_with_its_code() {
+    let a = World::new("sync-cli-notgit");
+    let plain = temp_dir("sync-cli-plain");
+    let o = a.run(&["sync", &plain.to_string_lossy()]);
+    assert_eq!(o.code, 1);
+    assert!(o.err.contains("SYNC_REMOTE_NOT_GIT"), "{}", o.err);
+    assert!(
+        !a.agent.join("sync").exists(),
+        "nothing made for a bad remote"
+    );
+}
