@@ -120,6 +120,47 @@ pub enum Done {
     Failed(Error),
 }
 
+/// How one file of a move is reported (`move --json`, `moveSessions`): one rule for both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// `move`, `resume` or `skip`: what the plan said.
+    pub action: &'static str,
+    /// `planned` (not applied), `moved`, `skipped` or `failed`.
+    pub status: &'static str,
+    /// A [`Skip::code`], or `error` for a failure.
+    pub reason: Option<&'static str>,
+    pub message: Option<String>,
+    /// Bytes carried over beyond the first copy (planned, for a resume).
+    pub tail: u64,
+}
+
+impl FileMove {
+    /// The report of this file, planned (`done` is `None`) or applied.
+    pub fn outcome(&self, done: Option<&Done>) -> Outcome {
+        let (action, planned_tail) = match &self.action {
+            Action::Move => ("move", 0),
+            Action::Resume { tail } => ("resume", *tail),
+            Action::Skip(_) => ("skip", 0),
+        };
+        let (status, reason, message, tail) = match (done, &self.action) {
+            (None, Action::Skip(sk)) => ("planned", Some(sk.code()), Some(sk.message(&self.to)), 0),
+            (None, _) => ("planned", None, None, planned_tail),
+            (Some(Done::Moved { tail }), _) => ("moved", None, None, *tail),
+            (Some(Done::Skipped(sk)), _) => {
+                ("skipped", Some(sk.code()), Some(sk.message(&self.to)), 0)
+            }
+            (Some(Done::Failed(e)), _) => ("failed", Some("error"), Some(e.message.clone()), 0),
+        };
+        Outcome {
+            action,
+            status,
+            reason,
+            message,
+            tail,
+        }
+    }
+}
+
 /// The `.jsonl` files of a directory (no hidden temp files), sorted; none if it does not exist.
 fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let rd = match fs::read_dir(dir) {
@@ -249,6 +290,12 @@ pub fn plan(agent_dir: &str, old_cwd: &str, new_cwd: &str) -> Result<Plan> {
     let new_cwd = paths::resolve(new_cwd);
     let old_dir = paths::default_session_dir(agent_dir, old_cwd);
     let new_dir = paths::default_session_dir(agent_dir, &new_cwd);
+    if old_dir == new_dir {
+        // Moving a file onto itself would end with removing it.
+        return Err(Error::invalid_argument(format!(
+            "{old_cwd} and {new_cwd} have the same session directory: nothing to move"
+        )));
+    }
     let sources = session_files(&old_dir)?;
     let moved: Vec<(Vec<String>, PathBuf)> = sources
         .iter()

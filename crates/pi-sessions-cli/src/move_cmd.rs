@@ -173,18 +173,8 @@ fn text(ctx: &mut Ctx, old: &str, plan: &Plan, done: Option<&[Done]>) -> CliResu
 }
 
 fn file_json(f: &FileMove, done: Option<&Done>) -> Value {
-    let (action, tail) = match &f.action {
-        Action::Move => ("move", 0),
-        Action::Resume { tail } => ("resume", *tail),
-        Action::Skip(_) => ("skip", 0),
-    };
-    let (status, reason, message, tail) = match (done, &f.action) {
-        (None, Action::Skip(sk)) => ("planned", Some(sk.code()), Some(sk.message(&f.to)), tail),
-        (None, _) => ("planned", None, None, tail),
-        (Some(Done::Moved { tail }), _) => ("moved", None, None, *tail),
-        (Some(Done::Skipped(sk)), _) => ("skipped", Some(sk.code()), Some(sk.message(&f.to)), 0),
-        (Some(Done::Failed(e)), _) => ("failed", Some("error"), Some(e.message.clone()), 0),
-    };
+    let o = f.outcome(done);
+    let (action, status, reason, message, tail) = (o.action, o.status, o.reason, o.message, o.tail);
     obj(vec![
         ("from", s(&f.from.to_string_lossy())),
         ("to", s(&f.to.to_string_lossy())),
