@@ -823,6 +823,117 @@ export interface MergeSessionsReport {
  */
 export declare function mergeSessions(a: string, b: string, options?: MergeSessionsOptions): MergeSessionsReport;
 
+/** Options of {@link syncSessions}. */
+export interface SyncSessionsOptions {
+  /** The agent directory whose sessions are synced (default `PI_CODING_AGENT_DIR`, else `~/.pi/agent`). */
+  agentDir?: string;
+  /** The remote is a shared folder kept in step by a file-sync tool, not a git repository. */
+  folder?: boolean;
+  /** Report what would change and write nothing (a git remote is still fetched into `<agentDir>/sync/`). */
+  dryRun?: boolean;
+  /** The path map: lines `<path on the remote> = <path here>` (default `<agentDir>/sync/paths`). */
+  paths?: string;
+}
+
+/** A session {@link syncSessions} wrote (or, in a dry run, would write). */
+export interface SyncedSession {
+  /** The session id (the header's). */
+  id: string;
+  /** The local file. */
+  local: string;
+  /** Its file name on the remote. */
+  remote: string;
+  /** `push`: copied to the remote; `pull`: copied here; `merge`: changed on both sides (or conflict
+   * copies merged in), both now hold every entry. */
+  action: "push" | "pull" | "merge";
+  /** Entries kept beside a differing one under a new id (`mergedFrom`). */
+  conflicts: number;
+  /** Conflict copies (`x.sync-conflict-….jsonl`, `x (conflict).jsonl`) merged in and removed. */
+  copiesRemoved: string[];
+  /** Bytes pi appended while the file was rewritten, carried over. */
+  tail: number;
+}
+
+/** A session {@link syncSessions} left as it was. */
+export interface SyncProblem {
+  /** `SESSION_MISMATCH` (two files of different sessions), `SYNC_UNMAPPED_PATH` (a project path of
+   * another machine with no mapping), `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, or an errno name. */
+  code: string;
+  id: string | null;
+  path: string;
+  message: string;
+}
+
+/** What {@link syncSessions} did: the report `pi-sessions sync --json` prints. */
+export interface SyncSessionsReport {
+  remote: string;
+  transport: "git" | "folder";
+  dryRun: boolean;
+  /** Rounds run (more than one when another machine pushed first). */
+  rounds: number;
+  synced: SyncedSession[];
+  pushed: number;
+  pulled: number;
+  merged: number;
+  /** Sessions both sides already held alike. */
+  unchanged: number;
+  problems: SyncProblem[];
+}
+
+/**
+ * Keep this machine's sessions and a remote's as one history, as `pi-sessions sync` does: a
+ * session new on one side is copied, one changed on both is merged (every entry of both), file-sync
+ * conflict copies are merged and removed, project paths mapped by the path map. Safe while pi
+ * appends (appends made during the sync are carried over). Throws `SYNC_REMOTE_NOT_GIT`,
+ * `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED` or `INVALID_ARGUMENT` with nothing written; a
+ * session that cannot be synced is reported in `problems` and left alone. Not in the reference.
+ */
+export declare function syncSessions(remote: string, options?: SyncSessionsOptions): SyncSessionsReport;
+
+/** Options of {@link moveSessions}. */
+export interface MoveSessionsOptions {
+  /** Move the files; without it only the plan is returned. */
+  apply?: boolean;
+  /** The agent directory (default `PI_CODING_AGENT_DIR`, else `~/.pi/agent`). */
+  agentDir?: string;
+}
+
+/** One file of {@link moveSessions}. */
+export interface MovedSessionFile {
+  from: string;
+  to: string;
+  id: string | null;
+  /** What the plan says: `move`, `resume` (an earlier run wrote the destination) or `skip`. */
+  action: "move" | "resume" | "skip";
+  status: "planned" | "moved" | "skipped" | "failed";
+  rewrites: Array<{ field: string; from: string | null; to: string }>;
+  /** Bytes carried over beyond the first copy. */
+  tail: number;
+  /** `locked`, `other-session`, `diverged`, `not-a-session`, `error`, or null. */
+  reason: string | null;
+  message: string | null;
+}
+
+/** What {@link moveSessions} did or would do: the report `pi-sessions move --json` prints. */
+export interface MoveSessionsReport {
+  from: string;
+  to: string;
+  oldDir: string;
+  newDir: string;
+  applied: boolean;
+  files: MovedSessionFile[];
+  moved: number;
+  skipped: number;
+}
+
+/**
+ * Carry a renamed or moved project's sessions to its new directory's session dir, as
+ * `pi-sessions move` does: each header's `cwd` (and a `parentSession` naming a moved file)
+ * rewritten, atomic and resumable, what pi appended meanwhile carried over. Only the plan unless
+ * `apply`. Throws `INVALID_ARGUMENT` when both directories have one session dir. Not in the reference.
+ */
+export declare function moveSessions(oldDir: string, newDir: string, options?: MoveSessionsOptions): MoveSessionsReport;
+
 /** What {@link SessionManager.pruneBranch} did: upstream's `{ removedEntryIds, contextChanged }`
  * and our counts. */
 export interface PruneResult {

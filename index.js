@@ -4,7 +4,7 @@ const sm = require("./lib/session-manager.js");
 const ctx = require("./lib/context.js");
 const paths = require("./lib/paths.js");
 const { buildTranscriptProjection } = require("./lib/transcript-projection.js");
-const { mergeSessions } = require("./lib/follow.js");
+const { mergeSessions, moveSessions, syncSessions } = require("./lib/follow.js");
 
 module.exports = {
   CURRENT_SESSION_VERSION: sm.CURRENT_SESSION_VERSION,
@@ -24,4 +24,6 @@ module.exports = {
   findMostRecentSession: sm.findMostRecentSession,
   buildTranscriptProjection,
   mergeSessions,
+  syncSessions,
+  moveSessions,
 };

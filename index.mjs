@@ -20,8 +20,10 @@ export const {
   getLatestCompactionEntry,
   loadEntriesFromFile,
   mergeSessions,
+  moveSessions,
   migrateSessionEntries,
   parseSessionEntries,
   projectContextEntry,
   sessionEntryToContextMessages,
+  syncSessions,
 } = sessionModule;

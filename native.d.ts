@@ -310,6 +310,47 @@ export interface MergeReport {
  */
 export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): MergeReport
 
+/** One file of a move (a `files` item of `pi-sessions move --json`). */
+export interface MovedFile {
+  from: string
+  to: string
+  id?: string
+  /** `move`, `resume` or `skip`. */
+  action: string
+  /** `planned`, `moved`, `skipped` or `failed`. */
+  status: string
+  rewrites: Array<MoveRewrite>
+  tail: number
+  /** `locked`, `other-session`, `diverged`, `not-a-session`, `error`, or null. */
+  reason?: string
+  message?: string
+}
+
+/** What a move did or would do (the shape of `pi-sessions move --json`). */
+export interface MoveReport {
+  from: string
+  to: string
+  oldDir: string
+  newDir: string
+  applied: boolean
+  files: Array<MovedFile>
+  moved: number
+  skipped: number
+}
+
+/** A header field a move rewrote. */
+export interface MoveRewrite {
+  field: string
+  from?: string
+  to: string
+}
+
+/**
+ * Move the sessions of project `old_dir` to project `new_dir` under `agent_dir`
+ * (`pi-sessions move`); only the plan unless `apply`.
+ */
+export declare function moveSessions(agentDir: string, oldDir: string, newDir: string, apply: boolean): MoveReport
+
 export interface NewSessionInfo {
   id: string
   timestamp: string
@@ -371,6 +412,58 @@ export declare function setTuning(options?: TuningOptions | undefined | null): v
  * decoder is `eachSummary` in lib/wire.js.
  */
 export declare const SUMMARY_FIELDS: number
+
+/** A session that `syncSessions` wrote (or, in a dry run, would write). */
+export interface SyncedSession {
+  id: string
+  /** The local file. */
+  local: string
+  /** Its file name on the remote. */
+  remote: string
+  /** `push`, `pull` or `merge`. */
+  action: string
+  /** Entries kept beside a differing one under a new id (`mergedFrom`). */
+  conflicts: number
+  /** Conflict copies merged in and removed. */
+  copiesRemoved: Array<string>
+  /** Bytes pi appended during the write, carried over. */
+  tail: number
+}
+
+/** A session `syncSessions` left alone. */
+export interface SyncProblem {
+  /**
+   * `SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, or an
+   * errno name.
+   */
+  code: string
+  id?: string
+  path: string
+  message: string
+}
+
+/** What a sync did (the shape of `pi-sessions sync --json`). */
+export interface SyncReport {
+  remote: string
+  /** `git` or `folder`. */
+  transport: string
+  dryRun: boolean
+  rounds: number
+  synced: Array<SyncedSession>
+  pushed: number
+  pulled: number
+  merged: number
+  unchanged: number
+  problems: Array<SyncProblem>
+}
+
+/**
+ * Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
+ * `folder`. `paths` is the path map (default `<agentDir>/sync/paths`); `dry_run` writes
+ * nothing. Remote errors throw (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`,
+ * `SYNC_GIT_FAILED`); sessions left alone are in `problems`.
+ */
+export declare function syncSessions(agentDir: string, remote: string, folder: boolean, dryRun: boolean, paths?: string | undefined | null): SyncReport
 
 /** Size thresholds of managers made from now on; an omitted one is the shipped default. */
 export interface TuningOptions {

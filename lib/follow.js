@@ -1,6 +1,7 @@
 "use strict";
-// mergeSessions: the library form of `pi-sessions merge` (the core's merge module, through
-// `native.mergeSessions`), with the report `pi-sessions merge --json` prints.
+// The library forms of `pi-sessions merge`, `sync` and `move` (the core's merge, sync and
+// relocate modules, through `native.mergeSessions`, `native.syncSessions`, `native.moveSessions`),
+// each returning the report its command prints with `--json`.
 const native = require("../native.js");
 const paths = require("./paths.js");
 const { sessionError } = require("./errors.js");
@@ -38,4 +39,92 @@ function mergeSessions(a, b, options = {}) {
   return report;
 }
 
-module.exports = { mergeSessions };
+function optionalPath(value, name, fn) {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "string") {
+    throw sessionError("INVALID_ARGUMENT", `${fn}: ${name} must be a path`, TypeError);
+  }
+  return paths.resolvePath(value);
+}
+
+/**
+ * Keep the sessions of this machine and a remote as one history (`pi-sessions sync`). `remote` is
+ * a git URL or repository path, or a shared folder with `folder: true`. Throws
+ * `SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED` (nothing written); sessions
+ * left alone are listed in `problems` with their code.
+ * @param {string} remote
+ * @param {{ agentDir?: string, folder?: boolean, dryRun?: boolean, paths?: string }} [options]
+ */
+function syncSessions(remote, options = {}) {
+  if (typeof remote !== "string" || remote === "") {
+    throw sessionError("INVALID_ARGUMENT", "syncSessions: remote must be a URL or a path", TypeError);
+  }
+  const { agentDir, folder = false, dryRun = false, paths: pathMap } = options ?? {};
+  const agent = optionalPath(agentDir, "agentDir", "syncSessions") ?? paths.resolvePath(paths.getAgentDir());
+  // A URL (`https://…`, `git@host:path`) stays as given; a path is resolved here.
+  const isUrl = remote.includes("://") || /^[^/\:]{2,}:/.test(remote);
+  const r = native.syncSessions(
+    agent,
+    isUrl ? remote : paths.resolvePath(remote),
+    Boolean(folder),
+    Boolean(dryRun),
+    optionalPath(pathMap, "paths", "syncSessions"),
+  );
+  return {
+    remote: r.remote,
+    transport: r.transport,
+    dryRun: r.dryRun,
+    rounds: r.rounds,
+    synced: r.synced.map((x) => ({
+      id: x.id,
+      local: x.local,
+      remote: x.remote,
+      action: x.action,
+      conflicts: x.conflicts,
+      copiesRemoved: x.copiesRemoved,
+      tail: x.tail,
+    })),
+    pushed: r.pushed,
+    pulled: r.pulled,
+    merged: r.merged,
+    unchanged: r.unchanged,
+    problems: r.problems.map((p) => ({ code: p.code, id: p.id ?? null, path: p.path, message: p.message })),
+  };
+}
+
+/**
+ * Carry a renamed or moved project's sessions to its new directory's session dir (`pi-sessions
+ * move`): only the plan unless `apply`. Returns the `move --json` report.
+ * @param {string} oldDir @param {string} newDir
+ * @param {{ apply?: boolean, agentDir?: string }} [options]
+ */
+function moveSessions(oldDir, newDir, options = {}) {
+  if (typeof oldDir !== "string" || typeof newDir !== "string") {
+    throw sessionError("INVALID_ARGUMENT", "moveSessions: oldDir and newDir must be paths", TypeError);
+  }
+  const { apply = false, agentDir } = options ?? {};
+  const agent = optionalPath(agentDir, "agentDir", "moveSessions") ?? paths.resolvePath(paths.getAgentDir());
+  const r = native.moveSessions(agent, paths.resolvePath(oldDir), paths.resolvePath(newDir), Boolean(apply));
+  return {
+    from: r.from,
+    to: r.to,
+    oldDir: r.oldDir,
+    newDir: r.newDir,
+    applied: r.applied,
+    files: r.files.map((f) => ({
+      from: f.from,
+      to: f.to,
+      id: f.id ?? null,
+      action: f.action,
+      status: f.status,
+      rewrites: f.rewrites.map((w) => ({ field: w.field, from: w.from ?? null, to: w.to })),
+      tail: f.tail,
+      reason: f.reason ?? null,
+      message: f.message ?? null,
+    })),
+    moved: r.moved,
+    skipped: r.skipped,
+  };
+}
+
+module.exports = { mergeSessions, syncSessions, moveSessions };

@@ -51,7 +51,13 @@ function mjsExports() {
 }
 
 /** Runtime exports that are additions beyond the reference (see README), in index.mjs too. */
-const ADDED_EXPORTS = ["MAX_SESSION_TRANSCRIPT_PAGE_SIZE", "buildTranscriptProjection", "mergeSessions"];
+const ADDED_EXPORTS = [
+  "MAX_SESSION_TRANSCRIPT_PAGE_SIZE",
+  "buildTranscriptProjection",
+  "mergeSessions",
+  "moveSessions",
+  "syncSessions",
+];
 
 function checkSurface() {
   const ours = declaredValues("index.d.ts");

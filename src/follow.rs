@@ -1,11 +1,13 @@
-//! `mergeSessions`: the library form of `pi-sessions merge`, two copies of one session joined
+//! The library forms of `pi-sessions merge`, `sync` and `move`: `mergeSessions` (two copies of one
+//! session joined), `syncSessions` and `moveSessions`, each returning the report its command
+//! prints with `--json`. `mergeSessions`: two copies of one session joined
 //! through the core's merge (`pi_session_core::merge`), with the report `merge --json` prints.
 
 use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{fsio, merge, Error as CoreError, Result as CoreResult};
+use pi_session_core::{fsio, merge, relocate, Error as CoreError, Result as CoreResult};
 
 use crate::error::ForJs;
 
@@ -96,4 +98,216 @@ pub fn merge_sessions(
     in_place: Option<bool>,
 ) -> Result<MergeReport> {
     run(&a, &b, out.as_deref(), in_place.unwrap_or(false)).for_js(&env)
+}
+
+/// A session that `syncSessions` wrote (or, in a dry run, would write).
+#[napi(object)]
+pub struct SyncedSession {
+    pub id: String,
+    /// The local file.
+    pub local: String,
+    /// Its file name on the remote.
+    pub remote: String,
+    /// `push`, `pull` or `merge`.
+    pub action: String,
+    /// Entries kept beside a differing one under a new id (`mergedFrom`).
+    pub conflicts: u32,
+    /// Conflict copies merged in and removed.
+    pub copies_removed: Vec<String>,
+    /// Bytes pi appended during the write, carried over.
+    pub tail: f64,
+}
+
+/// A session `syncSessions` left alone.
+#[napi(object)]
+pub struct SyncProblem {
+    /// `SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, or an
+    /// errno name.
+    pub code: String,
+    pub id: Option<String>,
+    pub path: String,
+    pub message: String,
+}
+
+/// What a sync did (the shape of `pi-sessions sync --json`).
+#[napi(object)]
+pub struct SyncReport {
+    pub remote: String,
+    /// `git` or `folder`.
+    pub transport: String,
+    pub dry_run: bool,
+    pub rounds: u32,
+    pub synced: Vec<SyncedSession>,
+    pub pushed: u32,
+    pub pulled: u32,
+    pub merged: u32,
+    pub unchanged: u32,
+    pub problems: Vec<SyncProblem>,
+}
+
+fn n32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn sync_report(r: pi_session_core::sync::Report) -> SyncReport {
+    use pi_session_core::sync::Action;
+    let lossy = |p: &Path| p.to_string_lossy().into_owned();
+    SyncReport {
+        remote: r.remote.clone(),
+        transport: r.kind.name().to_owned(),
+        dry_run: r.dry_run,
+        rounds: r.rounds,
+        pushed: n32(r.count(Action::Pushed)),
+        pulled: n32(r.count(Action::Pulled)),
+        merged: n32(r.count(Action::Merged)),
+        unchanged: n32(r.unchanged),
+        synced: r
+            .synced
+            .iter()
+            .map(|x| SyncedSession {
+                id: x.id.clone(),
+                local: lossy(&x.local),
+                remote: x.remote.clone(),
+                action: x.action.name().to_owned(),
+                conflicts: n32(x.conflicts),
+                copies_removed: x.copies_removed.iter().map(|c| lossy(c)).collect(),
+                tail: x.tail as f64,
+            })
+            .collect(),
+        problems: r
+            .problems
+            .iter()
+            .map(|p| SyncProblem {
+                code: p.code.to_owned(),
+                id: p.id.clone(),
+                path: lossy(&p.path),
+                message: p.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
+/// `folder`. `paths` is the path map (default `<agentDir>/sync/paths`); `dry_run` writes
+/// nothing. Remote errors throw (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`,
+/// `SYNC_GIT_FAILED`); sessions left alone are in `problems`.
+#[napi(catch_unwind)]
+pub fn sync_sessions(
+    env: Env,
+    agent_dir: String,
+    remote: String,
+    folder: bool,
+    dry_run: bool,
+    paths: Option<String>,
+) -> Result<SyncReport> {
+    use pi_session_core::sync::{self, Kind, Options};
+    let opts = Options {
+        agent_dir,
+        remote,
+        kind: if folder { Kind::Folder } else { Kind::Git },
+        dry_run,
+        path_map: paths.map(std::path::PathBuf::from),
+    };
+    sync::sync(&opts, &mut |_, _| {})
+        .map(sync_report)
+        .for_js(&env)
+}
+
+/// A header field a move rewrote.
+#[napi(object)]
+pub struct MoveRewrite {
+    pub field: String,
+    pub from: Option<String>,
+    pub to: String,
+}
+
+/// One file of a move (a `files` item of `pi-sessions move --json`).
+#[napi(object)]
+pub struct MovedFile {
+    pub from: String,
+    pub to: String,
+    pub id: Option<String>,
+    /// `move`, `resume` or `skip`.
+    pub action: String,
+    /// `planned`, `moved`, `skipped` or `failed`.
+    pub status: String,
+    pub rewrites: Vec<MoveRewrite>,
+    pub tail: f64,
+    /// `locked`, `other-session`, `diverged`, `not-a-session`, `error`, or null.
+    pub reason: Option<String>,
+    pub message: Option<String>,
+}
+
+/// What a move did or would do (the shape of `pi-sessions move --json`).
+#[napi(object)]
+pub struct MoveReport {
+    pub from: String,
+    pub to: String,
+    pub old_dir: String,
+    pub new_dir: String,
+    pub applied: bool,
+    pub files: Vec<MovedFile>,
+    pub moved: u32,
+    pub skipped: u32,
+}
+
+fn moved_file(f: &relocate::FileMove, done: Option<&relocate::Done>) -> MovedFile {
+    let o = f.outcome(done);
+    MovedFile {
+        from: f.from.to_string_lossy().into_owned(),
+        to: f.to.to_string_lossy().into_owned(),
+        id: f.session_id.clone(),
+        action: o.action.to_owned(),
+        status: o.status.to_owned(),
+        rewrites: f
+            .rewrites
+            .iter()
+            .map(|r| MoveRewrite {
+                field: r.field.to_owned(),
+                from: r.from.clone(),
+                to: r.to.clone(),
+            })
+            .collect(),
+        tail: o.tail as f64,
+        reason: o.reason.map(str::to_owned),
+        message: o.message,
+    }
+}
+
+fn run_move(agent_dir: &str, old: &str, new: &str, apply: bool) -> CoreResult<MoveReport> {
+    let plan = relocate::plan(agent_dir, old, new)?;
+    let done = apply.then(|| relocate::apply(&plan));
+    let files: Vec<MovedFile> = plan
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| moved_file(f, done.as_ref().map(|d| &d[i])))
+        .collect();
+    let moved = files
+        .iter()
+        .filter(|f| f.status == "moved" || (f.status == "planned" && f.action != "skip"))
+        .count();
+    Ok(MoveReport {
+        from: old.to_owned(),
+        to: plan.new_cwd.clone(),
+        old_dir: plan.old_dir.to_string_lossy().into_owned(),
+        new_dir: plan.new_dir.to_string_lossy().into_owned(),
+        applied: apply,
+        moved: n32(moved),
+        skipped: n32(files.len() - moved),
+        files,
+    })
+}
+
+/// Move the sessions of project `old_dir` to project `new_dir` under `agent_dir`
+/// (`pi-sessions move`); only the plan unless `apply`.
+#[napi(catch_unwind)]
+pub fn move_sessions(
+    env: Env,
+    agent_dir: String,
+    old_dir: String,
+    new_dir: String,
+    apply: bool,
+) -> Result<MoveReport> {
+    run_move(&agent_dir, &old_dir, &new_dir, apply).for_js(&env)
 }

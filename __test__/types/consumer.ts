@@ -19,10 +19,13 @@ import {
   getLatestCompactionEntry,
   loadEntriesFromFile,
   MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
+  mergeSessions,
   migrateSessionEntries,
+  moveSessions,
   parseSessionEntries,
   projectContextEntry,
   sessionEntryToContextMessages,
+  syncSessions,
 } from "pi-session-native";
 import type * as Ours from "pi-session-native";
 
@@ -272,6 +275,17 @@ for (const block of blocks.blocks) {
     void [callId, index, block.result];
   }
 }
+// The follow functions: merge, sync and move with their reports.
+const merged: Ours.MergeSessionsReport = mergeSessions("a.jsonl", "b.jsonl", { inPlace: true });
+const synced: Ours.SyncSessionsReport = syncSessions("/mnt/share/pi.git", { dryRun: true, paths: "map" });
+for (const s of synced.synced) {
+  const action: "push" | "pull" | "merge" = s.action;
+  void [action, s.copiesRemoved.length];
+}
+const problemCodes: string[] = synced.problems.map((p) => p.code);
+const moved: Ours.MoveSessionsReport = moveSessions("/old", "/new", { apply: false });
+const moveStatus: Array<"planned" | "moved" | "skipped" | "failed"> = moved.files.map((f) => f.status);
+void [merged.leafId, problemCodes, moveStatus];
 void [prunedIds, prunedContext, namedReservation, pageCounts];
 // @ts-expect-error a page needs a limit
 sm.readTranscriptPage({});
