@@ -181,6 +181,14 @@ fn a_session_continued_on_both_machines_ends_as_one_file_with_both_branches() ->
     );
     got.sort();
     assert_eq!(got, ["a2", "b2", "e1"]);
+    for m in [&b, &a] {
+        let quiet = m.sync(&remote, Kind::Git)?;
+        assert!(
+            quiet.synced.is_empty(),
+            "the machines agree: {:?}",
+            quiet.synced
+        );
+    }
     Ok(())
 }
 
@@ -291,6 +299,8 @@ fn a_remote_that_is_no_git_repository_or_no_folder_fails_and_changes_nothing() -
     fs::create_dir_all(&plain)?;
     let e = a.sync(&plain.to_string_lossy(), Kind::Git).unwrap_err();
     assert_eq!(e.code, ErrorCode::SyncRemoteNotGit, "{}", e.message);
+    let e = a.sync("--upload-pack=touch /tmp/x", Kind::Git).unwrap_err();
+    assert_eq!(e.code, ErrorCode::SyncRemoteNotGit);
     let e = a
         .sync(&root.join("absent").to_string_lossy(), Kind::Folder)
         .unwrap_err();

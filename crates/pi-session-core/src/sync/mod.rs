@@ -213,6 +213,10 @@ fn round(
         local: &local,
         remote: &remote,
         dry_run: opts.dry_run,
+        remote_durability: match t.kind {
+            Kind::Git => crate::fsio::Durability::Buffered,
+            Kind::Folder => crate::fsio::Durability::Fsync,
+        },
     };
     let mut report = Report {
         remote: t.remote.clone(),

@@ -22,6 +22,9 @@ pub struct Ctx<'a> {
     pub local: &'a Side,
     pub remote: &'a Side,
     pub dry_run: bool,
+    /// How remote files are written: fsynced for a shared folder (it is the shared copy); not
+    /// for a git work tree, which the commit makes durable and the next round resets anyway.
+    pub remote_durability: fsio::Durability,
 }
 
 /// What one session comes to.
@@ -254,7 +257,9 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
         }
         if remote_changes {
             fsio::ensure_dir(ctx.remote_dir)?;
-            fsio::replace_atomic(&t.remote_path, &t.remote_new)?;
+            let mut tmp = fsio::TempFile::create(&t.remote_path)?;
+            tmp.write_all(&t.remote_new)?;
+            tmp.rename_over(&t.remote_path, ctx.remote_durability)?;
         }
         for c in &t.copies {
             std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;

@@ -113,6 +113,15 @@ impl Transport {
                 PathBuf::from(&remote)
             }
             Kind::Git => {
+                // git would take a leading dash for one of its options (`--upload-pack=…`).
+                if remote.starts_with('-') {
+                    return Err(Error::new(
+                        ErrorCode::SyncRemoteNotGit,
+                        format!(
+                            "{remote} is not a git repository (a remote cannot start with '-')"
+                        ),
+                    ));
+                }
                 let out = git(None, &["ls-remote", "--heads", &remote])?;
                 if !out.status.success() {
                     return Err(Error::new(
