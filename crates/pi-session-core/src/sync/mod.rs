@@ -136,6 +136,10 @@ pub fn sync(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Re
         .unwrap_or_else(|| agent.join("sync").join("paths"));
     let map = PathMap::load(&map_path)?;
     let t = Transport::open(agent, &opts.remote, opts.kind)?;
+    // One sync per remote at a time (a second is refused with SESSION_LOCKED); under this lease a
+    // lock git left in the work tree is a killed sync's, and safe to clear.
+    crate::fsio::ensure_dir(&t.home)?;
+    let _lease = crate::lock::acquire(&t.home.join("sync"))?;
     for rounds in 1..=3 {
         t.pull()?;
         let mut report = round(opts, &t, &map, &map_path, progress)?;

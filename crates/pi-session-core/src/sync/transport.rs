@@ -152,7 +152,7 @@ impl Transport {
     }
 
     /// Bring the shared copy up to date (git: fetch and reset the work tree to the remote's
-    /// branch, the work tree made first if needed).
+    /// branch, the work tree made first if needed). The caller holds the sync's lease.
     pub fn pull(&self) -> Result<()> {
         if self.kind == Kind::Folder {
             return Ok(());
@@ -168,6 +168,9 @@ impl Transport {
             git_ok(repo, &["config", "core.autocrlf", "false"])?;
             git_ok(repo, &["remote", "add", "origin", &self.remote])?;
         }
+        // A sync killed inside `git add` or `git commit` leaves this behind; the caller holds
+        // the sync's lease, so no live git of ours is using it.
+        let _ = std::fs::remove_file(repo.join(".git").join("index.lock"));
         let heads = git_ok(repo, &["ls-remote", "--heads", "origin", BRANCH])?;
         if heads.stdout.is_empty() {
             return Ok(());
