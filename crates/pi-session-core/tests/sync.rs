@@ -383,3 +383,22 @@ fn a_shared_folder_carries_sessions_and_changes_both_ways() -> R {
     assert_eq!(fs::read(a.file("s"))?, fs::read(&fb)?);
     Ok(())
 }
+
+#[test]
+fn a_file_under_a_live_writer_lease_is_skipped_and_reported_then_synced_once_released() -> R {
+    let root = temp("lease");
+    let remote = bare(&root);
+    let (a, _) = same_path_pair(&root);
+    let f = a.write("s", &[entry("e1", None, 1, "held")]);
+    let before = fs::read(&f)?;
+    let lease = pi_session_core::lock::acquire(&f)?;
+    let r = a.sync(&remote, Kind::Git)?;
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].code, "SESSION_LOCKED");
+    assert!(r.synced.is_empty());
+    assert_eq!(fs::read(&f)?, before);
+    drop(lease);
+    let r = a.sync(&remote, Kind::Git)?;
+    assert_eq!((r.count(Action::Pushed), r.problems.len()), (1, 0));
+    Ok(())
+}
