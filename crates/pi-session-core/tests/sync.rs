@@ -402,3 +402,52 @@ fn a_file_under_a_live_writer_lease_is_skipped_and_reported_then_synced_once_rel
     assert_eq!((r.count(Action::Pushed), r.problems.len()), (1, 0));
     Ok(())
 }
+
+#[test]
+fn a_dry_run_reports_the_merge_it_would_make_and_writes_nothing() -> R {
+    let root = temp("dry");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    let fa = a.write("s", &[entry("e1", None, 1, "start")]);
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    let fb = b.file("s");
+    fs::write(
+        &fa,
+        format!(
+            "{}{}\n",
+            fs::read_to_string(&fa)?,
+            entry("a2", Some("e1"), 2, "a")
+        ),
+    )?;
+    fs::write(
+        &fb,
+        format!(
+            "{}{}\n",
+            fs::read_to_string(&fb)?,
+            entry("b2", Some("e1"), 3, "b")
+        ),
+    )?;
+    a.sync(&remote, Kind::Git)?;
+    let before = fs::read(&fb)?;
+    let dry = sync(
+        &Options {
+            agent_dir: b.agent.to_string_lossy().into_owned(),
+            remote: remote.clone(),
+            kind: Kind::Git,
+            dry_run: true,
+            path_map: None,
+        },
+        &mut |_, _| {},
+    )?;
+    assert!(dry.dry_run);
+    assert_eq!(dry.count(Action::Merged), 1);
+    assert_eq!(fs::read(&fb)?, before, "the dry run left b's file alone");
+    let real = b.sync(&remote, Kind::Git)?;
+    assert_eq!(
+        real.count(Action::Merged),
+        1,
+        "the dry run recorded nothing either"
+    );
+    Ok(())
+}

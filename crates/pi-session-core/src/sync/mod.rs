@@ -177,35 +177,7 @@ fn round(
     let mut st = State::load(&state_path);
     let mut problems = Vec::new();
     let remote_dir = t.sessions_dir();
-    let (local, remote) = {
-        let by_path: HashMap<&Path, &state::Seen> = st
-            .sessions
-            .values()
-            .map(|s| (s.local.as_path(), s))
-            .collect();
-        let by_name: HashMap<&str, &state::Seen> = st
-            .sessions
-            .values()
-            .map(|s| (s.remote.as_str(), s))
-            .collect();
-        let by_local = |f: &scan::Found| {
-            by_path
-                .get(f.path.as_path())
-                .filter(|s| s.local_stamp == f.stamp)
-                .map(|s| s.id.clone())
-        };
-        let by_remote = |f: &scan::Found| {
-            by_name
-                .get(f.name.as_str())
-                .filter(|s| s.remote_stamp == f.stamp)
-                .map(|s| s.id.clone())
-        };
-        let root = PathBuf::from(crate::paths::sessions_root(&opts.agent_dir));
-        (
-            scan::local(&root, &mut problems, &by_local)?,
-            scan::remote(&remote_dir, &mut problems, &by_remote)?,
-        )
-    };
+    let (local, remote) = scan_sides(&opts.agent_dir, &st, &remote_dir, &mut problems)?;
     let mut ids: Vec<&String> = local.by_id.keys().chain(remote.by_id.keys()).collect();
     ids.sort();
     ids.dedup();
@@ -252,6 +224,43 @@ fn round(
         st.save(&state_path)?;
     }
     Ok(report)
+}
+
+/// Both sides' sessions; a file whose size and mtime are as `st` recorded is known without
+/// being opened.
+fn scan_sides(
+    agent_dir: &str,
+    st: &State,
+    remote_dir: &Path,
+    problems: &mut Vec<Problem>,
+) -> Result<(scan::Side, scan::Side)> {
+    let by_path: HashMap<&Path, &state::Seen> = st
+        .sessions
+        .values()
+        .map(|s| (s.local.as_path(), s))
+        .collect();
+    let by_name: HashMap<&str, &state::Seen> = st
+        .sessions
+        .values()
+        .map(|s| (s.remote.as_str(), s))
+        .collect();
+    let by_local = |f: &scan::Found| {
+        by_path
+            .get(f.path.as_path())
+            .filter(|s| s.local_stamp == f.stamp)
+            .map(|s| s.id.clone())
+    };
+    let by_remote = |f: &scan::Found| {
+        by_name
+            .get(f.name.as_str())
+            .filter(|s| s.remote_stamp == f.stamp)
+            .map(|s| s.id.clone())
+    };
+    let root = PathBuf::from(crate::paths::sessions_root(agent_dir));
+    Ok((
+        scan::local(&root, problems, &by_local)?,
+        scan::remote(remote_dir, problems, &by_remote)?,
+    ))
 }
 
 fn problem(local: &scan::Side, remote: &scan::Side, id: &str, e: Error) -> Problem {
