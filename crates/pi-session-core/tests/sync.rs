@@ -451,3 +451,37 @@ fn a_dry_run_reports_the_merge_it_would_make_and_writes_nothing() -> R {
     );
     Ok(())
 }
+
+#[test]
+fn a_conflict_copy_a_file_sync_tool_left_in_the_shared_folder_is_merged_on_both_sides_and_removed(
+) -> R {
+    let root = temp("foldercopy");
+    let shared = root.join("Sync");
+    fs::create_dir_all(&shared)?;
+    let shared_s = shared.to_string_lossy().into_owned();
+    let (a, _) = same_path_pair(&root);
+    let f = a.write("s", &[entry("e1", None, 1, "start")]);
+    a.sync(&shared_s, Kind::Folder)?;
+    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+    let stem = name.trim_end_matches(".jsonl");
+    let copy = shared
+        .join("sessions")
+        .join(format!("{stem}.sync-conflict-20261203-123456-ABCDEF.jsonl"));
+    let text = format!(
+        "{}\n{}\n{}\n",
+        header("s", &a.project),
+        entry("e1", None, 1, "start"),
+        entry("o2", Some("e1"), 2, "the other machine's turn")
+    );
+    fs::write(&copy, text)?;
+    let r = a.sync(&shared_s, Kind::Folder)?;
+    assert_eq!(r.synced.len(), 1, "{:?}", r.synced);
+    assert_eq!(r.synced[0].copies_removed, vec![copy.clone()]);
+    assert!(!copy.exists());
+    for file in [f.clone(), shared.join("sessions").join(&name)] {
+        let mut got = ids(&fs::read_to_string(&file)?);
+        got.sort();
+        assert_eq!(got, ["e1", "o2"], "{}", file.display());
+    }
+    Ok(())
+}
