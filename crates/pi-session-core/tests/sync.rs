@@ -485,3 +485,41 @@ fn a_conflict_copy_a_file_sync_tool_left_in_the_shared_folder_is_merged_on_both_
     }
     Ok(())
 }
+
+#[cfg(unix)]
+#[test]
+fn a_push_the_server_refuses_fails_with_its_message_and_the_next_sync_pushes() -> R {
+    use std::os::unix::fs::PermissionsExt;
+    let root = temp("refused");
+    let remote = bare(&root);
+    let hook = Path::new(&remote).join("hooks/pre-receive");
+    fs::write(&hook, "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n")?;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755))?;
+    let (a, _) = same_path_pair(&root);
+    let f = a.write("s", &[entry("e1", None, 1, "x")]);
+    let before = fs::read(&f)?;
+    let e = a.sync(&remote, Kind::Git).unwrap_err();
+    assert_eq!(e.code, ErrorCode::SyncGitFailed);
+    assert!(e.message.contains("no pushes today"), "{}", e.message);
+    assert_eq!(fs::read(&f)?, before);
+    fs::remove_file(&hook)?;
+    let r = a.sync(&remote, Kind::Git)?;
+    assert_eq!(r.rounds, 1);
+    // The refused run committed the session in the sync's work tree and recorded it; the next
+    // run has nothing new to commit but still pushes that commit.
+    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+    let shown = Command::new("git")
+        .args([
+            "--git-dir",
+            &remote,
+            "show",
+            &format!("main:sessions/{name}"),
+        ])
+        .output()?;
+    assert!(
+        shown.status.success(),
+        "the session is on the remote's main"
+    );
+    assert_eq!(shown.stdout, before);
+    Ok(())
+}

@@ -194,7 +194,11 @@ impl Transport {
         git_ok(repo, &["add", "-A", "--", "."])?;
         let staged = git(Some(repo), &["diff", "--cached", "--quiet"])?;
         if staged.status.success() {
-            return Ok(Pushed::Nothing);
+            // Nothing new, but a commit an earlier run could not push is still to go out.
+            if self.head_is_pushed()? {
+                return Ok(Pushed::Nothing);
+            }
+            return self.push_head();
         }
         let who = git(Some(repo), &["config", "user.email"])?;
         let mut args: Vec<&str> = Vec::new();
@@ -209,6 +213,23 @@ impl Transport {
         }
         args.extend(["commit", "-q", "-m", message]);
         git_ok(repo, &args)?;
+        self.push_head()
+    }
+
+    /// Whether the work tree's commit is the remote's branch as last fetched (or there is none).
+    fn head_is_pushed(&self) -> Result<bool> {
+        let rev = |r: &str| -> Result<Option<Vec<u8>>> {
+            let out = git(Some(&self.root), &["rev-parse", "-q", "--verify", r])?;
+            Ok(out.status.success().then_some(out.stdout))
+        };
+        let Some(head) = rev("HEAD")? else {
+            return Ok(true);
+        };
+        Ok(rev(&format!("refs/remotes/origin/{BRANCH}"))? == Some(head))
+    }
+
+    fn push_head(&self) -> Result<Pushed> {
+        let repo = &self.root;
         let out = git(
             Some(repo),
             &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")],
@@ -217,10 +238,15 @@ impl Transport {
             return Ok(Pushed::Done);
         }
         let err = String::from_utf8_lossy(&out.stderr);
-        if err.contains("rejected")
-            || err.contains("non-fast-forward")
-            || err.contains("fetch first")
-        {
+        // Beaten by another machine's push (between our fetch and our push): another round. A
+        // refusal of the server's own (a hook, permissions) is an error, not a race.
+        let beaten = [
+            "fetch first",
+            "non-fast-forward",
+            "cannot lock ref",
+            "failed to update ref",
+        ];
+        if beaten.iter().any(|b| err.contains(b)) {
             return Ok(Pushed::Rejected);
         }
         Err(Error::new(
