@@ -74,3 +74,27 @@ fn a_folder_that_is_no_git_repository_fails_with_its_code() {
         "nothing made for a bad remote"
     );
 }
+
+#[test]
+fn progress_is_drawn_on_stderr_only_when_it_is_a_terminal() {
+    let remote = bare("sync-cli-progress-remote");
+    let w = World::new("sync-cli-progress");
+    for i in 0..120 {
+        w.write(
+            FIXTURE_CWD,
+            &format!("s{i:03}.jsonl"),
+            &format!("{}\n{ENTRY}\n", header(&format!("s-{i:03}"))),
+        );
+    }
+    let mut env = w.env();
+    env.is_tty_err = true;
+    let o = w.run_with(&env, &["sync", &remote, "--json"]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.err.contains("Syncing"), "{:?}", o.err);
+    assert!(!o.out.contains("Syncing"));
+    assert_eq!(n(json(&o.out).get("pushed")), Some(120.0));
+    let quiet = w.run(&["sync", &remote]);
+    assert_eq!(quiet.code, 0, "{}", quiet.err);
+    assert!(quiet.err.is_empty(), "{:?}", quiet.err);
+    assert!(quiet.out.contains("120 unchanged"), "{}", quiet.out);
+}
