@@ -5,8 +5,9 @@
 //! for byte, unparseable ones too.
 //!
 //! [`plan`] only looks; [`apply`] moves. Each file is written to its destination atomically
-//! (temp file, fsync, link), then the old file's length is checked again: stock pi appends by
-//! reopening the path, so what it added meanwhile is copied over before the old file goes. A run
+//! (temp file, fsync, link), then the old file is retired ([`retire_old`]): stock pi appends by
+//! reopening the path, so what it added meanwhile, just before the unlink or just after it, is
+//! copied over. A run
 //! that was interrupted is completed by the next one: a destination with the same header id is
 //! the earlier copy, and only what the old file has beyond it is appended. A destination that is
 //! another session, or that grew apart from the old file, is left alone and reported; so is a
@@ -15,6 +16,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::fsio::{self, Durability};
@@ -28,6 +30,10 @@ pub struct Rewrite {
     pub from: Option<String>,
     pub to: String,
 }
+
+/// What the report says of a file moved while pi kept appending at its old path.
+pub const LEFT_AT_OLD: &str =
+    "pi is still appending at the old path: its newest lines stay in the file there";
 
 /// What happens to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +121,9 @@ pub enum Done {
     /// beyond the earlier copy) and carried over.
     Moved {
         tail: u64,
+        /// pi kept appending at the old path after it was retired, round after round: its latest
+        /// lines were left there, in a file of their own (see [`retire_old`]).
+        left_at_old: bool,
     },
     Skipped(Skip),
     Failed(Error),
@@ -145,7 +154,19 @@ impl FileMove {
         let (status, reason, message, tail) = match (done, &self.action) {
             (None, Action::Skip(sk)) => ("planned", Some(sk.code()), Some(sk.message(&self.to)), 0),
             (None, _) => ("planned", None, None, planned_tail),
-            (Some(Done::Moved { tail }), _) => ("moved", None, None, *tail),
+            (
+                Some(Done::Moved {
+                    tail,
+                    left_at_old: true,
+                }),
+                _,
+            ) => (
+                "moved",
+                Some("left_at_old"),
+                Some(LEFT_AT_OLD.to_owned()),
+                *tail,
+            ),
+            (Some(Done::Moved { tail, .. }), _) => ("moved", None, None, *tail),
             (Some(Done::Skipped(sk)), _) => {
                 ("skipped", Some(sk.code()), Some(sk.message(&self.to)), 0)
             }
@@ -369,24 +390,61 @@ fn compare_dest(old: &[u8], dest: &[u8], id: Option<&str>) -> std::result::Resul
     }
 }
 
-/// Carry over what `from` has beyond `copied` bytes (it grew while being moved) to `to`, until
-/// its length holds still. Returns the bytes carried.
-fn follow_tail(from: &Path, to: &Path, mut copied: u64) -> Result<u64> {
+/// How long a writer that opened the old path just before it was unlinked may take to land its
+/// line: stock pi's append is one open, write and close, many times quicker than this.
+const SETTLE: Duration = Duration::from_millis(25);
+
+/// Carry over what `held` (the old file, open) has beyond `copied` bytes to `to`, until its length
+/// holds still; `copied` follows. Returns the bytes carried.
+fn follow_held(held: &fs::File, from: &Path, to: &Path, copied: &mut u64) -> Result<u64> {
     let mut carried = 0;
     loop {
-        let len = fs::metadata(from)
-            .map_err(|e| Error::io(&e, "stat", from))?
+        let len = held
+            .metadata()
+            .map_err(|e| Error::io(&e, "fstat", from))?
             .len();
-        if len <= copied {
+        if len <= *copied {
             return Ok(carried);
         }
-        let f = fsio::open_read(from).map_err(|e| Error::io(&e, "open", from))?;
-        let mut buf = vec![0; (len - copied) as usize];
-        fsio::read_exact_at(&f, &mut buf, copied).map_err(|e| Error::io(&e, "read", from))?;
+        let mut buf = vec![0; (len - *copied) as usize];
+        fsio::read_exact_at(held, &mut buf, *copied).map_err(|e| Error::io(&e, "read", from))?;
         fsio::append(to, &buf, Durability::Fsync)?;
         carried += buf.len() as u64;
-        copied = len;
+        *copied = len;
     }
+}
+
+/// Rounds of [`retire_old`] before a writer that keeps recreating the old path is left to it.
+const RETIRE_ROUNDS: usize = 4;
+
+/// Remove `from`, whose first `copied` bytes `to` holds, without losing a line stock pi appends
+/// meanwhile (it reopens the path for every append and takes no lease):
+/// - what it added before the unlink is carried over first;
+/// - a writer that opened the path before the unlink still writes into the unlinked file, which
+///   stays readable through the descriptor held here: after a settling pause, its growth is
+///   carried over too;
+/// - a writer that opens the path after the unlink makes a new file there (its append creates
+///   what is missing), holding only its own lines: those are carried over whole, the same way,
+///   for a few rounds. A pi still at work in the old directory after them keeps its newest lines
+///   in that file, which is left (reported, never removed).
+///
+/// Returns the bytes carried, and whether such a file was left.
+fn retire_old(from: &Path, to: &Path, mut copied: u64) -> Result<(u64, bool)> {
+    let mut carried = 0;
+    for _ in 0..RETIRE_ROUNDS {
+        let held = match fsio::open_read(from) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((carried, false)),
+            Err(e) => return Err(Error::io(&e, "open", from)),
+        };
+        carried += follow_held(&held, from, to, &mut copied)?;
+        remove_old(from)?;
+        std::thread::sleep(SETTLE);
+        carried += follow_held(&held, from, to, &mut copied)?;
+        // Anything at the path now is a new file of late lines, read from its start.
+        copied = 0;
+    }
+    Ok((carried, from.exists()))
 }
 
 fn remove_old(from: &Path) -> Result<()> {
@@ -453,7 +511,10 @@ fn move_one(
     };
     let Some(old) = fsio::read_all(from)? else {
         // Gone since the plan (another run finished it).
-        return Ok(Done::Moved { tail: 0 });
+        return Ok(Done::Moved {
+            tail: 0,
+            left_at_old: false,
+        });
     };
     let (line, body) = split_header(&old);
     let Some(header) = parse_header(line) else {
@@ -480,7 +541,9 @@ fn move_one(
             fsio::create_new_atomic(to, &bytes)?;
         }
     }
-    tail += follow_tail(from, to, copied)?;
-    remove_old(from)?;
-    Ok(Done::Moved { tail })
+    let (carried, left_at_old) = retire_old(from, to, copied)?;
+    Ok(Done::Moved {
+        tail: tail + carried,
+        left_at_old,
+    })
 }

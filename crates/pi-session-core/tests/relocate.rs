@@ -85,7 +85,8 @@ fn a_set_moves_with_its_inner_parent_link_rewritten_and_the_outer_one_kept() {
 
     let done = apply(&p);
     assert!(
-        done.iter().all(|d| matches!(d, Done::Moved { tail: 0 })),
+        done.iter()
+            .all(|d| matches!(d, Done::Moved { tail: 0, .. })),
         "{done:?}"
     );
     assert!(fs::read_dir(&old).unwrap().next().is_none());
@@ -133,7 +134,7 @@ fn a_crashed_move_is_completed_with_what_the_old_file_gained_meanwhile() {
         }
     );
     let done = run(&a);
-    assert!(matches!(done[..], [Done::Moved { tail }] if tail == MORE.len() as u64 + 1));
+    assert!(matches!(done[..], [Done::Moved { tail, .. }] if tail == MORE.len() as u64 + 1));
     assert!(!old.exists());
     assert_eq!(
         fs::read_to_string(&new).unwrap(),
@@ -146,7 +147,10 @@ fn a_crashed_move_is_completed_with_what_the_old_file_gained_meanwhile() {
         &format!("{}\n{ENTRY}\n{MORE}\n", header("s", OLD, None)),
     );
     let done = run(&a);
-    assert!(matches!(done[..], [Done::Moved { tail: 0 }]), "{done:?}");
+    assert!(
+        matches!(done[..], [Done::Moved { tail: 0, .. }]),
+        "{done:?}"
+    );
     assert!(!old.exists());
     assert_eq!(
         fs::read_to_string(&new).unwrap(),
@@ -270,7 +274,7 @@ fn what_pi_appends_during_the_copy_is_carried_over_and_a_kill_before_the_link_lo
         run(&a)
     };
     assert!(
-        matches!(done[..], [Done::Moved { tail }] if tail == MORE.len() as u64 + 1),
+        matches!(done[..], [Done::Moved { tail, .. }] if tail == MORE.len() as u64 + 1),
         "{done:?}"
     );
     assert!(!old.exists());
@@ -279,4 +283,72 @@ fn what_pi_appends_during_the_copy_is_carried_over_and_a_kill_before_the_link_lo
         format!("{}\n{ENTRY}\n{MORE}\n", header("g", NEW, None))
     );
     let _ = fs::remove_dir_all(&a);
+}
+
+/// Appends one line the way stock pi does (open the path, append, close; the file is made when
+/// missing), and says it was written.
+fn pi_append(path: &Path, line: &str) -> bool {
+    use std::io::Write;
+    fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+        .is_ok()
+}
+
+#[test]
+fn every_line_pi_appends_while_the_old_file_is_retired_is_kept() {
+    for round in 0..6 {
+        let a = agent(&format!("retire-{round}"));
+        let old = dir(&a, OLD);
+        let new = dir(&a, NEW);
+        // Other sessions first, so the writer runs while the whole set moves.
+        for i in 0..12 {
+            put(
+                &old.join(format!("a{i:02}.jsonl")),
+                &format!("{}\n{ENTRY}\n", header(&format!("a{i}"), OLD, None)),
+            );
+        }
+        let live = old.join("z-live.jsonl");
+        put(&live, &format!("{}\n{ENTRY}\n", header("live", OLD, None)));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (live, stop) = (live.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let line =
+                        format!(r#"{{"type":"custom","id":"w{n}","parentId":"a1","n":{n}}}"#);
+                    if pi_append(&live, &line) {
+                        acked.push(line);
+                    }
+                    n += 1;
+                    std::thread::sleep(std::time::Duration::from_micros(200 + 150 * round));
+                }
+                acked
+            })
+        };
+        let done = run(&a);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let acked = writer.join().unwrap();
+        assert!(
+            done.iter().all(|d| matches!(d, Done::Moved { .. })),
+            "{done:?}"
+        );
+        let moved = fs::read_to_string(new.join("z-live.jsonl")).unwrap();
+        assert!(moved.starts_with(&header("live", NEW, None)));
+        // Lines pi wrote after the move made a new file at the old path: kept, not lost.
+        let late = fs::read_to_string(&live).unwrap_or_default();
+        let mut seen: Vec<&str> = moved.lines().chain(late.lines()).collect();
+        for line in &acked {
+            let at = seen.iter().position(|l| l == line);
+            assert!(at.is_some(), "round {round}: {line} was lost");
+            seen.remove(at.unwrap());
+        }
+        assert!(acked.len() > 20, "the writer ran during the move");
+        let _ = fs::remove_dir_all(&a);
+    }
 }

@@ -134,8 +134,14 @@ fn text(ctx: &mut Ctx, old: &str, plan: &Plan, done: Option<&[Done]>) -> CliResu
             f.from.display(),
             f.to.display()
         ));
+        if let Some(Done::Moved {
+            left_at_old: true, ..
+        }) = outcome
+        {
+            o.push_str(&format!("    {}\n", relocate::LEFT_AT_OLD));
+        }
         match (&f.action, outcome) {
-            (_, Some(Done::Moved { tail })) if *tail > 0 => o.push_str(&format!(
+            (_, Some(Done::Moved { tail, .. })) if *tail > 0 => o.push_str(&format!(
                 "    {tail} bytes appended to the old file carried over\n"
             )),
             (Action::Resume { tail }, None) => o.push_str(&format!(
