@@ -134,31 +134,7 @@ fn text(ctx: &mut Ctx, old: &str, plan: &Plan, done: Option<&[Done]>) -> CliResu
             f.from.display(),
             f.to.display()
         ));
-        if let Some(Done::Moved {
-            left_at_old: true, ..
-        }) = outcome
-        {
-            o.push_str(&format!("    {}\n", relocate::LEFT_AT_OLD));
-        }
-        match (&f.action, outcome) {
-            (_, Some(Done::Moved { tail, .. })) if *tail > 0 => o.push_str(&format!(
-                "    {tail} bytes appended to the old file carried over\n"
-            )),
-            (Action::Resume { tail }, None) => o.push_str(&format!(
-                "    an earlier move wrote it; {tail} bytes to carry over, then the old file goes\n"
-            )),
-            _ => {}
-        }
-        if !matches!(f.action, Action::Resume { .. }) {
-            for r in &f.rewrites {
-                o.push_str(&format!(
-                    "    {}: {} -> {}\n",
-                    r.field,
-                    crate::text::sanitize(r.from.as_deref().unwrap_or("(none)")),
-                    crate::text::sanitize(&r.to)
-                ));
-            }
-        }
+        moved_lines(&mut o, f, outcome);
     }
     let files = |n: usize| format!("{n} file{}", if n == 1 { "" } else { "s" });
     if done.is_some() {
@@ -176,6 +152,35 @@ fn text(ctx: &mut Ctx, old: &str, plan: &Plan, done: Option<&[Done]>) -> CliResu
     }
     ctx.out.write_all(o.as_bytes())?;
     Ok(EXIT_OK)
+}
+
+/// The lines under a file that moves (or would): what pi appended meanwhile, and the rewrites.
+fn moved_lines(o: &mut String, f: &FileMove, outcome: Option<&Done>) {
+    if let Some(Done::Moved {
+        left_at_old: true, ..
+    }) = outcome
+    {
+        o.push_str(&format!("    {}\n", relocate::LEFT_AT_OLD));
+    }
+    match (&f.action, outcome) {
+        (_, Some(Done::Moved { tail, .. })) if *tail > 0 => o.push_str(&format!(
+            "    {tail} bytes appended to the old file carried over\n"
+        )),
+        (Action::Resume { tail }, None) => o.push_str(&format!(
+            "    an earlier move wrote it; {tail} bytes to carry over, then the old file goes\n"
+        )),
+        _ => {}
+    }
+    if !matches!(f.action, Action::Resume { .. }) {
+        for r in &f.rewrites {
+            o.push_str(&format!(
+                "    {}: {} -> {}\n",
+                r.field,
+                crate::text::sanitize(r.from.as_deref().unwrap_or("(none)")),
+                crate::text::sanitize(&r.to)
+            ));
+        }
+    }
 }
 
 fn file_json(f: &FileMove, done: Option<&Done>) -> Value {
