@@ -4,7 +4,7 @@
 // A synchronous in-thread module hook (module.registerHooks, Node >= 22.15) watches the agent's
 // modules load. When the one that defines the SessionManager class has been evaluated — the
 // unbundled `dist/core/session-manager.js`, or the chunk of the bundle (`dist/bundle/…`) that holds
-// it — its statics are rebound to ours (lib/pi-agent.js), after the same version and shape checks
+// it — its statics are rebound to ours (launcher/pi-agent.js), after the same version and shape checks
 // as pi-native. Every entry of the agent is covered: `import … from "@earendil-works/pi-coding-agent"`,
 // the bundled SDK entry, the bundled CLI; so are createAgentSession's default store,
 // createAgentSessionRuntime and runtime.newSession(), which all go through those statics.
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 
 const { createRequire, registerHooks } = nodeModule;
 const require = createRequire(import.meta.url);
-const agent = require("./lib/pi-agent.js");
+const agent = require("./launcher/pi-agent.js");
 
 const INSTALL = Symbol.for("pi-session-native.register.install");
 const AGENT_DIST = "/@earendil-works/pi-coding-agent/dist/";

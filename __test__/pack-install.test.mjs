@@ -184,7 +184,7 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
   test("the root package is packed without any binary or source, as a release packs it", () => {
     const { tarball, info } = packRoot(path.join(tmp, "tarballs"), path.join(tmp, "stage"));
     const files = info.files.map((f) => f.path).sort();
-    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "lib/native-platform.js"]) {
+    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "launcher/pi-agent.js", "lib/native-platform.js"]) {
       assert.ok(files.includes(needed), `${needed} is packed`);
     }
     const unexpected = files.filter(

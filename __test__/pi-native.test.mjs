@@ -15,7 +15,7 @@ import { tempDir } from "./helpers/fixtures.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
-const piAgent = require(path.join(ROOT, "lib", "pi-agent.js"));
+const piAgent = require(path.join(ROOT, "launcher", "pi-agent.js"));
 // Its real path: the checkout's node_modules may be a link (a git worktree sharing one install).
 const AGENT = fs.realpathSync(path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent"));
 const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
@@ -112,7 +112,7 @@ describe("the shape check (no agent run)", () => {
 
   test("finds nothing missing between pi 1.6.0's class and ours", async () => {
     if (!NODES.length) return;
-    const probe = `const a=require(${JSON.stringify(path.join(ROOT, "lib", "pi-agent.js"))});
+    const probe = `const a=require(${JSON.stringify(path.join(ROOT, "launcher", "pi-agent.js"))});
       a.loadBundledClass(${JSON.stringify(AGENT)}).then((C)=>{
         const { SessionManager } = require(${JSON.stringify(path.join(ROOT, "index.js"))});
         console.log(JSON.stringify(a.shapeDrift(C, SessionManager, a.privateNames(${JSON.stringify(AGENT)}))));

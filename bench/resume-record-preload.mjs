@@ -11,7 +11,7 @@ import { traceStatics } from "./resume-trace.mjs";
 
 const require = createRequire(import.meta.url);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { loadBundledClass } = require(path.join(ROOT, "lib", "pi-agent.js"));
+const { loadBundledClass } = require(path.join(ROOT, "launcher", "pi-agent.js"));
 const logFile = process.env.RECORD_AGENT_CALLS_LOG;
 const agentDir = process.env.RECORD_AGENT_DIR ?? path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
 

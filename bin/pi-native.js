@@ -21,7 +21,7 @@ const { pathToFileURL } = require("node:url");
 // As the agent's own bin does: compiled code is cached across starts.
 require("node:module").enableCompileCache?.();
 
-const agent = require("../lib/pi-agent.js");
+const agent = require("../launcher/pi-agent.js");
 
 function fail(message) {
   process.stderr.write(`pi-native: ${message}\n`);

@@ -14,7 +14,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { pathToFileURL } = require("node:url");
-const { sessionError } = require("./errors.js");
+const { sessionError } = require("../lib/errors.js");
 
 const AGENT_PACKAGE = "@earendil-works/pi-coding-agent";
 /** Agent versions whose SessionManager our store has been checked against. */
