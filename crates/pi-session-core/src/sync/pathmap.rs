@@ -26,14 +26,45 @@ fn trim_sep(p: &str) -> &str {
     }
 }
 
-/// `path` with `prefix` replaced by `to`, when `prefix` is a whole-component prefix of it.
-fn swap(path: &str, prefix: &str, to: &str) -> Option<String> {
-    let rest = path.strip_prefix(prefix)?;
-    if rest.is_empty() || rest.starts_with(['/', '\\']) || prefix.ends_with(['/', '\\']) {
-        Some(format!("{to}{rest}"))
+/// Whether `p` is spelled as Windows spells paths: a drive (`C:`), or a backslash in it.
+fn windows_style(p: &str) -> bool {
+    let b = p.as_bytes();
+    (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':') || p.contains('\\')
+}
+
+/// The length of `path`'s part that `prefix` names, when it names a whole-component prefix of it.
+/// A Windows prefix matches as Windows compares: ASCII case folded, `/` the same as `\`.
+fn prefix_len(path: &str, prefix: &str) -> Option<usize> {
+    let head = path.get(..prefix.len())?;
+    let same = if windows_style(prefix) {
+        let norm = |c: u8| {
+            if c == b'/' {
+                b'\\'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        };
+        head.bytes().map(norm).eq(prefix.bytes().map(norm))
     } else {
-        None
-    }
+        head == prefix
+    };
+    let rest = &path[prefix.len()..];
+    let whole = rest.is_empty() || rest.starts_with(['/', '\\']) || prefix.ends_with(['/', '\\']);
+    (same && whole).then_some(prefix.len())
+}
+
+/// `path` with `prefix` replaced by `to`, when `prefix` is a whole-component prefix of it. The
+/// rest takes the separators of `to`'s side (a Windows machine's `C:\src` for a Mac's `/src`).
+fn swap(path: &str, prefix: &str, to: &str) -> Option<String> {
+    let rest = &path[prefix_len(path, prefix)?..];
+    let rest = if windows_style(to) {
+        rest.replace('/', "\\")
+    } else if to.starts_with('/') {
+        rest.replace('\\', "/")
+    } else {
+        rest.to_owned()
+    };
+    Some(format!("{to}{rest}"))
 }
 
 impl PathMap {
@@ -120,6 +151,28 @@ mod tests {
             ("/home/ana/src/p".into(), true)
         );
         assert_eq!(m.to_local("/Users/bob/p"), ("/Users/bob/p".into(), false));
+    }
+
+    #[test]
+    fn a_windows_machine_and_a_mac_map_with_each_sides_separators_and_windows_case() {
+        // On the Windows machine: the remote holds the Mac's paths.
+        let m = PathMap::parse("/Users/ana/src = C:\\Users\\ana\\src\n").unwrap();
+        assert_eq!(
+            m.to_local("/Users/ana/src/app/web"),
+            (r"C:\Users\ana\src\app\web".into(), true)
+        );
+        assert_eq!(m.to_remote(r"c:\users\ana\src\app"), "/Users/ana/src/app");
+        assert_eq!(m.to_remote(r"C:\Users\ana\srcx"), r"C:\Users\ana\srcx");
+        // On the Mac, were the Windows paths the remote's.
+        let m = PathMap::parse("C:\\Users\\ana\\src = /Users/ana/src\n").unwrap();
+        assert_eq!(
+            m.to_local(r"C:\Users\ana\src\app"),
+            ("/Users/ana/src/app".into(), true)
+        );
+        assert_eq!(m.to_remote("/Users/ana/src/app"), r"C:\Users\ana\src\app");
+        // POSIX prefixes stay case-sensitive.
+        let m = PathMap::parse("/Users/ana = /home/ana\n").unwrap();
+        assert_eq!(m.to_local("/users/ana/x"), ("/users/ana/x".into(), false));
     }
 
     #[test]
