@@ -11,14 +11,47 @@ pub fn open_read(path: &Path) -> io::Result<File> {
 pub fn read_all(path: &Path) -> Result<Option<Vec<u8>>> {
     match open_read(path) {
         Ok(mut f) => {
-            let mut buf = Vec::with_capacity(f.metadata().map(|m| m.len() as usize).unwrap_or(0));
-            f.read_to_end(&mut buf)
+            let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
+            let mut buf = read_in_parts(&f, len).unwrap_or_else(|| Vec::with_capacity(len));
+            // What is left (all of it, for a small file), and what was appended meanwhile.
+            f.seek(io::SeekFrom::Start(buf.len() as u64))
+                .and_then(|_| f.read_to_end(&mut buf))
                 .map_err(|e| Error::io(&e, "read", path))?;
             Ok(Some(buf))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&e, "open", path)),
     }
+}
+
+/// A file of at least this many bytes is read by several threads at once (see [`read_in_parts`]).
+const PARALLEL_READ_BYTES: usize = 4 << 20;
+/// At most this many threads read one file.
+const MAX_READ_THREADS: usize = 4;
+
+/// The first `len` bytes of a big file, read by one thread per core into its own part of a fresh
+/// buffer: most of such a read is the kernel faulting that fresh memory in, page by page, which the
+/// cores then do side by side. `None` (the caller reads it in one go) for a small file, or when a
+/// part could not be read whole (the file shrank meanwhile).
+fn read_in_parts(f: &File, len: usize) -> Option<Vec<u8>> {
+    let threads = (len / PARALLEL_READ_BYTES)
+        .min(crate::cores::available().unwrap_or(1))
+        .min(MAX_READ_THREADS);
+    if threads < 2 {
+        return None;
+    }
+    // Zeroed by the allocator's fresh mapping, not by a pass over it.
+    let mut buf = vec![0u8; len];
+    let part = len.div_ceil(threads);
+    let all_read = std::thread::scope(|scope| {
+        let reads: Vec<_> = buf
+            .chunks_mut(part)
+            .enumerate()
+            .map(|(i, chunk)| scope.spawn(move || read_exact_at(f, chunk, (i * part) as u64)))
+            .collect();
+        reads.into_iter().all(|r| r.join().is_ok_and(|r| r.is_ok()))
+    });
+    all_read.then_some(buf)
 }
 
 /// Read up to `buf.len()` bytes at `offset` (without moving a position others rely on, on Unix);
@@ -52,4 +85,57 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_big_file_read_in_parts_is_the_file_and_a_small_one_is_read_whole() {
+        let dir = crate::testing::temp_dir("read-in-parts");
+        // Not a multiple of the part size, with every byte value, so a misplaced part shows.
+        let big: Vec<u8> = (0..3 * PARALLEL_READ_BYTES + 12_345)
+            .map(|i| (i * 31 % 251) as u8)
+            .collect();
+        let f = dir.join("big");
+        std::fs::write(&f, &big).unwrap();
+        assert!(
+            read_in_parts(&open_read(&f).unwrap(), big.len()).is_some()
+                || crate::cores::available() == Some(1)
+        );
+        assert_eq!(read_all(&f).unwrap().unwrap(), big);
+        let small = dir.join("small");
+        std::fs::write(&small, b"{\"type\":\"session\"}\n").unwrap();
+        assert!(read_in_parts(&open_read(&small).unwrap(), 19).is_none());
+        assert_eq!(
+            read_all(&small).unwrap().unwrap(),
+            b"{\"type\":\"session\"}\n"
+        );
+        assert!(read_all(&dir.join("missing")).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_file_that_grew_after_its_size_was_taken_is_read_to_its_end_and_one_that_shrank_whole() {
+        let dir = crate::testing::temp_dir("read-in-parts-grow");
+        let f = dir.join("f");
+        let text = vec![b'a'; 2 * PARALLEL_READ_BYTES];
+        std::fs::write(&f, &text).unwrap();
+        let file = open_read(&f).unwrap();
+        // The parts read as much as the size said; the caller's read takes what came after.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&f)
+            .unwrap()
+            .write_all(b"tail")
+            .unwrap();
+        let mut buf = read_in_parts(&file, text.len()).unwrap_or_default();
+        let mut file = file;
+        file.seek(io::SeekFrom::Start(buf.len() as u64)).unwrap();
+        file.read_to_end(&mut buf).unwrap();
+        assert_eq!(buf.len(), text.len() + 4);
+        assert!(buf.ends_with(b"atail"));
+        // Asked for more than there is: no parts (the caller reads it whole instead).
+        assert!(read_in_parts(&open_read(&f).unwrap(), 3 * PARALLEL_READ_BYTES).is_none());
+    }
 }
