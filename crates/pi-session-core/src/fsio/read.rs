@@ -87,6 +87,31 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
     Ok(())
 }
 
+/// The session files of `dir` (`*.jsonl`, regular files, no hidden names), sorted by name, each
+/// with its metadata; none when `dir` does not exist.
+pub fn session_files(dir: &Path) -> Result<Vec<(PathBuf, fs::Metadata)>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&e, "scandir", dir)),
+    };
+    let mut out = Vec::new();
+    for ent in rd {
+        let ent = ent.map_err(|e| Error::io(&e, "scandir", dir))?;
+        let name = ent.file_name();
+        let name = name.to_string_lossy();
+        if !name.ends_with(".jsonl") || name.starts_with('.') {
+            continue;
+        }
+        match ent.metadata() {
+            Ok(meta) if meta.is_file() => out.push((ent.path(), meta)),
+            _ => {}
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,8 +13,6 @@
 //! another session, or that grew apart from the old file, is left alone and reported; so is a
 //! file held under this store's writer lease.
 
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -186,25 +184,10 @@ impl FileMove {
 
 /// The `.jsonl` files of a directory (no hidden temp files), sorted; none if it does not exist.
 fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&e, "scandir", dir)),
-    };
-    let mut out = Vec::new();
-    for ent in rd {
-        let ent = ent.map_err(|e| Error::io(&e, "scandir", dir))?;
-        let name = ent.file_name();
-        let name = name.to_string_lossy();
-        if name.ends_with(".jsonl")
-            && !name.starts_with('.')
-            && ent.file_type().is_ok_and(|t| t.is_file())
-        {
-            out.push(ent.path());
-        }
-    }
-    out.sort();
-    Ok(out)
+    Ok(fsio::session_files(dir)?
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect())
 }
 
 /// The number of session files the session directory of `cwd` holds.

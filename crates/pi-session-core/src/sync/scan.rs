@@ -38,29 +38,16 @@ pub struct Side {
 
 /// The `*.jsonl` files of `dir` (no hidden ones), sorted by name; none if `dir` does not exist.
 fn jsonl_files(dir: &Path) -> Result<Vec<Found>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&e, "scandir", dir)),
-    };
-    let mut out = Vec::new();
-    for ent in rd {
-        let ent = ent.map_err(|e| Error::io(&e, "scandir", dir))?;
-        let name = ent.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".jsonl") || name.starts_with('.') {
-            continue;
-        }
-        let Ok(meta) = ent.metadata() else { continue };
-        if meta.is_file() {
-            out.push(Found {
-                path: ent.path(),
-                name,
-                stamp: Stamp::of(&meta),
-            });
-        }
-    }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(out)
+    Ok(fsio::session_files(dir)?
+        .into_iter()
+        .map(|(path, meta)| Found {
+            name: path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            stamp: Stamp::of(&meta),
+            path,
+        })
+        .collect())
 }
 
 /// The header id of a file, read from its first line only.
