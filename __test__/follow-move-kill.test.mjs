@@ -10,22 +10,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { loadReference, ROOT } from "./helpers/target.mjs";
-import { assistant, defaultSessionDirFor, tempDir, user } from "./helpers/fixtures.mjs";
+import { assistant, defaultSessionDirFor, rng, tempDir, user } from "./helpers/fixtures.mjs";
 
 const Reference = (await loadReference()).SessionManager;
 const BIN = path.join(ROOT, "bin", "pi-sessions.js");
 const SESSIONS = 30;
 const KILLS = 8;
-
-function rng(seed) {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
-}
 
 const env = (agentDir) => ({ ...process.env, PI_CODING_AGENT_DIR: agentDir });
 

@@ -9,22 +9,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync, spawn } from "node:child_process";
 import { loadOurs } from "./helpers/target.mjs";
-import { defaultSessionDirFor, tempDir } from "./helpers/fixtures.mjs";
+import { defaultSessionDirFor, rng, tempDir } from "./helpers/fixtures.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const { syncSessions } = loadOurs();
 const BIN = path.join(ROOT, "bin", "pi-sessions.js");
 const SESSIONS = 40;
-
-function rng(seed) {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
-}
 
 const lineSet = (file) => new Set(fs.readFileSync(file, "utf8").split("\n").slice(1).filter(Boolean));
 const sameSet = (a, b) => a.size === b.size && [...a].every((l) => b.has(l));

@@ -12,6 +12,18 @@ import { TARGET } from "./target.mjs";
 // ------------------------------------------------------------ temp dir, environment, cwd
 
 /** A fresh temporary directory (its real path), removed when the test ends. */
+/** A seeded xorshift: `next(n)` is in [0, n), the same sequence for the same seed (kill tests pick
+ * their moments with it). @param {number} seed */
+export function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return (n) => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) % n;
+  };
+}
+
 export function tempDir(t, prefix = "pi-test-") {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   t?.after(() => removeTempDir(dir));
