@@ -10,7 +10,11 @@
 //   artifact the file cargo leaves in target/<triple>/release/
 //   env      per-target environment of the build (macOS: the oldest release it runs on)
 //   rustflags per-target flags (musl: link the C library dynamically, so the addon shares the
-//            host's musl instead of carrying a second copy; macOS: a stable install name)
+//            host's musl instead of carrying a second copy; macOS: a stable install name, and
+//            `-S`, no debug stabs: rustc hands the linker C objects it unpacked into a temp dir
+//            of a random name, zig's linker names each in a stab and hashes the image, stabs
+//            included, into LC_UUID, and the strip after the link drops the stabs but not the
+//            UUID, so without -S every build, even of one checkout, had a UUID of its own)
 "use strict";
 
 const PLATFORMS = [
@@ -65,7 +69,7 @@ const PLATFORMS = [
     artifact: "libpi_session_native.dylib",
     abi: "macOS ≥ 10.13, libSystem",
     env: { MACOSX_DEPLOYMENT_TARGET: "10.13" },
-    rustflags: ["-C", "link-arg=-Wl,-install_name,@rpath/pi-session-native.node"],
+    rustflags: ["-C", "link-arg=-Wl,-install_name,@rpath/pi-session-native.node", "-C", "link-arg=-Wl,-S"],
   },
   {
     suffix: "darwin-arm64",
@@ -76,7 +80,7 @@ const PLATFORMS = [
     artifact: "libpi_session_native.dylib",
     abi: "macOS ≥ 11, libSystem",
     env: { MACOSX_DEPLOYMENT_TARGET: "11.0" },
-    rustflags: ["-C", "link-arg=-Wl,-install_name,@rpath/pi-session-native.node"],
+    rustflags: ["-C", "link-arg=-Wl,-install_name,@rpath/pi-session-native.node", "-C", "link-arg=-Wl,-S"],
   },
   {
     suffix: "win32-x64-gnu",
