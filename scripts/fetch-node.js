@@ -83,11 +83,17 @@ function installCached({ what, spec, dir, binaryOf, ready }) {
 
 /**
  * Path of a working Node binary of this major version, installing it into .cache/ if needed.
- * Throws an Error saying why when it cannot.
+ * PI_NODE_<major>=<binary> names one to use instead (scripts/test-windows.js: under Wine, where
+ * no npm runs, the Node for Windows it installed). Throws an Error saying why when it cannot.
  */
 function fetchNode(major) {
   major = String(major);
   if (!/^\d+$/.test(major)) throw new Error(`fetch-node: not a major version: ${major}`);
+  const given = process.env[`PI_NODE_${major}`];
+  if (given) {
+    if (versionOf(given)?.split(".")[0] !== major) throw new Error(`fetch-node: PI_NODE_${major}=${given} is not a Node ${major} that runs`);
+    return given;
+  }
   return installCached({
     what: "fetch-node",
     spec: `${packageName()}@${PINNED[packageName()]?.[major] ?? major}`,

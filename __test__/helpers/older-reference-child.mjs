@@ -3,10 +3,12 @@
 // the first message says which Node this is and whether its readline ends lines at U+2028/U+2029.
 import readline from "node:readline";
 import { Readable } from "node:stream";
+import { pathToFileURL } from "node:url";
 
 import { decode, encode } from "./older-reference-codec.mjs";
 
-const reference = await import(process.argv[2]);
+// A file URL: a bare Windows path (C:\...) is not a specifier import() takes.
+const reference = await import(pathToFileURL(process.argv[2]).href);
 
 async function splits() {
   const rl = readline.createInterface({ input: Readable.from(["a\u2028b\u2029c\n"]), crlfDelay: Infinity });
