@@ -14,12 +14,14 @@
 //   linux-x64-musl   loaded by musl's own dynamic loader (Debian's `musl`): a small host program
 //                    that defines the Node-API functions dlopen()s it with every symbol bound now,
 //                    and finds the module's entry
-//   win32-x64-gnu    the Windows suites under Wine with Node for Windows (scripts/test-windows.js)
+//   win32-x64-gnu    the Windows suites under Wine 10 with Node 22, 24 and 26 for Windows, and
+//                    pi-sessions and pi-native through npm's .cmd shims (scripts/test-windows.js)
 //   others           nothing here runs them: macOS and Windows on arm64 have no emulator on
 //                    this machine, and musl on arm64 no loader
 //
 // Needs root for the Debian packages it installs when missing (llvm, qemu-user-static,
-// libc6-arm64-cross, libstdc++6-arm64-cross, musl, wine64). Exit code 1 when anything failed.
+// libc6-arm64-cross, libstdc++6-arm64-cross, musl; debootstrap for the Wine 10 root). Exit code 1
+// when anything failed.
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -242,7 +244,9 @@ function main() {
     missing.push("qemu-user-static", "libc6-arm64-cross", "libstdc++6-arm64-cross");
   }
   if (rows.some((r) => r.suffix === "linux-x64-musl") && !fs.existsSync("/usr/lib/x86_64-linux-musl/libc.so")) missing.push("musl");
-  if (rows.some((r) => r.os === "win32" && r.cpu === "x64") && !fs.existsSync("/usr/lib/wine/wine64")) missing.push("wine64");
+  // Windows x64 runs under Wine 10 in a Debian root of its own (scripts/wine-root.js makes it);
+  // the host's wine64 only for PI_TEST_WINE=host.
+  if (rows.some((r) => r.os === "win32" && r.cpu === "x64") && process.env.PI_TEST_WINE === "host" && !fs.existsSync("/usr/lib/wine/wine64")) missing.push("wine64");
   if (missing.length) aptInstall(missing);
 
   const started = Date.now();

@@ -62,24 +62,47 @@ function install(base, node, dll) {
   fs.mkdirSync(platformPkg, { recursive: true });
   fs.copyFileSync(path.join(root, "npm", row.suffix, "package.json"), path.join(platformPkg, "package.json"));
   fs.copyFileSync(dll, path.join(platformPkg, binaryFile(row)));
-  // cmd-shim as npm calls it for a bin entry: from the script, to <prefix>\<name> (+ .cmd, .ps1).
-  const script = `require(${JSON.stringify(cmdShimModule())})(process.argv[1], process.argv[2]).catch((e) => { console.error(e); process.exit(1); })`;
-  const from = path.join(pkg, "bin", "pi-sessions.js");
-  const shim = spawnSync(process.execPath, ["-e", script, from, path.join(prefix, "pi-sessions")], { encoding: "utf8" });
-  if (shim.status !== 0) throw new Error(`cmd-shim: ${shim.stderr}`);
+  // Every bin of the package (pi-sessions, pi-native), as npm links them.
+  const { bin } = JSON.parse(fs.readFileSync(path.join(pkg, "package.json"), "utf8"));
+  for (const [name, script] of Object.entries(bin)) writeShim(path.join(pkg, script), path.join(prefix, name));
   return prefix;
+}
+
+/** cmd-shim as npm calls it for a bin entry: from the script, to `to` (+ .cmd, .ps1). */
+function writeShim(from, to) {
+  const script = `require(${JSON.stringify(cmdShimModule())})(process.argv[1], process.argv[2]).catch((e) => { console.error(e); process.exit(1); })`;
+  const shim = spawnSync(process.execPath, ["-e", script, from, to], { encoding: "utf8" });
+  if (shim.status !== 0) throw new Error(`cmd-shim: ${shim.stderr}`);
+}
+
+// npm's shim ends in `endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%" ...`.
+const GOTO_TRICK = "endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & ";
+
+/** Whether this Wine's cmd runs the rest of a line after a failed goto, as cmd.exe does. */
+function cmdRunsTheRest(wine, work, prefix) {
+  const probe = runBatch(wine, work, "goto-probe", prefix, "goto #_undefined_# 2>NUL || echo ran");
+  return probe.stdout?.includes("ran") === true;
+}
+
+/** The shim `file` (npm's .cmd) without its goto clause, for a cmd that cannot run it; the original kept beside it. */
+function dropGotoTrick(file) {
+  const text = fs.readFileSync(file, "utf8");
+  assert.equal(text.split(GOTO_TRICK).length, 2, `npm's shim has the goto clause once:\n${text}`);
+  fs.writeFileSync(`${file}.npm`, text);
+  fs.writeFileSync(file, text.replace(GOTO_TRICK, "endLocal & "));
 }
 
 /**
  * Run `line` (a cmd.exe command line) from a batch file under Wine, with `prefix` first on PATH
  * and `vars` set; its exit code, stdout and stderr.
  */
-function runBatch(wine, work, name, prefix, line, vars = {}) {
+function runBatch(wine, work, name, prefix, line, vars = {}, cwd = null) {
   const out = path.join(work, `${name}.out`);
   const err = path.join(work, `${name}.err`);
   const bat = path.join(work, `${name}.bat`);
   const lines = [
     "@echo off",
+    ...(cwd ? [`cd /d "${winPath(cwd)}"`] : []),
     `set "PATH=${winPath(prefix)};%PATH%"`,
     "set PI_SESSION_NATIVE_PATH=",
     ...Object.entries(vars).map(([k, v]) => `set "${k}=${v}"`),
@@ -124,20 +147,16 @@ function checkShim({ wine, node, dll, base, log = (s) => process.stdout.write(s)
   // where it does not, the checks run on the shim with only that clause taken out (what is
   // checked then is everything but the trick: PATHEXT finding the .cmd, %dp0% with a space,
   // node.exe beside it, %* with quoted arguments, output and exit codes).
-  const probe = runBatch(wine, work, "goto-probe", prefix, "goto #_undefined_# 2>NUL || echo ran");
-  const cmdRunsTheRest = probe.stdout?.includes("ran") === true;
+  const runsTheRest = cmdRunsTheRest(wine, work, prefix);
   const help0 = run("help-npm-shim", "pi-sessions --help");
   let shimUsed = "npm's cmd-shim, verbatim";
-  if (!cmdRunsTheRest) {
+  if (!runsTheRest) {
     assert.equal(help0.stdout, "", `this cmd skips the rest of a line after a failed goto, yet the shim printed\n${detail(help0)}`);
-    const trick = "endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & ";
-    assert.equal(shimText.split(trick).length, 2, `npm's shim has the goto clause once:\n${shimText}`);
-    fs.writeFileSync(path.join(prefix, "pi-sessions.cmd.npm"), shimText);
-    fs.writeFileSync(path.join(prefix, "pi-sessions.cmd"), shimText.replace(trick, "endLocal & "));
+    dropGotoTrick(path.join(prefix, "pi-sessions.cmd"));
     shimUsed = "npm's cmd-shim without its `goto #_undefined_# 2>NUL || title %COMSPEC%` clause (this cmd ends the batch there without running the rest of the line)";
     log(`  ${shimUsed}\n`);
   }
-  const help = cmdRunsTheRest ? help0 : run("help", "pi-sessions --help");
+  const help = runsTheRest ? help0 : run("help", "pi-sessions --help");
   assert.equal(help.status, 0, detail(help));
   assert.equal(help.stderr, "", detail(help));
   for (const command of ["list", "show", "tree", "stats", "verify", "rm", "prune", "demo"]) {
@@ -173,7 +192,7 @@ function checkShim({ wine, node, dll, base, log = (s) => process.stdout.write(s)
   assert.equal(bad.status, 2, detail(bad));
   assert.equal(bad.stdout, "", detail(bad));
   assert.match(bad.stderr, /unknown command 'no-such-command'/, detail(bad));
-  return { prefix, results, shimUsed, cmdRunsTheRest };
+  return { prefix, results, shimUsed, cmdRunsTheRest: runsTheRest };
 }
 
-module.exports = { checkShim, install };
+module.exports = { checkShim, install, writeShim, runBatch, cmdRunsTheRest, dropGotoTrick, winPath };
