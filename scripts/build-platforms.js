@@ -14,7 +14,8 @@
 // Microsoft's SDK libraries, which no registry here serves (README: "Platforms").
 //
 // Reproducible: the same commit built anywhere gives the same binaries. Paths of this checkout and
-// of the cargo registry are remapped out of them, the toolchain is pinned (rust-toolchain is the
+// of the cargo registry are remapped out of them, link times are the commit's (SOURCE_DATE_EPOCH),
+// the toolchain is pinned (rust-toolchain is the
 // machine's, named in the SHA256SUMS file), and npm packs with fixed times. DIR/SHA256SUMS lists
 // every tarball and binary; building twice and comparing it is the check.
 "use strict";
@@ -106,13 +107,23 @@ function cargoHome() {
   return process.env.CARGO_HOME || path.join(os.homedir(), ".cargo");
 }
 
+/**
+ * The time the Windows linker writes into the PE header (its TimeDateStamp, otherwise the clock
+ * at the link: the one byte range two builds of one commit differed in): SOURCE_DATE_EPOCH when
+ * the caller sets it, else the commit's time, else 0 outside a git checkout.
+ */
+function sourceDateEpoch() {
+  if (process.env.SOURCE_DATE_EPOCH) return process.env.SOURCE_DATE_EPOCH;
+  return output("git", ["log", "-1", "--format=%ct"]) || "0";
+}
+
 function build(row, pathWithZig) {
   const rustflags = [
     `--remap-path-prefix=${root}=/pi-session-native`,
     `--remap-path-prefix=${cargoHome()}=/cargo`,
     ...(row.rustflags ?? []),
   ];
-  const env = { ...process.env, PATH: pathWithZig, RUSTFLAGS: rustflags.join(" "), ...(row.env ?? {}) };
+  const env = { ...process.env, PATH: pathWithZig, RUSTFLAGS: rustflags.join(" "), SOURCE_DATE_EPOCH: sourceDateEpoch(), ...(row.env ?? {}) };
   if (row.os === "win32") env.LIBNODE_PATH = emptyLibnode();
   const started = Date.now();
   run("cargo", ["zigbuild", "--release", "--locked", "--target", row.zig, "-p", "pi-session-native"], { env });
