@@ -48,8 +48,8 @@ if (cargo.error || cargo.status !== 0) {
   const python = spawnSync("python3", ["--version"], { stdio: "ignore" });
   if (!python.error && python.status === 0) run("long functions", "python3", ["scripts/long-fns.py"]);
   run("msrv", process.execPath, ["scripts/check-msrv.js"]);
-  run("rust core", "cargo", ["test", "-p", "pi-session-core", "--release"]);
-  run("cli", "cargo", ["test", "-p", "pi-sessions-cli", "--release"]);
+  run("rust core", "cargo", ["test", "-p", "pi-session-core", "--profile", "release-test"]);
+  run("cli", "cargo", ["test", "-p", "pi-sessions-cli", "--profile", "release-test"]);
   if (process.platform === "linux" && process.env.GITHUB_ACTIONS !== "true") {
     run("platforms compile", process.execPath, ["scripts/check-platforms.js"]);
   }
