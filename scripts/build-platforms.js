@@ -117,13 +117,13 @@ function sourceDateEpoch() {
   return output("git", ["log", "-1", "--format=%ct"]) || "0";
 }
 
-function build(row, pathWithZig) {
+function build(row, pathWithZig, epoch) {
   const rustflags = [
     `--remap-path-prefix=${root}=/pi-session-native`,
     `--remap-path-prefix=${cargoHome()}=/cargo`,
     ...(row.rustflags ?? []),
   ];
-  const env = { ...process.env, PATH: pathWithZig, RUSTFLAGS: rustflags.join(" "), SOURCE_DATE_EPOCH: sourceDateEpoch(), ...(row.env ?? {}) };
+  const env = { ...process.env, PATH: pathWithZig, RUSTFLAGS: rustflags.join(" "), SOURCE_DATE_EPOCH: epoch, ...(row.env ?? {}) };
   if (row.os === "win32") env.LIBNODE_PATH = emptyLibnode();
   const started = Date.now();
   run("cargo", ["zigbuild", "--release", "--locked", "--target", row.zig, "-p", "pi-session-native"], { env });
@@ -141,12 +141,13 @@ function main() {
   const rows = options.only ?? PLATFORMS;
   ensureRustTargets(rows);
   const pathWithZig = zigToolsPath();
+  const epoch = sourceDateEpoch();
   fs.mkdirSync(options.out, { recursive: true });
 
   const results = [];
   for (const row of rows) {
     log(`${row.suffix}: cargo zigbuild --target ${row.zig}`);
-    const { file, seconds } = build(row, pathWithZig);
+    const { file, seconds } = build(row, pathWithZig, epoch);
     const binary = path.join(options.out, binaryFile(row));
     fs.copyFileSync(file, binary);
     const result = { row, binary, seconds, bytes: fs.statSync(binary).size };

@@ -261,7 +261,7 @@ function chooseWine() {
   if (wineChoice() === "host") {
     return { name: "Wine 8 (the machine's)", root: null, prefix: process.env.PI_TEST_WINE_PREFIX ?? path.join(cache, "wine-prefix"), majors: nodeMajors("host") };
   }
-  const wineDir = step("Wine 10 (Debian trixie root)", () => wineRoot.ensureWineRoot(cache));
+  const wineDir = wineRoot.insideNamespace() ?? step("Wine 10 (Debian trixie root)", () => wineRoot.ensureWineRoot(cache));
   // The checkout, and the real .cache where it is a link out of the checkout.
   const shared = [root, fs.realpathSync(cache)].filter((d, i, all) => i === 0 || !d.startsWith(`${root}/`));
   const status = wineRoot.enterNamespace(wineDir, shared);

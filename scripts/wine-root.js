@@ -82,7 +82,7 @@ function ensureWineRoot(cache, log = (s) => process.stdout.write(s)) {
  * there; returns the exit code of that run, or null when this process is the one inside.
  */
 function enterNamespace(root, shared) {
-  if (process.env[INSIDE] === root) return null;
+  if (insideNamespace() === root) return null;
   const mounts = [
     `mount -t proc proc "${root}/proc"`,
     `mount --rbind /dev "${root}/dev"`,
@@ -97,6 +97,11 @@ function enterNamespace(root, shared) {
   return r.status ?? 1;
 }
 
+/** The root whose namespace this process runs in (made ready by the process that entered it), or null. */
+function insideNamespace() {
+  return process.env[INSIDE] || null;
+}
+
 /** spawnSync arguments that run Wine 10 in the root with `args`, in `cwd` (a path the root shares). */
 function wineCommand(root, cwd, args) {
   return ["chroot", [root, "/bin/sh", "-c", 'cd "$0" && exec "$@"', cwd, LOADER, ...args]];
@@ -107,4 +112,4 @@ function wineVersion(root) {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-module.exports = { ensureWineRoot, enterNamespace, wineCommand, wineVersion };
+module.exports = { ensureWineRoot, enterNamespace, insideNamespace, wineCommand, wineVersion };
