@@ -142,11 +142,12 @@ function checkAgent({ wine, node, dll, base, log = (s) => process.stdout.write(s
   assert.equal(native.status, 0, detail(native));
   assert.equal(native.stdout.trim(), "You said: third, native", detail(native));
   assert.deepEqual(sessionFiles(agentDir), files, "both continued the one session file");
-  const texts = records(file)
+  const after = records(file);
+  const texts = after
     .filter((r) => r.type === "message" && r.message.role === "user")
     .map((r) => (typeof r.message.content === "string" ? r.message.content : r.message.content.map((b) => b.text).join("")));
   assert.deepEqual(texts, ["hello from windows", "second, stock", "third, native"]);
-  assert.equal(records(file)[0].id, header.id, "the header stayed");
+  assert.equal(after[0].id, header.id, "the header stayed");
 
   // Stdin, stdout, stderr and the exit code pass through as the stock shim passes them.
   fs.writeFileSync(path.join(work, "prompt.txt"), "piped prompt\r\n");
