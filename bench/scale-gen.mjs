@@ -41,7 +41,7 @@ const CWD_DIR_NAME = `--${SCALE_CWD.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-"
 
 // ------------------------------------------------------------------------------ PRNG and pools
 
-const WORDS = (
+export const WORDS = (
   "the a to of and in is for that it with on as this be are by we not from or an at can use " +
   "file function return value type error test build module import export const let async await " +
   "session entry message context tool result output input parse write read path directory line " +
@@ -101,7 +101,7 @@ function pools() {
   return POOLS;
 }
 
-class Gen {
+export class Gen {
   constructor(seed) {
     this.rand = mulberry32(seed);
     this.p = pools();
@@ -174,7 +174,7 @@ class LineWriter {
 }
 
 // ------------------------------------------------------------------------------ sessions
-function usage(g) {
+export function usage(g) {
   const input = g.int(2000, 90000);
   const output = g.int(50, 4000);
   const cacheRead = g.int(0, 150000);
