@@ -26,6 +26,7 @@ pub mod config;
 pub mod cut;
 mod error;
 pub mod follow;
+pub mod lazy;
 pub mod listing;
 mod memory;
 pub mod paths;

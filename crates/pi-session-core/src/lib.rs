@@ -18,6 +18,7 @@ pub mod ids;
 pub mod inspect;
 pub mod json;
 pub mod key;
+pub mod lazy;
 pub mod listing;
 pub mod lock;
 pub mod materialize;

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::fsio;
+use crate::lazy::{LazyScratch, Shapes};
 use crate::record::{self, Kind, Meta};
 
 /// A physical line: byte range in the text, and its meta when it is a record.
@@ -18,7 +19,7 @@ const MAX_PARSE_THREADS: usize = 8;
 
 /// The lines of `text`, read in `pieces` pieces cut at line boundaries, each on a scoped thread
 /// of its own but the first (a piece whose thread cannot be made is read on this one).
-fn lines_in_pieces(text: &[u8], pieces: usize) -> Vec<Line> {
+fn lines_in_pieces(text: &[u8], pieces: usize) -> (Vec<Line>, Shapes) {
     if pieces < 2 {
         return split_lines(text, 0, text.len());
     }
@@ -41,32 +42,48 @@ fn lines_in_pieces(text: &[u8], pieces: usize) -> Vec<Line> {
                 (from, to, thread.ok())
             })
             .collect();
-        let mut lines = split_lines(text, bounds[0], bounds[1]);
+        let (mut lines, mut shapes) = split_lines(text, bounds[0], bounds[1]);
         for (from, to, thread) in parts {
-            match thread.map(|t| t.join()) {
-                Some(Ok(more)) => lines.extend(more),
+            let (more, more_shapes) = match thread.map(|t| t.join()) {
+                Some(Ok(more)) => more,
                 Some(Err(panic)) => std::panic::resume_unwind(panic),
-                None => lines.extend(split_lines(text, from, to)),
-            }
+                None => split_lines(text, from, to),
+            };
+            let ids = shapes.absorb(&more_shapes);
+            lines.extend(more.into_iter().map(|(s, e, mut meta)| {
+                if let Some(lazy) = meta.as_mut().and_then(|m| m.lazy.as_mut()) {
+                    lazy.shape = ids[lazy.shape as usize];
+                }
+                (s, e, meta)
+            }));
         }
-        lines
+        (lines, shapes)
     })
 }
 
 /// The lines of `text[from..to]` (`from` starts a line; a fragment after the last `\n` before
 /// `to` counts as a line), with their metas and offsets into the whole text.
-fn split_lines(text: &[u8], from: usize, to: usize) -> Vec<Line> {
+fn split_lines(text: &[u8], from: usize, to: usize) -> (Vec<Line>, Shapes) {
     let mut lines = Vec::new();
+    let mut lazy = LazyScratch::default();
     let mut start = from;
     for nl in memchr::memchr_iter(b'\n', &text[from..to]) {
         let nl = from + nl;
-        lines.push((start, nl, record::read_meta(&text[start..nl])));
+        lines.push((
+            start,
+            nl,
+            record::read_meta_lazy(&text[start..nl], &mut lazy),
+        ));
         start = nl + 1;
     }
     if start < to {
-        lines.push((start, to, record::read_meta(&text[start..to])));
+        lines.push((
+            start,
+            to,
+            record::read_meta_lazy(&text[start..to], &mut lazy),
+        ));
     }
-    lines
+    (lines, lazy.shapes)
 }
 
 /// A file's lines as `loadEntriesFromFile` sees them.
@@ -74,6 +91,8 @@ pub struct LoadedFile {
     pub text: Vec<u8>,
     /// Every physical line (split on `\n`).
     pub lines: Vec<Line>,
+    /// The shapes of the lines' lazy values (see [`crate::lazy`]).
+    pub shapes: Shapes,
 }
 
 impl LoadedFile {
@@ -86,8 +105,12 @@ impl LoadedFile {
         let pieces = (text.len() / PARALLEL_PIECE_BYTES)
             .min(crate::cores::available().unwrap_or(1))
             .min(MAX_PARSE_THREADS);
-        let lines = lines_in_pieces(&text, pieces);
-        LoadedFile { text, lines }
+        let (lines, shapes) = lines_in_pieces(&text, pieces);
+        LoadedFile {
+            text,
+            lines,
+            shapes,
+        }
     }
 
     /// `loadEntriesFromFile` accepts the file: its first record is a header with a string id
@@ -105,6 +128,7 @@ impl LoadedFile {
         let n = record::leading_count(self.lines.iter().filter_map(|l| l.2.as_ref()));
         for m in self.lines.iter_mut().filter_map(|l| l.2.as_mut()).take(n) {
             m.kind = Kind::Leading;
+            m.lazy = None;
         }
     }
 
@@ -174,7 +198,7 @@ mod tests {
             text.len() > 3 * PARALLEL_PIECE_BYTES,
             "big enough to be cut into pieces"
         );
-        let sequential = split_lines(&text, 0, text.len());
+        let sequential = split_lines(&text, 0, text.len()).0;
         let loaded = LoadedFile::parse(text.clone());
         assert_eq!(loaded.lines.len(), sequential.len());
         assert_eq!(format!("{:?}", loaded.lines), format!("{sequential:?}"));
@@ -188,18 +212,18 @@ mod tests {
     #[test]
     fn any_number_of_pieces_gives_the_lines_of_one_sequential_pass() {
         let text = mixed_text(20_000);
-        let sequential = format!("{:?}", split_lines(&text, 0, text.len()));
+        let sequential = format!("{:?}", split_lines(&text, 0, text.len()).0);
         for pieces in [2, 3, 4, 7, 64] {
             assert_eq!(
-                format!("{:?}", lines_in_pieces(&text, pieces)),
+                format!("{:?}", lines_in_pieces(&text, pieces).0),
                 sequential,
                 "{pieces} pieces"
             );
         }
         let short = b"{\"a\":1}\n{\"b\":2}";
         assert_eq!(
-            format!("{:?}", lines_in_pieces(short, 8)),
-            format!("{:?}", split_lines(short, 0, short.len()))
+            format!("{:?}", lines_in_pieces(short, 8).0),
+            format!("{:?}", split_lines(short, 0, short.len()).0)
         );
     }
 

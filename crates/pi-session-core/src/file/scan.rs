@@ -8,15 +8,24 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::fsio::{read_at, read_exact_at};
 use crate::json::{self, Value};
+use crate::lazy::{self, LazyScratch, Shapes};
 use crate::record::{self, Kind, Meta};
+use crate::store::records::NO_SKELETON;
 
-/// A record found in a file: `(start, end, meta, fingerprint)` (byte range of its line without
-/// the newline).
-pub type ScannedRec = (usize, usize, Meta, u32);
+/// A record found in a file: `(start, end, meta, fingerprint, skeleton)` (byte range of its line
+/// without the newline; where its skeleton is in [`Scan::skeletons`], or [`NO_SKELETON`]).
+pub type ScannedRec = (usize, usize, Meta, u32, u32);
+
+/// Lines longer than this keep no skeleton (their skeleton is made from the line when asked for).
+const MAX_KEPT_SKELETON: usize = 64 << 10;
 
 /// What a scan found: one [`ScannedRec`] per record, in file order.
 pub struct Scan {
     pub recs: Vec<ScannedRec>,
+    /// The shapes of the records' lazy values (see [`crate::lazy`]).
+    pub shapes: Shapes,
+    /// The records' skeletons, one after the other.
+    pub skeletons: Vec<u8>,
     pub header_id: String,
     /// The first header's `version` (1 when absent; NaN when not a number).
     pub header_version: f64,
@@ -211,6 +220,8 @@ fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
         };
     let mut scan = Scan {
         recs: Vec::new(),
+        shapes: Shapes::default(),
+        skeletons: Vec::new(),
         header_id: String::new(),
         header_version: 1.0,
         ends_with_newline: true,
@@ -218,15 +229,8 @@ fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
     let mut header = None;
     for part in parts {
         let part = part.map_err(|e| Error::io(&e, "read", path))?;
-        header = header.or(part.header);
-        if let Some(nl) = part.ends_with_newline {
-            scan.ends_with_newline = nl;
-        }
-        if scan.recs.is_empty() {
-            scan.recs = part.recs;
-        } else {
-            scan.recs.extend(part.recs);
-        }
+        header = header.or_else(|| part.header.clone());
+        scan.take_part(part);
     }
     if let Some((id, version)) = header {
         (scan.header_id, scan.header_version) = (id, version);
@@ -234,14 +238,48 @@ fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
     let leading = record::leading_count(scan.recs.iter().map(|r| &r.2));
     for r in &mut scan.recs[..leading] {
         r.2.kind = Kind::Leading;
+        r.2.lazy = None;
     }
     Ok(Some(scan))
+}
+
+impl Scan {
+    /// Appends the records of the next part of the file (its shape ids and skeleton offsets made
+    /// the scan's).
+    fn take_part(&mut self, part: Part) {
+        if let Some(nl) = part.ends_with_newline {
+            self.ends_with_newline = nl;
+        }
+        let ids = self.shapes.absorb(&part.shapes);
+        let shift = self.skeletons.len() as u32;
+        let mut recs = part.recs;
+        for r in &mut recs {
+            if let Some(lazy) = &mut r.2.lazy {
+                lazy.shape = ids[lazy.shape as usize];
+            }
+            if r.4 != NO_SKELETON {
+                r.4 = r.4.checked_add(shift).unwrap_or(NO_SKELETON);
+            }
+        }
+        if self.skeletons.is_empty() {
+            self.skeletons = part.skeletons;
+        } else {
+            self.skeletons.extend_from_slice(&part.skeletons);
+        }
+        if self.recs.is_empty() {
+            self.recs = recs;
+        } else {
+            self.recs.extend(recs);
+        }
+    }
 }
 
 /// What one part of a file holds: its records, its first header's id and version, and whether
 /// its last line ends with a newline (`None`: no line).
 struct Part {
     recs: Vec<ScannedRec>,
+    shapes: Shapes,
+    skeletons: Vec<u8>,
     header: Option<(String, f64)>,
     ends_with_newline: Option<bool>,
 }
@@ -304,13 +342,16 @@ fn scan_range(file: &File, start: u64, end: u64) -> std::io::Result<Part> {
     let mut chunks = LineChunks::new(reader, SCAN_CHUNK_BYTES);
     let mut part = Part {
         recs: Vec::new(),
+        shapes: Shapes::default(),
+        skeletons: Vec::new(),
         header: None,
         ends_with_newline: None,
     };
+    let mut lazy = LazyScratch::default();
     while let Some((base, chunk)) = chunks.next_chunk()? {
         for (at, body, has_nl) in chunk_lines(chunk) {
             part.ends_with_newline = Some(has_nl);
-            let Some(meta) = record::read_meta_canonical(body) else {
+            let Some(meta) = record::read_meta_canonical_lazy(body, &mut lazy) else {
                 continue;
             };
             if part.header.is_none() && meta.kind == Kind::Header {
@@ -318,14 +359,30 @@ fn scan_range(file: &File, start: u64, end: u64) -> std::io::Result<Part> {
             }
             let check = super::fingerprint(body);
             let line_start = (start + base) as usize + at;
+            let skel = keep_skeleton(body, &meta, &mut part.skeletons);
             part.recs
-                .push((line_start, line_start + body.len(), meta, check));
+                .push((line_start, line_start + body.len(), meta, check, skel));
         }
     }
+    part.shapes = lazy.shapes;
     Ok(part)
 }
 
 /// A header line's `id` and `version` (1 when absent; NaN when not a number).
+/// Keeps the skeleton of a line in `skeletons` (see [`crate::lazy`]); where it is, or
+/// [`NO_SKELETON`] for a line too long to keep.
+fn keep_skeleton(line: &[u8], meta: &Meta, skeletons: &mut Vec<u8>) -> u32 {
+    let at = skeletons.len();
+    match &meta.lazy {
+        Some(lazy) if lazy::skeleton_len(line.len(), lazy) <= MAX_KEPT_SKELETON => {
+            lazy::push_skeleton(line, lazy, skeletons)
+        }
+        None if line.len() <= MAX_KEPT_SKELETON => skeletons.extend_from_slice(line),
+        _ => return NO_SKELETON,
+    }
+    u32::try_from(at).unwrap_or(NO_SKELETON)
+}
+
 fn header_of(body: &[u8]) -> (String, f64) {
     let mut out = (String::new(), 1.0);
     if let Ok(v) = json::parse(body) {

@@ -11,6 +11,7 @@ use crate::fsio::{self, Durability};
 use crate::json;
 use crate::paths;
 use crate::record::{self, Kind, Meta};
+use crate::store::records::NO_SKELETON;
 
 /// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
 /// a scan of the new file would find them, so the session opened on it need not read it again.
@@ -198,7 +199,13 @@ impl ForkWriter {
         tmp.write_all(b"\n")?;
         let header_meta =
             record::read_meta_trusted(header.as_bytes()).expect("header line is JSON");
-        let recs = vec![(0, header.len(), header_meta, fingerprint(header.as_bytes()))];
+        let recs = vec![(
+            0,
+            header.len(),
+            header_meta,
+            fingerprint(header.as_bytes()),
+            NO_SKELETON,
+        )];
         Ok(ForkWriter {
             file,
             tmp,
@@ -219,8 +226,13 @@ impl ForkWriter {
         }
         let start = self.written + self.run.len();
         self.run.end = at + line.len() + 1;
-        self.recs
-            .push((start, start + line.len(), meta, fingerprint(line)));
+        self.recs.push((
+            start,
+            start + line.len(),
+            meta,
+            fingerprint(line),
+            NO_SKELETON,
+        ));
         Ok(())
     }
 
@@ -242,6 +254,7 @@ impl ForkWriter {
             self.written + text.len(),
             meta,
             fingerprint(text),
+            NO_SKELETON,
         ));
         self.written += text.len() + 1;
         Ok(())

@@ -115,10 +115,11 @@ impl Session {
             report.migrated = true;
         }
         // Records keep pointing into the file's bytes (no copy); a migration brings its own text.
-        let (text, lines): (Vec<u8>, Vec<Line>) = match migration {
+        let (text, lines, shapes): (Vec<u8>, Vec<Line>, _) = match migration {
             Some(m) => (
                 m.text,
                 m.records.into_iter().map(|(s, e)| (s, e, None)).collect(),
+                Default::default(),
             ),
             None => (
                 loaded.text,
@@ -127,9 +128,11 @@ impl Session {
                     .into_iter()
                     .filter(|(_, _, m)| m.is_some())
                     .collect(),
+                loaded.shapes,
             ),
         };
         self.reset_state();
+        self.records.shapes = shapes;
         self.records.text = Text::loaded(text);
         self.records.recs.reserve(lines.len());
         for (s, e, meta) in lines {
@@ -169,6 +172,8 @@ impl Session {
         file::end_torn_tail(path, scan.ends_with_newline)?;
         let reader = crate::fsio::open_read(path).map_err(|e| Error::io(&e, "open", path))?;
         self.adopt_scan(path, scan.recs, scan.header_id, reader);
+        self.records.shapes = scan.shapes;
+        self.records.skeletons = Arc::new(scan.skeletons);
         Ok(Some(LoadReport {
             loaded: true,
             ..LoadReport::default()
@@ -185,9 +190,10 @@ impl Session {
     ) {
         self.reset_state();
         self.records.reader = Some((path.to_path_buf(), Arc::new(reader)));
-        let recs = recs
-            .into_iter()
-            .map(|(start, end, meta, check)| Rec::in_file(start, end, meta, check));
+        let recs = recs.into_iter().map(|(start, end, meta, check, skel)| Rec {
+            skel,
+            ..Rec::in_file(start, end, meta, check)
+        });
         self.adopt_recs(recs, session_id);
     }
 

@@ -193,6 +193,25 @@ impl Session {
     pub fn full_line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
         self.records.full_line(pos)
     }
+    /// The record's skeleton and its holder's shape (see [`crate::lazy`]), `pos` in range.
+    pub(crate) fn skeleton<'a>(
+        &'a self,
+        pos: u32,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<(std::borrow::Cow<'a, [u8]>, Option<u32>)> {
+        self.records.skeleton(pos, scratch)
+    }
+    /// The length of the record's skeleton, `pos` in range.
+    pub(crate) fn skeleton_len(&self, pos: u32) -> usize {
+        self.records.skeleton_len(pos)
+    }
+    /// The reader of the lazy values of the records loaded last (see [`crate::lazy`]): made at
+    /// the first call after a load, and valid for as long as it is kept, whatever the session
+    /// does next.
+    pub fn lazy_reader(&mut self) -> std::sync::Arc<crate::lazy::LazyReader> {
+        // Where values are read from changes nothing the records say.
+        self.records.storage_mut().lazy_reader()
+    }
     pub fn entry_count(&self) -> usize {
         self.view().entry_count()
     }

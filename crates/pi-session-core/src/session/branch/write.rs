@@ -12,7 +12,7 @@ use crate::file::scan::{self, ScannedRec};
 use crate::fsio;
 use crate::record::Meta;
 use crate::session::Session;
-use crate::store::records::file_changed;
+use crate::store::records::{file_changed, NO_SKELETON};
 
 /// A record of an in-memory session: `(start, end, meta)` in its text.
 type TextRec = (usize, usize, Meta);
@@ -28,7 +28,8 @@ impl Sink {
     fn put(&mut self, line: &[u8], meta: Meta, check: u32) -> Result<()> {
         self.tmp.write_all(line)?;
         self.tmp.write_all(b"\n")?;
-        self.recs.push((self.at, self.at + line.len(), meta, check));
+        self.recs
+            .push((self.at, self.at + line.len(), meta, check, NO_SKELETON));
         self.at += line.len() + 1;
         Ok(())
     }
@@ -127,7 +128,8 @@ impl Session {
                 return Err(file_changed(path));
             }
             let at = out.at + r.start - base;
-            out.recs.push((at, at + line.len(), meta(), r.check));
+            out.recs
+                .push((at, at + line.len(), meta(), r.check, NO_SKELETON));
         }
         out.tmp.write_all(buf)?;
         out.at += buf.len();
