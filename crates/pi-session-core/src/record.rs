@@ -310,25 +310,6 @@ pub fn read_meta_lazy(line: &[u8], scratch: &mut LazyScratch) -> Option<Meta> {
     Some(meta)
 }
 
-/// [`read_meta_canonical`] that also finds the line's lazy values (see [`read_meta_lazy`]).
-pub fn read_meta_canonical_lazy(line: &[u8], scratch: &mut LazyScratch) -> Option<Meta> {
-    let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
-    scratch.clear();
-    let canonical = json::visit_canonical_object_nested(line, |nested, key, range| {
-        if !nested {
-            note_member(&mut raw, key, range.clone());
-        }
-        scratch.member(nested, key, range);
-    });
-    if !canonical {
-        return read_meta_lazy(line, scratch);
-    }
-    let mut meta = meta_from(line, &raw);
-    meta.canonical = true;
-    meta.lazy = scratch.decide(holder_of(&meta));
-    Some(meta)
-}
-
 /// Which object of a record holds its lazy values: the message object of a message, the entry
 /// itself for the other entries; none for headers and lines that are no object.
 fn holder_of(meta: &Meta) -> Option<Holder> {

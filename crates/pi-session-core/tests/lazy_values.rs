@@ -88,8 +88,11 @@ fn batch_json(b: &PreparedBatch) -> Value {
     json::parse(b.text.to_string_lossy().as_bytes()).unwrap()
 }
 
-/// The skeletons of every record, their holders as (item, shape id).
-fn skeletons(s: &Session) -> Result<(Vec<Value>, Vec<(u32, u32)>), Error> {
+/// Skeletons parsed, and their holders as (item, shape id).
+type Skeletons = (Vec<Value>, Vec<(u32, u32)>);
+
+/// The skeletons of every record.
+fn skeletons(s: &Session) -> Result<Skeletons, Error> {
     let positions: Vec<u32> = (0..s.record_count() as u32).collect();
     let mut items = Vec::new();
     let mut holders = Vec::new();

@@ -134,9 +134,10 @@ pub const PARALLEL_SCAN_BYTES: u64 = 16 << 20;
 /// At most this many threads scan one file.
 const MAX_SCAN_THREADS: usize = 4;
 
-/// Scan `path` line by line (split on `\n`, as the loader does). `Ok(None)` when it is missing.
-/// Records also learn whether they are canonical ([`Meta::canonical`]), which lets
-/// `createBranchedSession` copy them without looking at them again.
+/// Scan `path` line by line (split on `\n`, as the loader does), each line validated once and
+/// its lazy values found in that pass (see [`crate::lazy`]). `Ok(None)` when it is missing.
+/// Whether a line is canonical is not asked here (that check costs as much as the rest of the
+/// scan): `createBranchedSession` checks the lines it copies.
 pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
     scan_file_in_parts(path, Split::by_size())
 }
@@ -351,7 +352,7 @@ fn scan_range(file: &File, start: u64, end: u64) -> std::io::Result<Part> {
     while let Some((base, chunk)) = chunks.next_chunk()? {
         for (at, body, has_nl) in chunk_lines(chunk) {
             part.ends_with_newline = Some(has_nl);
-            let Some(meta) = record::read_meta_canonical_lazy(body, &mut lazy) else {
+            let Some(meta) = record::read_meta_lazy(body, &mut lazy) else {
                 continue;
             };
             if part.header.is_none() && meta.kind == Kind::Header {

@@ -136,14 +136,28 @@ impl Shape {
     }
 }
 
-/// What identifies a shape: its holder, member names and lazy members.
-type ShapeKey = (Holder, Vec<Box<[u8]>>, Vec<u8>);
-
 /// The shapes of one load, each once, by id (ids count from 0 in the order first seen).
 #[derive(Debug, Default, Clone)]
 pub struct Shapes {
     list: Vec<Shape>,
-    by: FxHashMap<ShapeKey, u32>,
+    /// By signature (see [`signature`]).
+    by: FxHashMap<Box<[u8]>, u32>,
+}
+
+/// What identifies a shape, as bytes: the holder, then per member a byte saying whether it is
+/// lazy, its name and a 0 (names hold no control bytes, see [`plain_name`]).
+fn signature(
+    holder: Holder,
+    keys: impl Iterator<Item = (bool, impl AsRef<[u8]>)>,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    out.push(holder as u8);
+    for (lazy, name) in keys {
+        out.push(u8::from(lazy));
+        out.extend_from_slice(name.as_ref());
+        out.push(0);
+    }
 }
 
 impl Shapes {
@@ -163,22 +177,14 @@ impl Shapes {
         self.list.iter()
     }
 
-    fn intern(&mut self, holder: Holder, keys: &[&[u8]], lazy: &[u8]) -> u32 {
-        let key = (
-            holder,
-            keys.iter().map(|k| Box::from(*k)).collect(),
-            lazy.to_vec(),
-        );
-        if let Some(&id) = self.by.get(&key) {
+    /// The id of the shape of signature `sig`, made by `shape` when it is new.
+    fn intern(&mut self, sig: &[u8], shape: impl FnOnce() -> Shape) -> u32 {
+        if let Some(&id) = self.by.get(sig) {
             return id;
         }
         let id = self.list.len() as u32;
-        self.list.push(Shape {
-            holder,
-            keys: key.1.clone(),
-            lazy: key.2.clone(),
-        });
-        self.by.insert(key, id);
+        self.list.push(shape());
+        self.by.insert(sig.into(), id);
         id
     }
 
@@ -188,8 +194,14 @@ impl Shapes {
             .list
             .iter()
             .map(|s| {
-                let keys: Vec<&[u8]> = s.keys.iter().map(|k| &**k).collect();
-                self.intern(s.holder, &keys, &s.lazy)
+                let mut sig = Vec::new();
+                let lazy = |i: usize| s.lazy.contains(&(i as u8));
+                signature(
+                    s.holder,
+                    s.keys.iter().enumerate().map(|(i, k)| (lazy(i), k)),
+                    &mut sig,
+                );
+                self.intern(&sig, || s.clone())
             })
             .collect()
     }
@@ -203,6 +215,7 @@ pub struct LazyScratch {
     names: Vec<u8>,
     top: Vec<(Range<usize>, Range<usize>)>,
     nested: Vec<(Range<usize>, Range<usize>)>,
+    sig: Vec<u8>,
     /// The shapes met so far (per thread; merged by [`Shapes::absorb`]).
     pub shapes: Shapes,
 }
@@ -233,7 +246,7 @@ impl LazyScratch {
     }
 
     /// The lazy values of the line whose members were collected, for a record of `holder`
-    /// (None: no holder, e.g. a header).
+    /// (None: no holder, e.g. a header). Nothing is allocated once the line's shape is known.
     pub fn decide(&mut self, holder: Option<Holder>) -> Option<LazyMeta> {
         let holder = holder?;
         let members = match holder {
@@ -241,60 +254,65 @@ impl LazyScratch {
             Holder::Message => &self.nested,
         };
         let names = &self.names;
-        let wanted = |(name, value): &(Range<usize>, Range<usize>)| {
-            value.len() >= MIN_LAZY_BYTES && !EAGER.contains(&&names[name.clone()])
+        let name = |m: &(Range<usize>, Range<usize>)| &names[m.0.clone()];
+        let wanted = |m: &(Range<usize>, Range<usize>)| {
+            m.1.len() >= MIN_LAZY_BYTES && !EAGER.contains(&name(m))
         };
         if members.len() > MAX_SHAPE_KEYS || !members.iter().any(wanted) {
             return None;
         }
-        let keys: Vec<&[u8]> = members.iter().map(|(n, _)| &names[n.clone()]).collect();
-        if !rebuildable(&keys) {
+        if !members.iter().all(|m| plain_name(name(m))) || repeats(members.iter().map(name)) {
             return None;
         }
         // A repeated top-level name (`message` twice, say) and JSON.parse keeps another object
         // than the members collected.
-        if holder == Holder::Message {
-            let mut top: Vec<&[u8]> = self.top.iter().map(|(n, _)| &names[n.clone()]).collect();
-            top.sort_unstable();
-            if top.windows(2).any(|w| w[0] == w[1]) {
-                return None;
-            }
+        if holder == Holder::Message && repeats(self.top.iter().map(name)) {
+            return None;
         }
         let mut meta = LazyMeta {
             shape: 0,
             count: 0,
             slots: [(0, 0); MAX_LAZY_SLOTS],
         };
-        let mut lazy = Vec::new();
+        let mut lazy = [false; MAX_SHAPE_KEYS];
         for (i, m) in members.iter().enumerate() {
-            if wanted(m) && lazy.len() < MAX_LAZY_SLOTS {
-                meta.slots[lazy.len()] = (m.1.start as u32, m.1.len() as u32);
-                lazy.push(i as u8);
+            if wanted(m) && (meta.count as usize) < MAX_LAZY_SLOTS {
+                meta.slots[meta.count as usize] = (m.1.start as u32, m.1.len() as u32);
+                meta.count += 1;
+                lazy[i] = true;
             }
         }
-        meta.count = lazy.len() as u8;
-        meta.shape = self.shapes.intern(holder, &keys, &lazy);
+        let keys = members.iter().enumerate().map(|(i, m)| (lazy[i], name(m)));
+        signature(holder, keys, &mut self.sig);
+        meta.shape = self.shapes.intern(&self.sig, || Shape {
+            holder,
+            keys: members.iter().map(|m| Box::from(name(m))).collect(),
+            lazy: (0..members.len() as u8)
+                .filter(|&i| lazy[i as usize])
+                .collect(),
+        });
         Some(meta)
     }
 }
 
-/// Can JavaScript rebuild an object with these member names, in this order, by adding them one
-/// by one? Names must be distinct (JSON.parse keeps a repeated name at its first place with its
-/// last value), plain (printable ASCII: a name's bytes are then its JS name), not `__proto__`
-/// (assigning it sets the prototype) and not array indexes (objects order those first).
-fn rebuildable(keys: &[&[u8]]) -> bool {
-    let plain = |k: &[u8]| {
-        k.iter()
-            .all(|&c| (0x20..0x7f).contains(&c) && c != b'\\' && c != b'"')
-            && k != b"__proto__"
-            && !(k.first().is_some_and(u8::is_ascii_digit))
-    };
-    if !keys.iter().all(|k| plain(k)) {
-        return false;
-    }
-    let mut sorted = keys.to_vec();
-    sorted.sort_unstable();
-    sorted.windows(2).all(|w| w[0] != w[1])
+/// Can JavaScript rebuild an object with this member name by adding it? It must be plain
+/// (printable ASCII: its bytes are then its JS name), not `__proto__` (assigning it sets the
+/// prototype) and not an array index (objects order those first).
+fn plain_name(k: &[u8]) -> bool {
+    k.iter()
+        .all(|&c| (0x20..0x7f).contains(&c) && c != b'\\' && c != b'"')
+        && k != b"__proto__"
+        && !(k.first().is_some_and(u8::is_ascii_digit))
+}
+
+/// Does a name repeat? (JSON.parse keeps a repeated name at its first place with its last value,
+/// so such an object cannot be rebuilt member by member.) Holders have few members: compared
+/// pairwise, without allocating.
+fn repeats<'a>(names: impl Iterator<Item = &'a [u8]> + Clone) -> bool {
+    names
+        .clone()
+        .enumerate()
+        .any(|(i, a)| names.clone().skip(i + 1).any(|b| a == b))
 }
 
 /// Appends the skeleton of `line` to `out`: the line with each lazy value of `meta` replaced by

@@ -27,11 +27,6 @@ pub(super) struct Writer<'a, O: Out + Tracked> {
     /// When set: the top-level object's members as (key range, value range) in output coordinates
     /// (which are input coordinates for `Compare` while it matches).
     pub(super) top: Option<&'a mut Vec<(Range<usize>, Range<usize>)>>,
-    /// When set (with `top`): the members of the object that is the value of the top-level
-    /// member named `message`, likewise.
-    pub(super) nested: Option<&'a mut Vec<(Range<usize>, Range<usize>)>>,
-    /// The object being written at depth 2 is the value of a top-level `message` member.
-    in_message: bool,
 }
 
 /// An open container.
@@ -143,18 +138,6 @@ impl<'a, O: Out + Tracked> Writer<'a, O> {
             key_start: 0,
             fallback: false,
             top: None,
-            nested: None,
-            in_message: false,
-        }
-    }
-
-    /// A member of the `message` object ends at the current output position.
-    #[inline]
-    fn close_nested_value(&mut self) {
-        if let (Some(nested), true, 2) = (&mut self.nested, self.in_message, self.frames.len()) {
-            if let Some((_, v)) = nested.last_mut() {
-                v.end = self.out.pos();
-            }
         }
     }
 
@@ -264,7 +247,6 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
     fn str_begin(&mut self, key: bool) {
         if key {
             self.close_top_value();
-            self.close_nested_value();
             if let Some(f) = self.frames.last_mut() {
                 if f.nonempty {
                     self.out.put_str(",");
@@ -295,11 +277,6 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
                 let at = self.out.pos();
                 top.push((r.clone(), at..at));
             }
-            if let (Some(nested), true, 2) = (&mut self.nested, self.in_message, self.frames.len())
-            {
-                let at = self.out.pos();
-                nested.push((r.clone(), at..at));
-            }
             if !self.out.failed() {
                 self.check_key(r);
             }
@@ -319,22 +296,10 @@ impl<O: Out + Tracked> Handler for Writer<'_, O> {
     fn begin_object(&mut self) {
         self.before_value();
         self.out.put_str("{");
-        if self.nested.is_some() && self.frames.len() == 1 && self.frames[0].object {
-            let key = self
-                .top
-                .as_ref()
-                .and_then(|t| t.last())
-                .map(|(k, _)| k.clone());
-            self.in_message = key.is_some_and(|k| self.out.written(k) == b"message");
-        }
         self.frames.push(WFrame::new(true, self.keys.len()));
     }
     fn end_object(&mut self) {
         self.close_top_value();
-        self.close_nested_value();
-        if self.frames.len() == 2 {
-            self.in_message = false;
-        }
         if let Some(f) = self.frames.pop() {
             self.keys.truncate(f.keys_from);
         }

@@ -178,39 +178,7 @@ pub fn visit_canonical_object(bytes: &[u8], mut visit: impl FnMut(&[u8], Range<u
     true
 }
 
-/// [`visit_canonical_object`] that also reports the members of the object that is the value of
-/// the top-level member `message` (when it is one), in the same pass: `visit(nested, raw key,
-/// value range)`, those members (`nested` true) in source order before the top-level ones.
-pub fn visit_canonical_object_nested(
-    bytes: &[u8],
-    mut visit: impl FnMut(bool, &[u8], Range<usize>),
-) -> bool {
-    if bytes.first() != Some(&b'{') {
-        return false;
-    }
-    let mut members = Vec::new();
-    let mut inner = Vec::new();
-    if !check_canonical_with(bytes, Some(&mut members), Some(&mut inner)) {
-        return false;
-    }
-    for (k, v) in inner {
-        visit(true, &bytes[k], v);
-    }
-    for (k, v) in members {
-        visit(false, &bytes[k], v);
-    }
-    true
-}
-
 fn check_canonical(bytes: &[u8], top: Option<&mut Vec<(Range<usize>, Range<usize>)>>) -> bool {
-    check_canonical_with(bytes, top, None)
-}
-
-fn check_canonical_with(
-    bytes: &[u8],
-    top: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
-    nested: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
-) -> bool {
     // Canonical text is always valid UTF-8. Outside strings the grammar only admits ASCII, and
     // string content is checked run by run as it is scanned (`Compare::CHECK_UTF8`), so string
     // content that is valid can be accepted by position alone.
@@ -221,7 +189,6 @@ fn check_canonical_with(
     };
     let mut w = Writer::new(compare, Source::per_run(bytes));
     w.top = top;
-    w.nested = nested;
     parse_document(bytes, &mut w).is_ok() && !w.fallback && w.out.ok && w.out.pos == bytes.len()
 }
 
