@@ -86,10 +86,9 @@ fn targets(ctx: &Ctx, pos: &[String]) -> Result<Vec<PathBuf>, CliError> {
         } else if p.exists() {
             files.push(p.to_path_buf());
         } else {
-            return Err(CliError::usage_in(
-                "verify",
-                format!("{a}: no such file or directory"),
-            ));
+            return Err(CliError::not_found(format!(
+                "{a}: no such file or directory"
+            )));
         }
     }
     Ok(files)

@@ -1,4 +1,4 @@
-//! The command line itself: help for every command, usage errors, colours.
+//! The command line itself: help for every command, usage errors, "not found", colours.
 
 mod common;
 use common::*;
@@ -104,4 +104,48 @@ fn the_progress_bar_goes_to_stderr_only_on_a_terminal() {
     );
     assert!(o.err.ends_with("\r\x1b[K"), "the bar is erased");
     assert_eq!(arr(&json(&o.out)).len(), 120, "stdout holds only the JSON");
+}
+
+#[test]
+fn what_does_not_exist_exits_3_without_a_usage_hint() {
+    let w = World::new("not-found");
+    let f = w.add(FIXTURE_CWD, "v3-conversation.jsonl", "a.jsonl");
+    let file = f.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["show", "deadbeef"],
+        &["tree", "./nope.jsonl"],
+        &["stats", "deadbeef"],
+        &["export", "deadbeef", "--format", "md"],
+        &["rm", "deadbeef", "--yes"],
+        &["repair", "/no/such/file.jsonl"],
+        &[
+            "merge",
+            file,
+            "deadbeef",
+            "--out",
+            "/tmp/never-written.jsonl",
+        ],
+        &["prune", file, "zzzzzzzz"],
+        &["show", file, "--branch", "zzzzzzzz"],
+        &["verify", "/no/such/dir"],
+        &["search", "words no session has"],
+        &["move", "/tmp/pi-no-such-project-dir", "/tmp/pi-other-dir"],
+    ];
+    for args in cases {
+        let o = w.run(args);
+        assert_eq!(o.code, 3, "{args:?}: {}{}", o.out, o.err);
+        assert!(!o.err.contains("Try 'pi-sessions"), "{args:?}: {}", o.err);
+    }
+    assert!(f.exists(), "nothing was removed");
+}
+
+#[test]
+fn help_names_every_exit_code() {
+    let top = World::new("exit-help").run(&["--help"]);
+    assert!(
+        top.out
+            .contains("Exit codes: 0 ok, 1 problems found, 2 usage error, 3 not found"),
+        "{}",
+        top.out
+    );
 }

@@ -215,7 +215,7 @@ fn a_directory_is_checked_file_by_file_and_no_argument_means_the_sessions_root()
     assert_eq!(n(json_doc.get("checked")), Some(3.0));
     assert_eq!(n(json_doc.get("problems")), Some(2.0));
     let missing = w.run(&["verify", "/no/such/path"]);
-    assert_eq!(missing.code, 2);
+    assert_eq!(missing.code, 3);
 }
 
 #[test]
