@@ -35,9 +35,10 @@
 //! - `search --json`: `[{path, id, name, firstMessage, modified, matches, snippets: [{entryId,
 //!   role, text}]}]`.
 //! - `verify --json`: `{files: [{path, ok, entries, version, findings: [{severity, code, line,
-//!   message}]}], checked, problems}`; `severity` is `error`, `warning` or `note`, `code` a stable
-//!   name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`, `cycle`, …; see
-//!   `pi_session_core::inspect`), `line` 1-based or `null`.
+//!   message}], repairable}], checked, problems}`; `severity` is `error`, `warning` or `note`,
+//!   `code` a stable name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`,
+//!   `cycle`, …; see `pi_session_core::inspect`), `line` 1-based or `null`; `repairable` how many
+//!   of the file's problems `repair` fixes.
 //! - `merge --json`: `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`;
 //!   `out` is the file written, `leafId` the merged file's last entry.
 //! - `move --json`: `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status,
