@@ -149,3 +149,29 @@ fn help_names_every_exit_code() {
         top.out
     );
 }
+
+#[test]
+fn option_help_texts_start_in_one_column_color_included() {
+    let w = World::new("help-align");
+    for c in COMMANDS {
+        let o = w.run(&[c, "--help"]);
+        let options = o.out.split("Options:\n").nth(1).unwrap();
+        let rows: Vec<&str> = options
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert!(rows.iter().any(|r| r.contains("--color WHEN")), "{c}");
+        // Where a row's help text starts: after the option and the run of spaces that follows.
+        let column = |r: &str| {
+            let lead = r.len() - r.trim_start().len();
+            let gap = r[lead..].find("  ")? + lead;
+            Some(gap + r[gap..].len() - r[gap..].trim_start().len())
+        };
+        let columns: Vec<_> = rows.iter().map(|r| column(r)).collect();
+        assert!(
+            columns.windows(2).all(|p| p[0] == p[1]),
+            "{c}: {columns:?}\n{}",
+            rows.join("\n")
+        );
+    }
+}
