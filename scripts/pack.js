@@ -4,8 +4,8 @@
 // changes to its package.json: the platform packages become its optionalDependencies (npm installs
 // the one whose os/cpu/libc fit the machine), and the checkout's lifecycle scripts are dropped,
 // so installing the published package runs no script at all. A platform package is packed from
-// npm/<suffix>/ once its binary is there. Both are packed with --ignore-scripts: packing builds
-// nothing.
+// a staged copy of npm/<suffix>/ with its binary and the LICENSE. Both are packed with
+// --ignore-scripts: packing builds nothing. Both carry the repository's LICENSE.
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -62,12 +62,25 @@ function packRoot(dest, stage = path.join(path.resolve(dest), ".stage-root")) {
   }
 }
 
-/** Put `binary` into npm/<suffix>/ and pack that package into `dest`. */
-function packPlatform(row, binary, dest) {
+/**
+ * Pack the platform package of `row` with `binary` into `dest`, from a staged copy of
+ * npm/<suffix>/ (under `stage`) with the binary and the repository's LICENSE added: npm packs a
+ * LICENSE whatever `files` says, and nothing is left behind in npm/<suffix>/.
+ */
+function packPlatform(row, binary, dest, stage = path.join(path.resolve(dest), `.stage-${row.suffix}`)) {
   const dir = path.join(root, "npm", row.suffix);
-  const target = path.join(dir, binaryFile(row));
-  if (path.resolve(binary) !== path.resolve(target)) fs.copyFileSync(binary, target);
-  return packDir(dir, dest);
+  fs.rmSync(stage, { recursive: true, force: true });
+  fs.mkdirSync(stage, { recursive: true });
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.endsWith(".node")) fs.copyFileSync(path.join(dir, name), path.join(stage, name));
+  }
+  fs.copyFileSync(path.join(root, "LICENSE"), path.join(stage, "LICENSE"));
+  fs.copyFileSync(binary, path.join(stage, binaryFile(row)));
+  try {
+    return packDir(stage, dest);
+  } finally {
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
 }
 
 module.exports = { INSTALL_SCRIPTS, packRoot, packPlatform, publishedManifest };
