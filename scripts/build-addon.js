@@ -77,11 +77,27 @@ function hasCargo() {
   return !cargo.error && cargo.status === 0;
 }
 
+/** The oldest Node the dev dependencies run on: the pi agent 1.6.0 and its packages need 22.19. */
+const DEV_NODE = [22, 19];
+
+/** On an older Node, one line on what npm's EBADENGINE warnings above it mean. */
+function explainEngines() {
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  if (major > DEV_NODE[0] || (major === DEV_NODE[0] && minor >= DEV_NODE[1])) return;
+  log(
+    `this is Node ${process.version}. npm's EBADENGINE warnings are about the dev dependencies: ` +
+      "the pi agent 1.6.0 and its packages need Node >= 22.19 (two packages under @napi-rs/cli " +
+      "need 22). They do not stop the install: the library and pi-sessions run on this Node; " +
+      "pi, and so pi-native, needs 22.19 or later.",
+  );
+}
+
 /** The `prepare` script: build when this is a checkout with cargo, else say why not and succeed. */
 function prepare() {
   if (!fs.existsSync(path.join(root, "Cargo.toml"))) {
     return 0; // Installed from a tarball or the registry: nothing to build.
   }
+  explainEngines();
   const skip = process.env.PI_SESSION_NATIVE_SKIP_BUILD;
   if (skip && skip !== "0") {
     log("PI_SESSION_NATIVE_SKIP_BUILD is set; not building the native addon.");
