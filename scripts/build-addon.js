@@ -44,6 +44,23 @@ function napiCli() {
   return fs.existsSync(script) ? script : null;
 }
 
+/**
+ * Moves each file napi built in `outDir` to the checkout root, unless the one there has the same
+ * bytes. A new file replaces the old by rename, so a process that has the old addon loaded (a
+ * test running beside `npm install -g <checkout>`, which builds again) never sees it truncated.
+ */
+function publishBuilt(outDir) {
+  for (const name of fs.readdirSync(outDir)) {
+    const built = path.join(outDir, name);
+    const target = path.join(root, name);
+    if (fs.existsSync(target) && fs.readFileSync(target).equals(fs.readFileSync(built))) {
+      fs.rmSync(built);
+      continue;
+    }
+    fs.renameSync(built, target);
+  }
+}
+
 /** Runs `napi build` (release unless `debug`); returns the exit code, after saying why on a failure. */
 function napiBuild({ debug = false } = {}) {
   const cli = napiCli();
@@ -54,22 +71,31 @@ function napiBuild({ debug = false } = {}) {
     );
     return 1;
   }
-  const args = [...NAPI_ARGS, ...(debug ? [] : ["--release"])];
+  // Built beside cargo's output (target/ is ignored by git), then moved into place.
+  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, "target");
+  fs.mkdirSync(targetDir, { recursive: true });
+  const outDir = fs.mkdtempSync(path.join(targetDir, "napi-out-"));
+  const args = [...NAPI_ARGS, "--output-dir", outDir, ...(debug ? [] : ["--release"])];
   log(`building the native addon (cargo, ${debug ? "debug" : "release"}; a first build takes a few minutes): napi ${args.join(" ")}`);
-  const build = spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: "inherit" });
-  if (build.error || build.status !== 0) {
-    const reason = build.error
-      ? build.error.message
-      : build.signal
-        ? `killed by ${build.signal}`
-        : `exit code ${build.status}`;
-    console.error(
-      `\npi-session-native: building the native addon FAILED (${reason}).\n` +
-        "Fix the build error above, or set PI_SESSION_NATIVE_SKIP_BUILD=1 to install without building.",
-    );
-    return build.status || 1;
+  try {
+    const build = spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: "inherit" });
+    if (build.error || build.status !== 0) {
+      const reason = build.error
+        ? build.error.message
+        : build.signal
+          ? `killed by ${build.signal}`
+          : `exit code ${build.status}`;
+      console.error(
+        `\npi-session-native: building the native addon FAILED (${reason}).\n` +
+          "Fix the build error above, or set PI_SESSION_NATIVE_SKIP_BUILD=1 to install without building.",
+      );
+      return build.status || 1;
+    }
+    publishBuilt(outDir);
+    return 0;
+  } finally {
+    fs.rmSync(outDir, { recursive: true, force: true });
   }
-  return 0;
 }
 
 function hasCargo() {
