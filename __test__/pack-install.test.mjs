@@ -194,6 +194,12 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
     tarballs.root = tarball;
   });
 
+  test("the checkout packed as it is, as npm packs a git dependency's prepared clone, takes its built binary along", () => {
+    const r = ok(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, env }), "npm pack --dry-run");
+    const files = JSON.parse(r.stdout)[0].files.map((f) => f.path);
+    assert.ok(files.includes(build.binary), `${build.binary} is in a git dependency's package`);
+  });
+
   test(`npm pack makes the platform package ${NAME}-${build.suffix} with the built binary`, () => {
     const npmDir = fs.readdirSync(build.dir).sort();
     const { tarball, info } = packPlatform(platform(build.suffix), path.join(ROOT, build.binary), path.join(tmp, "tarballs"), path.join(tmp, "stage-platform"));

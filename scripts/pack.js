@@ -35,9 +35,17 @@ function packDir(dir, dest) {
   return { tarball: path.join(dest, info.filename), info };
 }
 
-/** The root package.json as published: platform packages as optional dependencies, no install scripts. */
+// `files` takes the checkout's built addon along, for a git dependency: npm installs one by
+// running prepare (the build) in a clone and packing that. The release's root package leaves the
+// binaries to the platform packages.
+const isBinary = (file) => file.endsWith(".node");
+
+/**
+ * The root package.json as published: platform packages as optional dependencies, no install
+ * scripts, no binary in `files`.
+ */
 function publishedManifest(manifest) {
-  const published = { ...manifest, scripts: { ...manifest.scripts } };
+  const published = { ...manifest, scripts: { ...manifest.scripts }, files: manifest.files.filter((f) => !isBinary(f)) };
   for (const name of INSTALL_SCRIPTS) delete published.scripts[name];
   published.optionalDependencies = Object.fromEntries(
     PLATFORMS.map((p) => [`${BINARY_NAME}-${p.suffix}`, manifest.version]),
@@ -50,7 +58,7 @@ function packRoot(dest, stage = path.join(path.resolve(dest), ".stage-root")) {
   const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
   const [listing] = JSON.parse(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], root));
   fs.rmSync(stage, { recursive: true, force: true });
-  for (const { path: file } of listing.files) {
+  for (const { path: file } of listing.files.filter((f) => !isBinary(f.path))) {
     fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true });
     fs.copyFileSync(path.join(root, file), path.join(stage, file));
   }
