@@ -73,12 +73,22 @@ function userEnv(home, node, { cargo = false } = {}) {
   if (process.env.PI_SESSION_NATIVE_SKIP_BUILD) env.PI_SESSION_NATIVE_SKIP_BUILD = process.env.PI_SESSION_NATIVE_SKIP_BUILD;
   const pathVar = cargo ? process.env.PATH ?? "" : withoutCargo(process.env.PATH ?? "");
   env.PATH = [path.dirname(node), pathVar].join(path.delimiter);
+  if (cargo) {
+    // rustup's cargo finds its toolchains under the real home unless told where they are.
+    env.CARGO_HOME = process.env.CARGO_HOME ?? path.join(os.homedir(), ".cargo");
+    env.RUSTUP_HOME = process.env.RUSTUP_HOME ?? path.join(os.homedir(), ".rustup");
+  }
   env.HOME = home;
   env.npm_config_cache = path.join(home, ".npm");
   env.npm_config_update_notifier = "false";
   env.npm_config_fund = "false";
   env.npm_config_audit = "false";
   return env;
+}
+
+function hasCargo() {
+  const r = spawnSync("cargo", ["--version"], { stdio: "ignore" });
+  return !r.error && r.status === 0;
 }
 
 function run(cmd, args, options) {
@@ -145,10 +155,14 @@ suite("installed as a user installs it, then used from the install", { skip }, (
     // cargo stays on PATH: the checkout's prepare builds (nothing, when the addon is up to date).
     const p = place("checkout-global", { cargo: true });
     const r = ok(run("npm", ["install", "-g", "--prefix", p.prefix, "--foreground-scripts", ROOT], { env: p.env, cwd: p.work }), "npm install -g <checkout>");
-    // Without cargo, or in a job that tests a downloaded binary, prepare says so and builds nothing.
+    // In a job that tests a downloaded binary prepare says so and builds nothing; where this
+    // machine has cargo, it must reach the build (which the old npx lookup never did).
     const prepared = /^pi-session-native: (building the native addon|cargo was not found|PI_SESSION_NATIVE_SKIP_BUILD is set)/m.exec(r.stdout);
     assert.ok(prepared, `prepare ran:\n${r.stdout}`);
-    if (prepared[1] !== "building the native addon") t.diagnostic(`prepare built nothing: ${prepared[1]}`);
+    if (prepared[1] !== "building the native addon") {
+      assert.ok(prepared[1] !== "cargo was not found" || !hasCargo(), "cargo is on PATH, and prepare did not find it");
+      t.diagnostic(`prepare built nothing: ${prepared[1]}`);
+    }
     assert.doesNotMatch(r.stdout + r.stderr, /404|npx/);
     assert.equal(fs.realpathSync(path.join(p.prefix, "lib", "node_modules", NAME)), fs.realpathSync(ROOT));
     usesBins(t, { binDir: path.join(p.prefix, "bin"), env: p.env, work: p.work, addonUnder: ROOT });
