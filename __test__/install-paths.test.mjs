@@ -201,7 +201,7 @@ suite("installed as a user installs it, then used from the install", { skip }, (
   const gitSkip =
     process.env.PI_TEST_GIT_DEPENDENCY === "1"
       ? false
-      : "a git dependency builds the addon from scratch in a clone of HEAD (7.5 minutes on this 2-core machine); PI_TEST_GIT_DEPENDENCY=1 runs it";
+      : "a git dependency builds the addon from scratch in a clone of HEAD (5 to 8 minutes on this 2-core machine); PI_TEST_GIT_DEPENDENCY=1 runs it";
   test("npm install git+file://<checkout>#HEAD builds the addon in a clone and installs it with its binary", { skip: gitSkip, timeout: 1_800_000 }, () => {
     const p = place("git-dependency", { cargo: true });
     fs.writeFileSync(path.join(p.work, "package.json"), `${JSON.stringify({ name: "app", private: true }, null, 2)}\n`);
