@@ -12,9 +12,11 @@
 //!
 //! # Exit codes
 //! - `0`: done, nothing wrong.
-//! - `1`: problems found (`verify`, problems left by `repair`, `search` without a match) or the
-//!   command failed (an unreadable or invalid session file).
-//! - `2`: usage: unknown command or option, missing argument, no such file, unknown or ambiguous id.
+//! - `1`: problems found (`verify`, problems left by `repair`) or the command failed (an
+//!   unreadable or invalid session file).
+//! - `2`: usage: unknown command or option, missing or extra argument, an ambiguous id or prefix.
+//! - `3`: not found: no such session file, no session or entry with that id, no sessions of that
+//!   project to move, nothing that matches the search.
 //!
 //! # `--json` output (stable: fields are only ever added)
 //! Every `--json` output is one JSON document on one line. Times are ISO strings
@@ -33,9 +35,10 @@
 //! - `search --json`: `[{path, id, name, firstMessage, modified, matches, snippets: [{entryId,
 //!   role, text}]}]`.
 //! - `verify --json`: `{files: [{path, ok, entries, version, findings: [{severity, code, line,
-//!   message}]}], checked, problems}`; `severity` is `error`, `warning` or `note`, `code` a stable
-//!   name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`, `cycle`, …; see
-//!   `pi_session_core::inspect`), `line` 1-based or `null`.
+//!   message}], repairable}], checked, problems}`; `severity` is `error`, `warning` or `note`,
+//!   `code` a stable name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`,
+//!   `cycle`, …; see `pi_session_core::inspect`), `line` 1-based or `null`; `repairable` how many
+//!   of the file's problems `repair` fixes.
 //! - `merge --json`: `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`;
 //!   `out` is the file written, `leafId` the merged file's last entry.
 //! - `move --json`: `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status,
@@ -85,7 +88,7 @@ mod verify;
 use std::io::Write;
 
 pub use env::CliEnv;
-pub use error::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+pub use error::{EXIT_NOT_FOUND, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 pub use repair::{repair_bytes, Repaired};
 
 use args::Command;
@@ -132,8 +135,9 @@ Usage: pi-sessions <command> [options]\n\nCommands:\n",
         "\nSessions are read from <agent dir>/sessions (PI_CODING_AGENT_DIR, else ~/.pi/agent).\n\
 A session is given as a file path or an id (a unique prefix is enough).\n\
 Without a command, `list` runs. `pi-sessions <command> --help` tells more.\n\
-Exit codes: 0 ok, 1 problems found, 2 usage error. Colours on a terminal unless NO_COLOR is set\n\
-(--color always|never|auto).\n\nNew here? Run `pi-sessions demo`.\n",
+Exit codes: 0 ok, 1 problems found, 2 usage error, 3 not found (no such session, file or\n\
+entry; no match). Colours on a terminal unless NO_COLOR is set (--color always|never|auto).\n\n\
+New here? Run `pi-sessions demo`.\n",
     );
     s
 }
@@ -276,6 +280,9 @@ fn report(ctx: &mut Ctx, e: CliError) -> i32 {
                 None => "Try 'pi-sessions --help'.".into(),
             };
             let _ = writeln!(ctx.err, "{}", st.dim(&hint));
+        }
+        CliError::NotFound(message) => {
+            let _ = writeln!(ctx.err, "{} {message}", st.bold_red("pi-sessions:"));
         }
         CliError::Failed(message) => {
             let _ = writeln!(ctx.err, "{} {message}", st.bold_red("pi-sessions: error:"));

@@ -119,7 +119,7 @@ impl Loaded {
         }
         match hits.len() {
             1 => Ok(hits[0].1),
-            0 => Err(CliError::usage(format!(
+            0 => Err(CliError::not_found(format!(
                 "{}: no entry with id {arg}",
                 self.path.display()
             ))),

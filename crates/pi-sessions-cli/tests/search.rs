@@ -46,14 +46,14 @@ fn search_reaches_tool_output_summaries_and_extension_messages() {
 }
 
 #[test]
-fn no_match_exits_with_1() {
+fn no_match_exits_with_3_not_found() {
     let w = World::new("search-none");
     w.add(FIXTURE_CWD, "v3-conversation.jsonl", "a.jsonl");
     let o = w.run(&["search", "nothing like this"]);
-    assert_eq!(o.code, 1);
+    assert_eq!(o.code, 3);
     assert!(o.out.contains("No session in"));
     let j = w.run(&["search", "nothing like this", "--json"]);
-    assert_eq!((j.code, j.out.as_str()), (1, "[]\n"));
+    assert_eq!((j.code, j.out.as_str()), (3, "[]\n"));
     assert_eq!(w.run(&["search"]).code, 2);
 }
 

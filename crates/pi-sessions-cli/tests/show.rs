@@ -102,7 +102,10 @@ fn branch_shows_the_path_to_another_entry_by_id_or_prefix() {
     assert_eq!(amb.code, 2);
     assert!(amb.err.contains("ambiguous"), "{}", amb.err);
     let none = w.run(&["show", f.to_str().unwrap(), "--branch", "zzz"]);
-    assert_eq!(none.code, 2);
+    assert_eq!(
+        none.code, 3,
+        "no such entry is 'not found', not a usage error"
+    );
     assert!(none.err.contains("no entry with id zzz"));
 }
 
@@ -134,7 +137,7 @@ fn a_file_readers_reject_is_an_error_that_names_file_and_line() {
     assert!(o.err.contains("not-a-session.jsonl:1:"), "{}", o.err);
     assert!(o.err.contains("not a valid pi session"));
     let missing = w.run(&["show", "./nope.jsonl"]);
-    assert_eq!(missing.code, 2);
+    assert_eq!(missing.code, 3);
     assert!(missing.err.contains("nope.jsonl: no such file"));
 }
 
