@@ -309,8 +309,13 @@ export interface LoadInfo {
   /** The leaf as a key (see `leafKey`) and its position (`NONE`: none). */
   leafKey?: string
   leafPos: number
-  /** The file's size as it was loaded (0: none was); idle parsing is for small ones. */
+  /** The file's size as it was loaded (0: none was). */
   bytes: number
+  /**
+   * How many bytes of JSON the entries' skeletons are (what making every entry object parses:
+   * see the core's `lazy` module); idle parsing is for sessions where that is small.
+   */
+  skeletonBytes: number
   /** Whether the manager holds (or wants) the file's lease: it is then never parsed when idle. */
   exclusive: boolean
   /** The tracking id (see `track`; 0: not tracked). */

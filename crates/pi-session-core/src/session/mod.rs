@@ -205,6 +205,12 @@ impl Session {
     pub(crate) fn skeleton_len(&self, pos: u32) -> usize {
         self.records.skeleton_len(pos)
     }
+    /// How many bytes the skeletons of all records are: what making every entry object parses.
+    pub fn skeleton_bytes(&self) -> usize {
+        (0..self.record_count() as u32)
+            .map(|p| self.records.skeleton_len(p))
+            .sum()
+    }
     /// The reader of the lazy values of the records loaded last (see [`crate::lazy`]): made at
     /// the first call after a load, and valid for as long as it is kept, whatever the session
     /// does next.
