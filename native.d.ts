@@ -278,6 +278,9 @@ export declare function findById(dir: string, id: string, resolvedCwd?: string |
 
 export declare function findMostRecent(dir: string, resolvedCwd?: string | undefined | null): string | null
 
+/** Drop what was read ahead and not taken by an open. */
+export declare function forgetPreread(): void
+
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>
 
@@ -408,6 +411,13 @@ export interface NewSessionInfo {
  * `encodeCwd(resolvedCwd)` (the session directory's name).
  */
 export declare function pathRule(style: string, op: string, args: Array<string>): string
+
+/**
+ * Start reading the session file `path` (resolved) on a thread of its own, ahead of its open:
+ * `pi-native` does so for the session pi's arguments name, while pi loads its own code. The open
+ * takes what was read only if the file is unchanged (see the core's `file::preread`).
+ */
+export declare function prereadSession(path: string): void
 
 /** What `pruneBranch` did, with what a host holding entry objects needs to follow it. */
 export interface PruneResult {

@@ -111,7 +111,7 @@ async function seedProcess(rand) {
 }
 
 async function write(dir, o) {
-  const { Gen, usage, WORDS } = await import("./scale-gen.mjs");
+  const { Gen, usage, WORDS } = await import("./gen-pools.mjs");
   const { mulberry32 } = await import("./data-gen.mjs");
   const clock = await seedProcess(mulberry32(o.seed));
   const { SessionManager } = await import(path.join(HERE, "..", "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));

@@ -70,6 +70,8 @@ async function main() {
     if (d.blocker) return;
   }
   if (d.blocker) fail(d.blocker);
+  // The session pi will open is read on another thread while pi loads (launcher/preread.js).
+  require("../launcher/preread.js").readAhead(args);
   const found = d.found;
   const info = d.info;
   let AgentClass;

@@ -25,6 +25,11 @@ fn tuning() -> Tuning {
     *TUNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// From which size a file opened now is scanned and left on disk.
+pub(crate) fn lazy_file_bytes() -> u64 {
+    tuning().lazy_file_bytes
+}
+
 /// `process.env[name]`: a variable as the JS program sees it now.
 fn js_var(env: &Env, name: &str) -> Option<String> {
     let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;

@@ -154,15 +154,30 @@ impl LoadedFile {
 /// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
 /// fresh line (nothing else is changed; see [`super::end_torn_tail`]).
 pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
+    match read_file(path)? {
+        Some(loaded) => end_tail(path, loaded).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// [`load_file`] without its write: the file read and its lines looked at, a torn tail left as
+/// it is (see [`end_tail`]). `Ok(None)` when it is missing.
+pub fn read_file(path: &Path) -> Result<Option<LoadedFile>> {
     let Some(text) = fsio::read_all(path)? else {
         return Ok(None);
     };
     let mut loaded = LoadedFile::parse(text);
     loaded.mark_leading();
+    Ok(Some(loaded))
+}
+
+/// The torn-tail repair of a file read by [`read_file`]: a valid session whose last line has no
+/// newline gets one, on disk and in memory.
+pub fn end_tail(path: &Path, mut loaded: LoadedFile) -> Result<LoadedFile> {
     if loaded.has_valid_header() && super::end_torn_tail(path, loaded.ends_with_newline())? {
         loaded.text.push(b'\n');
     }
-    Ok(Some(loaded))
+    Ok(loaded)
 }
 
 #[cfg(test)]

@@ -4,11 +4,12 @@
 //! repair of a torn tail. Nothing here knows the in-memory session.
 
 pub mod migrate;
+pub mod preread;
 pub mod scan;
 
 mod load;
 
-pub use load::{load_file, Line, LoadedFile};
+pub use load::{end_tail, load_file, read_file, Line, LoadedFile};
 
 use std::path::Path;
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::header::header_id_string;
 use super::{Forked, Session};
 use crate::error::{Error, ErrorCode, Result};
-use crate::file::scan::{self, ScannedRec};
-use crate::file::{self, load_file, migrate, Line, LoadedFile};
+use crate::file::scan::{self, Scan, ScannedRec};
+use crate::file::{self, load_file, migrate, preread, Line, LoadedFile};
 use crate::fsio;
 use crate::record::{self, Kind, Meta};
 use crate::store::Rec;
@@ -52,8 +52,17 @@ impl Session {
             .filter(|m| m.is_file())
             .map(|m| m.len());
         let lazy = size.filter(|&n| n >= self.tuning.lazy_file_bytes);
+        // What pi-native read ahead of this open, if it is this file as it is now.
+        let (mut ahead_whole, mut ahead_scan) = (None, None);
+        if preloaded.is_none() {
+            match preread::take(&path, self.tuning.lazy_file_bytes) {
+                Some(preread::Read::Whole(l)) => ahead_whole = Some(l),
+                Some(preread::Read::Scanned(s)) => ahead_scan = Some(s),
+                None => {}
+            }
+        }
         if let (None, Some(size)) = (&preloaded, lazy) {
-            if let Some(report) = self.load_streaming(&path)? {
+            if let Some(report) = self.load_streaming(&path, ahead_scan)? {
                 self.file = Some(path);
                 self.flushed = true;
                 return Ok(LoadReport {
@@ -62,9 +71,10 @@ impl Session {
                 });
             }
         }
-        let loaded = match preloaded {
-            Some(l) => Some(l),
-            None => load_file(&path)?,
+        let loaded = match (preloaded, ahead_whole) {
+            (Some(l), _) => Some(l),
+            (None, Some(l)) => Some(file::end_tail(&path, l)?),
+            (None, None) => load_file(&path)?,
         };
         match loaded {
             None => {
@@ -154,12 +164,17 @@ impl Session {
         Ok(report)
     }
 
-    /// Load a big file in one streaming pass: only what we read from each line is kept; the
-    /// lines stay in the file and are read back when an entry is asked for. Returns `Ok(None)`
-    /// when the file needs the in-memory path (not a valid session, or an old version to migrate).
-    fn load_streaming(&mut self, path: &Path) -> Result<Option<LoadReport>> {
-        let Some(scan) = scan::scan_file(path)? else {
-            return Ok(None);
+    /// Load a big file in one streaming pass (done already when `ahead` is given): only what we
+    /// read from each line is kept; the lines stay in the file and are read back when an entry is
+    /// asked for. Returns `Ok(None)` when the file needs the in-memory path (not a valid session,
+    /// or an old version to migrate).
+    fn load_streaming(&mut self, path: &Path, ahead: Option<Scan>) -> Result<Option<LoadReport>> {
+        let scan = match ahead {
+            Some(scan) => scan,
+            None => match scan::scan_file(path)? {
+                Some(scan) => scan,
+                None => return Ok(None),
+            },
         };
         let header_ok = scan
             .recs
