@@ -24,7 +24,7 @@ mod reconcile;
 pub mod scan;
 pub mod state;
 pub mod transport;
-mod write;
+pub(crate) mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,457 @@
+//! The credential shapes: each starts at a literal anchor (`sk-ant-`, `AKIA`, `://`, …), which
+//! the prefilter finds; a shape then checks what follows exactly (alphabet, length, boundaries)
+//! and rejects what documentation and examples put there (`xxxx…`, `EXAMPLE`, `<password>`).
+//! Shapes run on decoded text: the string as JavaScript sees it, escapes resolved.
+
+use std::ops::Range;
+
+use super::kind::Kind;
+
+/// How the text after an anchor is checked.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Shape {
+    /// A prefix and a body of one alphabet, with a length range.
+    Token {
+        kind: Kind,
+        body: fn(u8) -> bool,
+        min: usize,
+        max: usize,
+    },
+    /// `sk-` + 20 + `T3BlbkFJ` + 20: the anchor is the middle marker.
+    OpenAiLegacy,
+    /// `-----BEGIN … PRIVATE KEY-----` and a base64 body.
+    Pem,
+    /// `://` with `user:password@` after it.
+    Url,
+    /// `eyJ…` (base64url of `{"`) and two more parts.
+    Jwt,
+    /// `hooks.slack.com/services/T…/B…/…`.
+    SlackWebhook,
+    /// An escape that may spell an anchor in raw JSON (`\/`, `\u0041`): the prefilter's only.
+    Hazard,
+}
+
+pub(super) fn alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+pub(super) fn b64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+fn upper_digit(b: u8) -> bool {
+    b.is_ascii_uppercase() || b.is_ascii_digit()
+}
+fn lower_hex(b: u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+}
+fn alnum_under(b: u8) -> bool {
+    alnum(b) || b == b'_'
+}
+fn alnum_dash(b: u8) -> bool {
+    alnum(b) || b == b'-'
+}
+fn b64(b: u8) -> bool {
+    alnum(b) || b == b'+' || b == b'/'
+}
+
+/// The end of the run of `pred` bytes from `at`.
+pub(super) fn run(t: &[u8], at: usize, pred: impl Fn(u8) -> bool) -> usize {
+    at + t
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|&&b| pred(b))
+        .count()
+}
+
+/// Whether a body looks like a real random secret rather than a placeholder: not one character
+/// repeated (`xxxx`), no documented example (`EXAMPLE`), no long ascending run (`abcdef`,
+/// `123456`), and enough distinct characters for its length.
+pub(super) fn plausible(body: &[u8]) -> bool {
+    if body.len() < 8 {
+        return !body.is_empty();
+    }
+    if memchr::memmem::find(body, b"EXAMPLE").is_some()
+        || memchr::memmem::find(body, b"example").is_some()
+    {
+        return false;
+    }
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    let mut ascending = 1;
+    let mut longest_ascending = 1;
+    let mut same = 1;
+    let mut longest_same = 1;
+    for (i, &b) in body.iter().enumerate() {
+        if !seen[usize::from(b)] {
+            seen[usize::from(b)] = true;
+            distinct += 1;
+        }
+        if i > 0 {
+            let prev = body[i - 1];
+            ascending = if b == prev.wrapping_add(1) {
+                ascending + 1
+            } else {
+                1
+            };
+            same = if b == prev { same + 1 } else { 1 };
+            longest_ascending = longest_ascending.max(ascending);
+            longest_same = longest_same.max(same);
+        }
+    }
+    distinct >= (body.len() / 4).clamp(4, 12) && longest_ascending < 6 && longest_same < 6
+}
+
+impl Shape {
+    /// The secret that starts at (or, for the legacy OpenAI marker, around) the anchor at
+    /// `at..at + anchor_len` of decoded text `t`.
+    pub(super) fn verify(
+        self,
+        t: &[u8],
+        at: usize,
+        anchor_len: usize,
+    ) -> Option<(Range<usize>, Kind)> {
+        match self {
+            Shape::Token {
+                kind,
+                body,
+                min,
+                max,
+            } => token(t, at, anchor_len, kind, body, min, max),
+            Shape::OpenAiLegacy => openai_legacy(t, at),
+            Shape::Pem => pem(t, at),
+            Shape::Url => url_password(t, at),
+            Shape::Jwt => jwt(t, at),
+            Shape::SlackWebhook => slack_webhook(t, at, anchor_len),
+            Shape::Hazard => None,
+        }
+    }
+
+    /// A cheap check on raw JSON bytes after an anchor: false only when no string holding this
+    /// anchor here can verify (the prefilter then skips the line). Escapes can only make raw
+    /// text longer, and the bytes of a token's alphabet are never escaped by a JSON writer
+    /// except through the hazards the prefilter watches for separately.
+    pub(super) fn may_match(self, raw: &[u8], at: usize, anchor_len: usize) -> bool {
+        let after = at + anchor_len;
+        match self {
+            Shape::Token { body, min, .. } => run(raw, after, body) - after >= min,
+            Shape::Pem => raw
+                .get(after..(after + 64).min(raw.len()))
+                .is_some_and(|w| memchr::memmem::find(w, b"PRIVATE KEY").is_some()),
+            Shape::Url => authority(raw, after).is_some(),
+            Shape::Jwt => {
+                let end = run(raw, after, b64url);
+                end - after >= 7 && raw.get(end) == Some(&b'.')
+            }
+            Shape::OpenAiLegacy | Shape::SlackWebhook | Shape::Hazard => true,
+        }
+    }
+}
+
+fn token(
+    t: &[u8],
+    at: usize,
+    anchor_len: usize,
+    kind: Kind,
+    body: fn(u8) -> bool,
+    min: usize,
+    max: usize,
+) -> Option<(Range<usize>, Kind)> {
+    // A longer word that merely contains the anchor is not the token (`risk-ant-…`).
+    if at > 0 && (b64url(t[at - 1]) || t[at - 1] == b'.') {
+        return None;
+    }
+    let start = at + anchor_len;
+    let mut end = run(t, start, body);
+    if kind == Kind::GitLab {
+        // Newer GitLab tokens carry dot-separated parts.
+        while t.get(end) == Some(&b'.') && t.get(end + 1).is_some_and(|&b| alnum(b)) {
+            end = run(t, end + 1, body);
+        }
+    }
+    let len = end - start;
+    if len < min || len > max || !plausible(&t[start..end]) {
+        return None;
+    }
+    if kind == Kind::Slack && t[start..end].iter().filter(|b| b.is_ascii_digit()).count() < 8 {
+        return None;
+    }
+    if kind == Kind::AwsKeyId && t.get(end).is_some_and(|&b| alnum(b)) {
+        return None;
+    }
+    Some((at..end, kind))
+}
+
+/// Legacy OpenAI keys: `sk-`, 20 letters and digits, the marker `T3BlbkFJ`, 20 more.
+fn openai_legacy(t: &[u8], at: usize) -> Option<(Range<usize>, Kind)> {
+    let start = at.checked_sub(23)?;
+    if &t[start..start + 3] != b"sk-" || !t[start + 3..at].iter().all(|&b| alnum(b)) {
+        return None;
+    }
+    if start > 0 && b64url(t[start - 1]) {
+        return None;
+    }
+    let end = run(t, at + 8, alnum);
+    (end - (at + 8) == 20 && plausible(&t[start + 3..end])).then_some((start..end, Kind::OpenAi))
+}
+
+/// A PEM private key: the BEGIN line, a body of at least 64 base64 characters (whitespace and
+/// literal `\n` between them, as a key inside JSON text shows), up to the matching END line, or
+/// the body's end when the text was cut before it.
+fn pem(t: &[u8], at: usize) -> Option<(Range<usize>, Kind)> {
+    let label_start = at + b"-----BEGIN ".len();
+    if t.get(at..label_start) != Some(b"-----BEGIN ") {
+        return None;
+    }
+    let label_end = run(t, label_start, |b| upper_digit(b) || b == b' ');
+    let label = &t[label_start..label_end];
+    if !(label.ends_with(b"PRIVATE KEY") || label.ends_with(b"PRIVATE KEY BLOCK"))
+        || t.get(label_end..label_end + 5) != Some(b"-----")
+    {
+        return None;
+    }
+    let body_start = label_end + 5;
+    let limit = (body_start + 64 * 1024).min(t.len());
+    let mut end_marker = b"-----END ".to_vec();
+    end_marker.extend_from_slice(label);
+    end_marker.extend_from_slice(b"-----");
+    let window = &t[body_start..limit];
+    let (body_end, end) = match memchr::memmem::find(window, &end_marker) {
+        Some(i) => (body_start + i, body_start + i + end_marker.len()),
+        None => {
+            let e = run(t, body_start, |b| {
+                b64(b) || b == b'=' || b.is_ascii_whitespace() || b == b'\\'
+            });
+            (e, e)
+        }
+    };
+    let base64_chars = t[body_start..body_end]
+        .iter()
+        .filter(|&&b| b64(b) && b != b'n' && b != b'r')
+        .count();
+    (base64_chars >= 64).then_some((at..end, Kind::PrivateKey))
+}
+
+/// The authority of a URL whose `://` ends at `after`: `(userinfo end, host end)` when it
+/// holds `user:password@host`; bounded, and ended by what cannot be in it unescaped.
+fn authority(t: &[u8], after: usize) -> Option<(usize, usize)> {
+    let end = run(t, after, |b| {
+        !b.is_ascii_whitespace()
+            && !b.is_ascii_control()
+            && !matches!(
+                b,
+                b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'`' | b'\\'
+            )
+    });
+    if end - after > 512 {
+        return None;
+    }
+    let a = &t[after..end];
+    let at_sign = memchr::memrchr(b'@', a)?;
+    memchr::memchr(b':', &a[..at_sign])?;
+    Some((after + at_sign, end))
+}
+
+/// Passwords that documentation and templates put into URLs.
+fn placeholder_password(pass: &[u8], user: &[u8]) -> bool {
+    if pass == user
+        || matches!(
+            pass.first(),
+            Some(b'$' | b'{' | b'<' | b'%' | b'[' | b'*' | b'.')
+        )
+    {
+        return true;
+    }
+    if pass.iter().all(|&b| b == pass[0]) {
+        return true;
+    }
+    let lower = pass.to_ascii_lowercase();
+    const WORDS: [&[u8]; 12] = [
+        b"password",
+        b"passwd",
+        b"secret",
+        b"changeme",
+        b"example",
+        b"placeholder",
+        b"your",
+        b"redacted",
+        b"dummy",
+        b"xxx",
+        b"<",
+        b"...",
+    ];
+    WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
+        || matches!(
+            &lower[..],
+            b"pass" | b"pwd" | b"pw" | b"token" | b"pat" | b"key"
+        )
+}
+
+/// The password of `scheme://user:password@host`; `at` is where `://` starts.
+fn url_password(t: &[u8], at: usize) -> Option<(Range<usize>, Kind)> {
+    let scheme_start = (0..at)
+        .rev()
+        .take_while(|&i| t[i].is_ascii_alphanumeric() || matches!(t[i], b'+' | b'.' | b'-'))
+        .last()?;
+    if !t[scheme_start].is_ascii_alphabetic() || at - scheme_start < 2 {
+        return None;
+    }
+    let after = at + 3;
+    let (at_sign, end) = authority(t, after)?;
+    let colon = after + memchr::memchr(b':', &t[after..at_sign])?;
+    let (user, pass) = (&t[after..colon], &t[colon + 1..at_sign]);
+    let host = &t[at_sign + 1..end];
+    let host_ok = host.first().is_some_and(|&b| alnum(b) || b == b'[')
+        && host
+            .iter()
+            .all(|&b| alnum(b) || matches!(b, b'.' | b'-' | b':' | b'[' | b']' | b'%' | b'_'));
+    if pass.is_empty() || !host_ok || placeholder_password(pass, user) {
+        return None;
+    }
+    Some((colon + 1..at_sign, Kind::UrlPassword))
+}
+
+/// Decode base64url (padding optional); `None` on a character outside it.
+fn base64url_decode(s: &[u8]) -> Option<Vec<u8>> {
+    let value = |b: u8| -> Option<u32> {
+        Some(match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let s = s.strip_suffix(b"==").or(s.strip_suffix(b"=")).unwrap_or(s);
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &b) in chunk.iter().enumerate() {
+            acc |= value(b)? << (18 - 6 * i);
+        }
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len().max(1)]);
+    }
+    Some(out)
+}
+
+/// A JWT: `header.payload.signature`, each base64url; the header is a JSON object with `alg`,
+/// the payload a JSON object.
+fn jwt(t: &[u8], at: usize) -> Option<(Range<usize>, Kind)> {
+    if at > 0 && (b64url(t[at - 1]) || t[at - 1] == b'.') {
+        return None;
+    }
+    let h_end = run(t, at, b64url);
+    let p_start = h_end + 1;
+    let p_end = run(t, p_start, b64url);
+    let s_start = p_end + 1;
+    let s_end = run(t, s_start, b64url);
+    if t.get(h_end) != Some(&b'.') || t.get(p_end) != Some(&b'.') {
+        return None;
+    }
+    if h_end - at < 10 || p_end - p_start < 10 || s_end - s_start < 16 {
+        return None;
+    }
+    let header = base64url_decode(&t[at..h_end])?;
+    let payload = base64url_decode(&t[p_start..p_end])?;
+    let has_alg = crate::json::parse(&header)
+        .ok()
+        .is_some_and(|v| v.as_object().is_some_and(|o| o.contains_key("alg")));
+    if !has_alg || payload.trim_ascii_start().first() != Some(&b'{') {
+        return None;
+    }
+    Some((at..s_end, Kind::Jwt))
+}
+
+fn slack_webhook(t: &[u8], at: usize, anchor_len: usize) -> Option<(Range<usize>, Kind)> {
+    let mut i = at + anchor_len;
+    for lead in [b'T', b'B'] {
+        if t.get(i) != Some(&lead) {
+            return None;
+        }
+        let e = run(t, i + 1, upper_digit);
+        if e - (i + 1) < 8 || t.get(e) != Some(&b'/') {
+            return None;
+        }
+        i = e + 1;
+    }
+    let end = run(t, i, alnum);
+    (end - i >= 20 && plausible(&t[i..end])).then_some((at..end, Kind::SlackWebhook))
+}
+
+/// An AWS secret access key: exactly 40 base64 characters, with upper and lower case letters and
+/// a digit, between characters that cannot continue it. Looked for only near a key id.
+pub(super) fn aws_secrets(t: &[u8], window: Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = window.start;
+    while i < window.end.min(t.len()) {
+        if !b64(t[i]) {
+            i += 1;
+            continue;
+        }
+        let end = run(t, i, b64);
+        let s = &t[i..end];
+        let fenced = (i == 0 || !matches!(t[i - 1], b'=' | b'-' | b'_'))
+            && !matches!(t.get(end), Some(b'=' | b'-' | b'_'));
+        if end - i == 40
+            && fenced
+            && s.iter().any(u8::is_ascii_lowercase)
+            && s.iter().any(u8::is_ascii_uppercase)
+            && s.iter().any(u8::is_ascii_digit)
+            && plausible(s)
+        {
+            out.push(i..end);
+        }
+        i = end;
+    }
+    out
+}
+
+/// The anchors, each with the shape it starts. Order matters only for the prefilter's
+/// leftmost-first matching: a longer anchor that shares a start comes first.
+pub(super) fn anchors() -> Vec<(&'static str, Shape)> {
+    let tok = |kind, body: fn(u8) -> bool, min, max| Shape::Token {
+        kind,
+        body,
+        min,
+        max,
+    };
+    let mut a = vec![
+        ("sk-ant-", tok(Kind::Anthropic, b64url, 80, 300)),
+        ("sk-proj-", tok(Kind::OpenAi, b64url, 40, 300)),
+        ("sk-svcacct-", tok(Kind::OpenAi, b64url, 40, 300)),
+        ("sk-admin-", tok(Kind::OpenAi, b64url, 40, 300)),
+        ("T3BlbkFJ", Shape::OpenAiLegacy),
+        ("sk-or-v1-", tok(Kind::OpenRouter, lower_hex, 64, 64)),
+        ("gsk_", tok(Kind::Groq, alnum, 52, 52)),
+        ("xai-", tok(Kind::Xai, alnum, 70, 90)),
+        ("AIza", tok(Kind::Google, b64url, 35, 35)),
+        ("AKIA", tok(Kind::AwsKeyId, upper_digit, 16, 16)),
+        ("ASIA", tok(Kind::AwsKeyId, upper_digit, 16, 16)),
+        ("github_pat_", tok(Kind::GitHub, alnum_under, 70, 255)),
+        ("glpat-", tok(Kind::GitLab, b64url, 20, 255)),
+        ("sk_live_", tok(Kind::Stripe, alnum, 24, 247)),
+        ("rk_live_", tok(Kind::Stripe, alnum, 24, 247)),
+        ("npm_", tok(Kind::Npm, alnum, 36, 36)),
+        ("hooks.slack.com/services/", Shape::SlackWebhook),
+        ("-----BEGIN ", Shape::Pem),
+        ("://", Shape::Url),
+        ("eyJ", Shape::Jwt),
+    ];
+    for p in ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"] {
+        a.push((p, tok(Kind::GitHub, alnum, 36, 251)));
+    }
+    for p in ["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"] {
+        a.push((p, tok(Kind::Slack, alnum_dash, 20, 255)));
+    }
+    // A JSON writer may spell any character as `\u00XX`, and `/` as `\/`: a line with such an
+    // escape of a printable ASCII character is decoded and looked at whole.
+    for p in [
+        "\\/", "\\u002", "\\u003", "\\u004", "\\u005", "\\u006", "\\u007",
+    ] {
+        a.push((p, Shape::Hazard));
+    }
+    a
+}
