@@ -57,11 +57,16 @@
 //!   `diverged`, `not-a-session`) or `null`, `tail` the bytes carried over beyond the first copy.
 //! - `sync --json`: `{remote, transport, dryRun, rounds, synced: [{id, local, remote, action,
 //!   conflicts, copiesRemoved, tail}], pushed, pulled, merged, unchanged, problems: [{code, id,
-//!   path, message}]}`; `transport` is `git` or `folder`, `action` `push`, `pull` or `merge`,
+//!   path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`;
+//!   `transport` is `git` or `folder`, `action` `push`, `pull` or `merge`,
 //!   `remote` the file's name on the remote, `code` a stable name (`SESSION_MISMATCH`,
 //!   `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, an errno name). A remote
 //!   that is no git repository (`SYNC_REMOTE_NOT_GIT`) or no folder (`SYNC_REMOTE_NOT_FOLDER`)
-//!   fails the command (exit 1) before anything is written.
+//!   fails the command (exit 1) before anything is written. `secretsPolicy` is `skip` or `warn`
+//!   (the default resolved: `skip` for a network git remote) or `refuse`; `secrets` lists the
+//!   sessions to send that hold unacknowledged credentials, `sent` false for one held back,
+//!   `first` true when this run reported it first. With `--refuse-secrets` such sessions fail
+//!   the command (`SYNC_SECRETS_FOUND`, exit 1) before anything is written.
 
 mod args;
 mod catalog;

@@ -82,35 +82,41 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         ))
     })?;
     if p.flag("json") {
-        emit(
-            ctx.out,
-            &obj(vec![
-                ("path", s(&path.to_string_lossy())),
-                (
-                    "out",
-                    opt(done
-                        .written
-                        .as_ref()
-                        .map(|w| w.to_string_lossy())
-                        .as_deref()),
-                ),
-                (
-                    "backup",
-                    opt(done.backup.as_ref().map(|b| b.to_string_lossy()).as_deref()),
-                ),
-                ("tail", num(done.tail as f64)),
-                (
-                    "redacted",
-                    arr(done
-                        .findings
-                        .iter()
-                        .map(secrets_cmd::finding_json)
-                        .collect()),
-                ),
-            ]),
-        )?;
+        emit(ctx.out, &report_json(&path, &done))?;
         return Ok(EXIT_OK);
     }
+    report_text(ctx, &path, &done)
+}
+
+/// `{path, out, backup, tail, redacted: [finding]}`.
+fn report_json(path: &Path, done: &redact::Redacted) -> pi_session_core::json::Value {
+    obj(vec![
+        ("path", s(&path.to_string_lossy())),
+        (
+            "out",
+            opt(done
+                .written
+                .as_ref()
+                .map(|w| w.to_string_lossy())
+                .as_deref()),
+        ),
+        (
+            "backup",
+            opt(done.backup.as_ref().map(|b| b.to_string_lossy()).as_deref()),
+        ),
+        ("tail", num(done.tail as f64)),
+        (
+            "redacted",
+            arr(done
+                .findings
+                .iter()
+                .map(secrets_cmd::finding_json)
+                .collect()),
+        ),
+    ])
+}
+
+fn report_text(ctx: &mut Ctx, path: &Path, done: &redact::Redacted) -> CliResult {
     let Some(written) = &done.written else {
         writeln!(ctx.out, "Nothing to redact in {}", path.display())?;
         return Ok(EXIT_OK);

@@ -50,6 +50,35 @@ pub fn narrow(path: &Path, mode: u32) -> Result<()> {
     Ok(())
 }
 
+/// `mkdir -p` of a session directory: new directories 0700 when `private` (the user's
+/// `PI_SESSION_PRIVATE`), else the reference's mode; an existing one is left as it is.
+pub fn ensure_session_dir(path: &Path, private: bool) -> Result<()> {
+    if !private {
+        return ensure_dir(path);
+    }
+    if path.as_os_str().is_empty() || path.is_dir() {
+        return Ok(());
+    }
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(PRIVATE_DIR_MODE);
+    }
+    b.create(path).map_err(|e| Error::io(&e, "mkdir", path))
+}
+
+/// `OpenOptions` for a new session file: [`private_options`] when `private`, else
+/// [`shared_options`] (the reference's mode).
+pub fn session_options(private: bool) -> OpenOptions {
+    if private {
+        private_options()
+    } else {
+        shared_options()
+    }
+}
+
 /// `OpenOptions` for a new file of ours: [`shared_options`], created 0600 on Unix (the mode is
 /// given to `open`, so the file is never readable by others, not even for a moment).
 pub fn private_options() -> OpenOptions {

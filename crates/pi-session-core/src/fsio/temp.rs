@@ -4,7 +4,18 @@ use super::*;
 
 /// Create a file that must not exist yet, with all its content.
 pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let mut f = shared_options()
+    create_new_with(shared_options(), path, bytes, durability)
+}
+
+/// [`create_new`] opened with `options` (a private session file: [`session_options`]).
+pub fn create_new_with(
+    options: OpenOptions,
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<()> {
+    let mut options = options;
+    let mut f = options
         .write(true)
         .create_new(true)
         .open(path)
@@ -67,6 +78,15 @@ impl TempFile {
     /// through [`TempFile::file`] without opening it again).
     pub fn create(target: &Path) -> Result<TempFile> {
         TempFile::create_with(target, shared_options(), false)
+    }
+
+    /// A temp file for a new session file: private when `private` (`PI_SESSION_PRIVATE`).
+    pub fn create_session(target: &Path, private: bool) -> Result<TempFile> {
+        if private {
+            TempFile::create_private(target)
+        } else {
+            TempFile::create(target)
+        }
     }
 
     /// [`TempFile::create`] for a file of ours (see `fsio::private`): 0600 from the start, and
