@@ -27,7 +27,8 @@ pub(super) enum Shape {
     Jwt,
     /// `hooks.slack.com/services/T…/B…/…`.
     SlackWebhook,
-    /// An escape that may spell an anchor in raw JSON (`\/`, `\u0041`): the prefilter's only.
+    /// An escape that may spell an anchor in raw JSON (`\/`, `\u0041`): the prefilter's only
+    /// (see `scan::COMMON`).
     Hazard,
 }
 
@@ -445,13 +446,6 @@ pub(super) fn anchors() -> Vec<(&'static str, Shape)> {
     }
     for p in ["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"] {
         a.push((p, tok(Kind::Slack, alnum_dash, 20, 255)));
-    }
-    // A JSON writer may spell any character as `\u00XX`, and `/` as `\/`: a line with such an
-    // escape of a printable ASCII character is decoded and looked at whole.
-    for p in [
-        "\\/", "\\u002", "\\u003", "\\u004", "\\u005", "\\u006", "\\u007",
-    ] {
-        a.push((p, Shape::Hazard));
     }
     a
 }
