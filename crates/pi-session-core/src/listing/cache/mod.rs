@@ -338,6 +338,7 @@ fn make_cache_dir(file: &Path) -> crate::Result<bool> {
     if !parent_exists {
         return Ok(false);
     }
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut made = fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut made, fsio::PRIVATE_DIR_MODE);
