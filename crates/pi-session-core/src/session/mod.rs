@@ -34,7 +34,7 @@ pub use crate::store::Leaf;
 pub use append::AppendHow;
 pub use branch::Branched;
 pub use edit::{check_replacement, context_edit_wraps_text, Replacement};
-pub use fork::{fork, fork_file, Forked};
+pub use fork::{fork, fork_file, ForkWrites, Forked};
 pub use header::{header_line, NewSession};
 pub use load::LoadReport;
 pub use open::Opened;
