@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
+use super::forms;
 use super::kind::{Kind, Place};
 use super::shapes::{self, Shape};
 use super::walk::{self, Decoded};
@@ -266,7 +267,7 @@ fn aws_secrets(line: &[u8], strings: &[(Range<usize>, Place)], hits: &mut Vec<Hi
             } else {
                 continue;
             };
-            for s in shapes::aws_secrets(&d.text, window) {
+            for s in forms::aws_secrets(&d.text, window) {
                 hits.push(Hit {
                     kind: Kind::AwsSecret,
                     raw: d.raw_range(s.clone()),
