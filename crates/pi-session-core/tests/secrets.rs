@@ -355,3 +355,53 @@ fn a_session_under_a_live_writer_lease_is_not_redacted() -> R {
     drop(holder);
     Ok(())
 }
+
+#[test]
+fn damaged_and_escaped_text_never_panics_and_ranges_stay_in_the_file() -> R {
+    let mut r = Rng::new(47);
+    let fakes = all_kinds(&mut r);
+    let mut lines = Vec::new();
+    for f in &fakes {
+        lines.push(placements(&f.text)[5].1.clone());
+    }
+    let base = session("s", &lines).into_bytes();
+    let pieces: [&[u8]; 10] = [
+        b"\\",
+        b"\"",
+        b"\\u00",
+        b"\\u0041",
+        b"\\ud83d",
+        b"\n",
+        b"://a:b@",
+        b"eyJ",
+        b".",
+        b"-----BEGIN ",
+    ];
+    for round in 0..3000 {
+        let mut b = base.clone();
+        for _ in 0..1 + r.next() % 4 {
+            let at = (r.next() % (b.len() as u64 + 1)) as usize;
+            match r.next() % 3 {
+                0 => b.truncate(at),
+                1 => {
+                    let p = pieces[(r.next() % pieces.len() as u64) as usize];
+                    b.splice(at..at, p.iter().copied());
+                }
+                _ => {
+                    if at < b.len() {
+                        b.remove(at);
+                    }
+                }
+            }
+        }
+        let found = scan_bytes(&b);
+        for f in &found {
+            assert!(
+                f.range.start < f.range.end && f.range.end <= b.len(),
+                "round {round}: {f:?}"
+            );
+        }
+        let _ = redact::redact_bytes(&b, &found);
+    }
+    Ok(())
+}
