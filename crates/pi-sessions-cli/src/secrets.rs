@@ -165,16 +165,21 @@ fn ack_all(ctx: &mut Ctx, agent: &Path, scans: &[FileScan]) -> CliResult {
     Ok(EXIT_OK)
 }
 
+/// One row of the table (the header is a row of the column names).
+fn row(cells: [&str; 6]) -> String {
+    let [line, entry, place, kind, fp, preview] = cells;
+    format!("  {line:<10} {entry:<12} {place:<12} {kind:<22} {fp:<16}  {preview}\n")
+}
+
 fn finding_line(f: &Finding) -> String {
-    format!(
-        "  line {:<5} {:<12} {:<12} {:<22} {}  {}",
-        f.line,
-        text::truncate(f.entry_id.as_deref().unwrap_or("-"), 12),
+    row([
+        &format!("line {}", f.line),
+        &text::truncate(f.entry_id.as_deref().unwrap_or("-"), 12),
         f.place.name(),
         f.kind.name(),
-        f.fingerprint,
-        text::sanitize(&f.preview),
-    )
+        &f.fingerprint,
+        &text::sanitize(&f.preview),
+    ])
 }
 
 fn render(ctx: &mut Ctx, scans: &[FileScan]) -> CliResult {
@@ -190,10 +195,16 @@ fn render(ctx: &mut Ctx, scans: &[FileScan]) -> CliResult {
             st.bold(&text::sanitize(&sc.path.to_string_lossy())),
             st.cyan(sc.session_id.as_deref().unwrap_or("(no header)"))
         ));
-        o.push_str(&st.dim("  line        entry        place        kind                   fingerprint       preview\n"));
+        o.push_str(&st.dim(&row([
+            "line",
+            "entry",
+            "place",
+            "kind",
+            "fingerprint",
+            "preview",
+        ])));
         for f in &sc.findings {
             o.push_str(&finding_line(f));
-            o.push('\n');
         }
     }
     let acked: usize = scans.iter().map(|s| s.acknowledged).sum();
