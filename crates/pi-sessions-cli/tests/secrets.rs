@@ -180,3 +180,54 @@ fn markdown_and_html_exports_are_redacted_unless_asked_not_to_and_json_only_when
     #[cfg(unix)]
     assert_eq!(mode(&file), 0o600);
 }
+
+#[test]
+fn sync_names_a_held_back_session_once_then_only_counts_it() {
+    let w = World::new("secrets-sync");
+    let remote = temp_dir("secrets-sync-remote").join("r.git");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&remote)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let p = with_secret(&w, "s-1", &anthropic(8));
+    let r = remote.to_str().unwrap();
+    let first = w.run(&["sync", r, "--skip-secrets"]);
+    assert_eq!(first.code, 0, "{}", first.err);
+    assert!(
+        first.out.contains("held") && first.out.contains(&p.display().to_string()),
+        "{}",
+        first.out
+    );
+    assert!(
+        first.out.contains("anthropic-api-key") && first.out.contains("0 pushed"),
+        "{}",
+        first.out
+    );
+    let again = w.run(&["sync", r, "--skip-secrets"]);
+    assert!(
+        !again.out.contains(&p.display().to_string()),
+        "{}",
+        again.out
+    );
+    assert!(
+        again.out.contains("1 session(s) still held back"),
+        "{}",
+        again.out
+    );
+    let refused = w.run(&["sync", r, "--refuse-secrets", "--json"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.err.contains("SYNC_SECRETS_FOUND"),
+        "{}",
+        refused.err
+    );
+    let both = w.run(&["sync", r, "--skip-secrets", "--send-secrets"]);
+    assert_eq!(both.code, 2);
+    let sent = w.run(&["sync", r, "--send-secrets", "--json"]);
+    let v = json(&sent.out);
+    assert_eq!(s(v.get("secretsPolicy")).as_deref(), Some("warn"));
+    assert_eq!(n(v.get("pushed")), Some(1.0));
+}
