@@ -419,6 +419,12 @@ export declare function pathRule(style: string, op: string, args: Array<string>)
  */
 export declare function prereadSession(path: string): void
 
+/**
+ * Whether `PI_SESSION_PRIVATE` asks for private session files and directories now (JS makes a
+ * project's session directory itself, as the reference does, and asks this for its mode).
+ */
+export declare function privateFilesFromEnv(): boolean
+
 /** What `pruneBranch` did, with what a host holding entry objects needs to follow it. */
 export interface PruneResult {
   removed: number
@@ -452,6 +458,42 @@ export declare function releaseAllLocks(): void
  * environment (`NO_COLOR`, `PI_CODING_AGENT_DIR`, `COLUMNS`) and stdio; returns the exit code.
  */
 export declare function runCli(args: Array<string>): number
+
+/**
+ * Scan session files (`files`, and with `all` every session under `<agentDir>/sessions`) for
+ * credential-shaped strings. Acknowledged findings are left out unless `include_acknowledged`.
+ */
+export declare function scanSecrets(agentDir: string, files: Array<string>, all: boolean, includeAcknowledged: boolean): Array<SecretScan>
+
+/** One credential-shaped string (never the secret: a masked preview and a fingerprint). */
+export interface SecretFinding {
+  /** 1-based line of the session file. */
+  line: number
+  /** The entry that holds it; null in the header or a line that is not JSON. */
+  entryId?: string
+  /** `user`, `tool-output`, `tool-args`, `assistant`, `thinking`, `custom`, `summary`, `other`. */
+  place: string
+  /** `anthropic-api-key`, `aws-access-key-id`, `private-key`, `url-password`, `jwt`, …. */
+  kind: string
+  /** 16 hex digits of the secret's SHA-256: what `pi-sessions secrets --ack` takes. */
+  fingerprint: string
+  preview: string
+  /** The secret's byte range in the file (`[start, end)`), escapes included. */
+  start: number
+  end: number
+}
+
+/** The findings of one session file. */
+export interface SecretScan {
+  path: string
+  /** The header's id; null without a header. */
+  id?: string
+  findings: Array<SecretFinding>
+  /** Findings left out because they are acknowledged. */
+  acknowledged: number
+  /** Why the file could not be read (`ENOENT: …`); null when it was scanned. */
+  error?: string
+}
 
 /**
  * Internal, for tests and benchmarks, not part of the package's API: the size thresholds of
@@ -509,15 +551,33 @@ export interface SyncReport {
   merged: number
   unchanged: number
   problems: Array<SyncProblem>
+  /** `skip`, `refuse` or `warn`: the secrets policy in force. */
+  secretsPolicy: string
+  /** Sessions to send that hold unacknowledged credentials. */
+  secrets: Array<SyncSecrets>
+}
+
+/** A session `syncSessions` held back (or sent, under `warn`) because it holds credentials. */
+export interface SyncSecrets {
+  id: string
+  path: string
+  /** The kinds found (`anthropic-api-key`, `private-key`, …). */
+  kinds: Array<string>
+  findings: number
+  /** False: held back; true: sent with a warning. */
+  sent: boolean
+  /** This run reported it first (a later run only counts it). */
+  first: boolean
 }
 
 /**
  * Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
  * `folder`. `paths` is the path map (default `<agentDir>/sync/paths`); `dry_run` writes
  * nothing. Remote errors throw (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`,
- * `SYNC_GIT_FAILED`); sessions left alone are in `problems`.
+ * `SYNC_GIT_FAILED`); sessions left alone are in `problems`. `secrets` is `auto` (default),
+ * `skip`, `refuse` (`SYNC_SECRETS_FOUND`, nothing sent) or `warn`.
  */
-export declare function syncSessions(agentDir: string, remote: string, folder: boolean, dryRun: boolean, paths?: string | undefined | null): SyncReport
+export declare function syncSessions(agentDir: string, remote: string, folder: boolean, dryRun: boolean, paths?: string | undefined | null, secrets?: string | undefined | null): SyncReport
 
 /** Size thresholds of managers made from now on; an omitted one is the shipped default. */
 export interface TuningOptions {

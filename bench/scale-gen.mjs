@@ -85,7 +85,7 @@ class StopGeneration extends Error {}
  *   name, parentSession, torn
  * Returns { file, bytes, entries, lastMs, id }.
  */
-async function writeSession(dir, seed, startMs, opts) {
+export async function writeSession(dir, seed, startMs, opts) {
   const g = new Gen(seed);
   let ms = startMs;
   const iso = () => new Date(ms).toISOString();

@@ -53,13 +53,19 @@ function optionalPath(value, name, fn) {
  * `SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED` (nothing written); sessions
  * left alone are listed in `problems` with their code.
  * @param {string} remote
- * @param {{ agentDir?: string, folder?: boolean, dryRun?: boolean, paths?: string }} [options]
+ * `secrets` decides what happens to sessions holding unacknowledged credentials: `auto` (skip them
+ * for a network git remote, warn for a local one), `skip`, `refuse` (throws `SYNC_SECRETS_FOUND`,
+ * nothing sent) or `warn`.
+ * @param {{ agentDir?: string, folder?: boolean, dryRun?: boolean, paths?: string, secrets?: string }} [options]
  */
 function syncSessions(remote, options = {}) {
   if (typeof remote !== "string" || remote === "") {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: remote must be a URL or a path", TypeError);
   }
-  const { agentDir, folder = false, dryRun = false, paths: pathMap } = options ?? {};
+  const { agentDir, folder = false, dryRun = false, paths: pathMap, secrets = "auto" } = options ?? {};
+  if (!["auto", "skip", "refuse", "warn"].includes(secrets)) {
+    throw sessionError("INVALID_ARGUMENT", "syncSessions: secrets must be auto, skip, refuse or warn", TypeError);
+  }
   const agent = optionalPath(agentDir, "agentDir", "syncSessions") ?? paths.resolvePath(paths.getAgentDir());
   // A URL (`https://…`, `git@host:path`) stays as given; a path is resolved here.
   const isUrl = remote.includes("://") || /^[^/\:]{2,}:/.test(remote);
@@ -69,6 +75,7 @@ function syncSessions(remote, options = {}) {
     Boolean(folder),
     Boolean(dryRun),
     optionalPath(pathMap, "paths", "syncSessions"),
+    secrets,
   );
   return {
     remote: r.remote,
@@ -89,6 +96,15 @@ function syncSessions(remote, options = {}) {
     merged: r.merged,
     unchanged: r.unchanged,
     problems: r.problems.map((p) => ({ code: p.code, id: p.id ?? null, path: p.path, message: p.message })),
+    secretsPolicy: r.secretsPolicy,
+    secrets: r.secrets.map((f) => ({
+      id: f.id,
+      path: f.path,
+      kinds: f.kinds,
+      findings: f.findings,
+      sent: f.sent,
+      first: f.first,
+    })),
   };
 }
 

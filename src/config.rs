@@ -100,3 +100,10 @@ pub fn set_tuning(env: Env, options: Option<TuningOptions>) -> Result<()> {
 pub fn exclusive_from_env(env: Env) -> bool {
     from_env(&env).exclusive
 }
+
+/// Whether `PI_SESSION_PRIVATE` asks for private session files and directories now (JS makes a
+/// project's session directory itself, as the reference does, and asks this for its mode).
+#[napi(catch_unwind)]
+pub fn private_files_from_env(env: Env) -> bool {
+    from_env(&env).private_files
+}

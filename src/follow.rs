@@ -143,6 +143,24 @@ pub struct SyncReport {
     pub merged: u32,
     pub unchanged: u32,
     pub problems: Vec<SyncProblem>,
+    /// `skip`, `refuse` or `warn`: the secrets policy in force.
+    pub secrets_policy: String,
+    /// Sessions to send that hold unacknowledged credentials.
+    pub secrets: Vec<SyncSecrets>,
+}
+
+/// A session `syncSessions` held back (or sent, under `warn`) because it holds credentials.
+#[napi(object)]
+pub struct SyncSecrets {
+    pub id: String,
+    pub path: String,
+    /// The kinds found (`anthropic-api-key`, `private-key`, …).
+    pub kinds: Vec<String>,
+    pub findings: u32,
+    /// False: held back; true: sent with a warning.
+    pub sent: bool,
+    /// This run reported it first (a later run only counts it).
+    pub first: bool,
 }
 
 fn n32(n: usize) -> u32 {
@@ -184,13 +202,27 @@ fn sync_report(r: pi_session_core::sync::Report) -> SyncReport {
                 message: p.message.clone(),
             })
             .collect(),
+        secrets_policy: r.secrets_policy.name().to_owned(),
+        secrets: r
+            .secrets
+            .iter()
+            .map(|f| SyncSecrets {
+                id: f.id.clone(),
+                path: lossy(&f.path),
+                kinds: f.kinds.iter().map(|k| k.name().to_owned()).collect(),
+                findings: n32(f.findings),
+                sent: f.sent,
+                first: f.first,
+            })
+            .collect(),
     }
 }
 
 /// Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
 /// `folder`. `paths` is the path map (default `<agentDir>/sync/paths`); `dry_run` writes
 /// nothing. Remote errors throw (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`,
-/// `SYNC_GIT_FAILED`); sessions left alone are in `problems`.
+/// `SYNC_GIT_FAILED`); sessions left alone are in `problems`. `secrets` is `auto` (default),
+/// `skip`, `refuse` (`SYNC_SECRETS_FOUND`, nothing sent) or `warn`.
 #[napi(catch_unwind)]
 pub fn sync_sessions(
     env: Env,
@@ -199,9 +231,20 @@ pub fn sync_sessions(
     folder: bool,
     dry_run: bool,
     paths: Option<String>,
+    secrets: Option<String>,
 ) -> Result<SyncReport> {
-    use pi_session_core::sync::{self, Kind, Options};
+    use pi_session_core::sync::{self, Kind, Options, SecretPolicy};
+    let policy = match secrets.as_deref() {
+        None => Ok(SecretPolicy::Auto),
+        Some(name) => SecretPolicy::from_name(name).ok_or_else(|| {
+            CoreError::invalid_argument(format!(
+                "syncSessions: secrets must be auto, skip, refuse or warn, not {name}"
+            ))
+        }),
+    }
+    .for_js(&env)?;
     let opts = Options {
+        secrets: policy,
         agent_dir,
         remote,
         kind: if folder { Kind::Folder } else { Kind::Git },

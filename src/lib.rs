@@ -31,6 +31,7 @@ pub mod listing;
 mod memory;
 pub mod paths;
 pub mod reclaim;
+pub mod secrets;
 pub mod session;
 pub mod store;
 mod strings;

@@ -27,6 +27,7 @@ pub mod paths;
 pub mod record;
 pub mod relocate;
 pub mod reserve;
+pub mod secrets;
 pub mod session;
 pub mod store;
 pub mod sync;

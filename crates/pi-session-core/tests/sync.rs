@@ -332,6 +332,7 @@ fn a_dry_run_reports_the_merge_it_would_make_and_writes_nothing() -> R {
             kind: Kind::Git,
             dry_run: true,
             path_map: None,
+            secrets: Default::default(),
         },
         &mut |_, _| {},
     )?;

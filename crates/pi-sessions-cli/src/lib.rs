@@ -3,17 +3,22 @@
 //! (`runCli(args)` in the addon) and exits with the code [`run`] returns.
 //!
 //! # Commands
-//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `move`, `sync`, `export`, `rm`,
-//! `prune`, `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
+//! `list`, `show`, `tree`, `stats`, `search`, `secrets`, `verify`, `repair`, `merge`, `move`, `sync`,
+//! `export`, `redact`, `rm`, `prune`, `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
 //! (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`). A session argument is a file path or a session id;
 //! a unique id prefix is enough (an ambiguous one is a usage error that lists the candidates). Only
-//! `repair --in-place`, `merge --in-place`, `move --yes`, `sync` (without `--dry-run`), `prune --yes` and `rm` change files (`--out` only
-//! creates one); everything else only reads (no newline repair, no migration rewrite).
+//! `repair --in-place`, `merge --in-place`, `redact --in-place`, `move --yes`, `sync` (without
+//! `--dry-run`), `prune --yes` and `rm` change session files (`--out` only creates one; `secrets
+//! --ack` writes the acknowledgement store); everything else only reads (no newline repair, no
+//! migration rewrite). Files the tool creates besides sessions (exports, redacted copies, backups,
+//! the acknowledgement store, sync's state) are private: 0600 (directories 0700) on Unix.
 //!
 //! # Exit codes
 //! - `0`: done, nothing wrong.
-//! - `1`: problems found (`verify`, problems left by `repair`) or the command failed (an
-//!   unreadable or invalid session file).
+//! - `1`: problems found (`verify`, problems left by `repair`, unacknowledged findings of
+//!   `secrets`, sessions `sync` could not sync or refused to send) or the command failed (an
+//!   unreadable or invalid session file, `redact --in-place` of a session under a live writer
+//!   lease).
 //! - `2`: usage: unknown command or option, missing or extra argument, an ambiguous id or prefix.
 //! - `3`: not found: no such session file, no session or entry with that id, no sessions of that
 //!   project to move, nothing that matches the search.
@@ -34,6 +39,13 @@
 //!   + cacheWrite, `cost` = sum of `usage.cost.total`; models sorted by cost, then tokens.
 //! - `search --json`: `[{path, id, name, firstMessage, modified, matches, snippets: [{entryId,
 //!   role, text}]}]`.
+//! - `secrets --json`: `{scanned, findings, acknowledged, sessions: [{path, id, findings: [{line,
+//!   entryId, place, kind, fingerprint, preview}]}]}`; only sessions with unacknowledged findings
+//!   are listed; `place` is `user`, `tool-output`, `tool-args`, `assistant`, `thinking`, `custom`,
+//!   `summary` or `other`, `kind` a stable name (`anthropic-api-key`, `aws-access-key-id`,
+//!   `private-key`, `url-password`, `jwt`, …), `preview` masked.
+//! - `redact --json`: `{path, out, backup, tail, redacted: [finding]}`; `out` is `null` when
+//!   nothing was found.
 //! - `verify --json`: `{files: [{path, ok, entries, version, findings: [{severity, code, line,
 //!   message}], repairable}], checked, problems}`; `severity` is `error`, `warning` or `note`,
 //!   `code` a stable name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`,
@@ -48,11 +60,16 @@
 //!   `diverged`, `not-a-session`) or `null`, `tail` the bytes carried over beyond the first copy.
 //! - `sync --json`: `{remote, transport, dryRun, rounds, synced: [{id, local, remote, action,
 //!   conflicts, copiesRemoved, tail}], pushed, pulled, merged, unchanged, problems: [{code, id,
-//!   path, message}]}`; `transport` is `git` or `folder`, `action` `push`, `pull` or `merge`,
+//!   path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`;
+//!   `transport` is `git` or `folder`, `action` `push`, `pull` or `merge`,
 //!   `remote` the file's name on the remote, `code` a stable name (`SESSION_MISMATCH`,
 //!   `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, an errno name). A remote
 //!   that is no git repository (`SYNC_REMOTE_NOT_GIT`) or no folder (`SYNC_REMOTE_NOT_FOLDER`)
-//!   fails the command (exit 1) before anything is written.
+//!   fails the command (exit 1) before anything is written. `secretsPolicy` is `skip` or `warn`
+//!   (the default resolved: `skip` for a network git remote) or `refuse`; `secrets` lists the
+//!   sessions to send that hold unacknowledged credentials, `sent` false for one held back,
+//!   `first` true when this run reported it first. With `--refuse-secrets` such sessions fail
+//!   the command (`SYNC_SECRETS_FOUND`, exit 1) before anything is written.
 
 mod args;
 mod catalog;
@@ -72,10 +89,12 @@ mod move_cmd;
 mod pool;
 mod progress;
 mod prune;
+mod redact;
 mod repair;
 mod resolve;
 mod rm;
 mod search;
+mod secrets;
 mod show;
 mod stats;
 mod style;
@@ -112,12 +131,14 @@ const COMMANDS: &[&Command] = &[
     &tree::CMD,
     &stats::CMD,
     &search::CMD,
+    &secrets::CMD,
     &verify::CMD,
     &repair::CMD,
     &merge::CMD,
     &move_cmd::CMD,
     &sync_cmd::CMD,
     &export::CMD,
+    &redact::CMD,
     &rm::CMD,
     &prune::CMD,
     &demo::CMD,
@@ -250,6 +271,8 @@ fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResu
         "tree" => tree::run(ctx, p),
         "stats" => stats::run(ctx, p),
         "search" => search::run(ctx, p),
+        "secrets" => secrets::run(ctx, p),
+        "redact" => redact::run(ctx, p),
         "verify" => verify::run(ctx, p),
         "repair" => repair::run(ctx, p),
         "merge" => merge::run(ctx, p),

@@ -38,11 +38,13 @@ use crate::fault::{self, Point};
 
 mod append;
 mod backup;
+mod private;
 mod read;
 mod temp;
 
 pub use append::*;
 pub use backup::*;
+pub use private::*;
 pub use read::*;
 pub use temp::*;
 

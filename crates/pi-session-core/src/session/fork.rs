@@ -45,7 +45,25 @@ pub fn fork_file(
     dir: &Path,
     custom_id: Option<&str>,
 ) -> Result<PathBuf> {
-    fork(source, target_cwd, dir, custom_id, Durability::Buffered).map(|f| f.file)
+    fork(source, target_cwd, dir, custom_id, ForkWrites::default()).map(|f| f.file)
+}
+
+/// How `forkFrom`'s new file is written: fsynced or not, and private (`PI_SESSION_PRIVATE`: 0600
+/// from the start, its directory 0700 when made) or with the reference's modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ForkWrites {
+    pub durability: Durability,
+    pub private: bool,
+}
+
+impl ForkWrites {
+    /// As a manager of `config` writes.
+    pub fn of(config: &crate::Config) -> ForkWrites {
+        ForkWrites {
+            durability: config.durability,
+            private: config.private_files,
+        }
+    }
 }
 
 /// The new file's name and header line (after the checks the reference makes before writing).
@@ -54,8 +72,9 @@ fn fork_target(
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
+    private: bool,
 ) -> Result<(PathBuf, String, String)> {
-    fsio::ensure_dir(dir)?;
+    fsio::ensure_session_dir(dir, private)?;
     let Identity { id, timestamp } = new_identity(custom_id)?;
     let file = session_file_path(dir, &timestamp, &id);
     let parent = json::string_to_json(&source.to_string_lossy());
@@ -74,7 +93,7 @@ pub fn fork(
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
-    durability: Durability,
+    writes: ForkWrites,
 ) -> Result<Forked> {
     use scan::{chunk_lines, LineChunks, CHUNK_BYTES};
     let src = match crate::fsio::open_read(source) {
@@ -106,10 +125,11 @@ pub fn fork(
                 }
                 end_source_tail(&src, source)?;
                 if needs_migration(line) {
-                    return fork_migrated(source, target_cwd, dir, custom_id, durability);
+                    return fork_migrated(source, target_cwd, dir, custom_id, writes);
                 }
-                let (file, header, id) = fork_target(source, target_cwd, dir, custom_id)?;
-                out = Some(ForkWriter::start(file, &header, id)?);
+                let (file, header, id) =
+                    fork_target(source, target_cwd, dir, custom_id, writes.private)?;
+                out = Some(ForkWriter::start(file, &header, id, writes.private)?);
                 continue;
             };
             o.record(chunk, at, line, has_nl, meta)?;
@@ -121,7 +141,7 @@ pub fn fork(
     let Some(o) = out else {
         return Err(fork_source_invalid(source));
     };
-    o.finish(durability)
+    o.finish(writes.durability)
 }
 
 /// A v1 or v2 header (or one whose version is not a number): the fork takes the in-memory path.
@@ -193,8 +213,8 @@ impl ForkWriter {
     }
 
     /// A temp file next to `file` holding the header line.
-    fn start(file: PathBuf, header: &str, id: String) -> Result<ForkWriter> {
-        let mut tmp = fsio::TempFile::create(&file)?;
+    fn start(file: PathBuf, header: &str, id: String, private: bool) -> Result<ForkWriter> {
+        let mut tmp = fsio::TempFile::create_session(&file, private)?;
         tmp.write_all(header.as_bytes())?;
         tmp.write_all(b"\n")?;
         let header_meta =
@@ -284,13 +304,14 @@ fn fork_migrated(
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
-    durability: Durability,
+    writes: ForkWrites,
 ) -> Result<Forked> {
+    let durability = writes.durability;
     let loaded = match load_file(source)? {
         Some(l) if l.has_valid_header() => l,
         _ => return Err(fork_source_invalid(source)),
     };
-    let (file, header, _) = fork_target(source, target_cwd, dir, custom_id)?;
+    let (file, header, _) = fork_target(source, target_cwd, dir, custom_id, writes.private)?;
     let mut out = header.into_bytes();
     out.push(b'\n');
     match migrate::migrate_file(&loaded) {
@@ -319,7 +340,7 @@ fn fork_migrated(
             }
         }
     }
-    let mut tmp = fsio::TempFile::create(&file)?;
+    let mut tmp = fsio::TempFile::create_session(&file, writes.private)?;
     tmp.write_all(&out)?;
     let reader = tmp.link_new(&file, durability)?;
     Ok(Forked {

@@ -34,7 +34,7 @@ pub use crate::store::Leaf;
 pub use append::AppendHow;
 pub use branch::Branched;
 pub use edit::{check_replacement, context_edit_wraps_text, Replacement};
-pub use fork::{fork, fork_file, Forked};
+pub use fork::{fork, fork_file, ForkWrites, Forked};
 pub use header::{header_line, NewSession};
 pub use load::LoadReport;
 pub use open::Opened;
@@ -68,6 +68,8 @@ pub struct Session {
     reserved: Reservations,
     /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
     restore_missing: bool,
+    /// New session files and directories are private (`PI_SESSION_PRIVATE`, see `fsio::private`).
+    private_files: bool,
     /// Explicit bumps of the generation (see [`Session::changed`]); the rest of it is the count
     /// of writes to `records` and `ids`.
     generation: u64,
@@ -96,7 +98,7 @@ impl Session {
         config: Config,
     ) -> Result<Session> {
         if persist && !session_dir.is_empty() {
-            fsio::ensure_dir(Path::new(&session_dir))?;
+            fsio::ensure_session_dir(Path::new(&session_dir), config.private_files)?;
         }
         Ok(Session {
             cwd,
@@ -114,6 +116,7 @@ impl Session {
             guard: lock::WriterGuard::new(config.exclusive),
             reserved: Reservations::default(),
             restore_missing: config.restore_missing,
+            private_files: config.private_files,
             generation: 0,
         })
     }

@@ -17,6 +17,7 @@
 //! Not mapped: a header's `parentSession` (the path of the session a fork came from) travels as
 //! the machine that pushed it wrote it; on the other machine it may name no file.
 
+pub mod gate;
 pub mod header;
 pub mod names;
 pub mod pathmap;
@@ -24,11 +25,12 @@ mod reconcile;
 pub mod scan;
 pub mod state;
 pub mod transport;
-mod write;
+pub(crate) mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use gate::{Flagged, SecretPolicy};
 pub use pathmap::PathMap;
 pub use transport::Kind;
 
@@ -48,6 +50,8 @@ pub struct Options {
     pub dry_run: bool,
     /// The path map config; `None` is `<agentDir>/sync/paths`.
     pub path_map: Option<PathBuf>,
+    /// What happens to sessions holding unacknowledged credentials (see `gate`).
+    pub secrets: SecretPolicy,
 }
 
 /// What a sync did to one session.
@@ -121,6 +125,10 @@ pub struct Report {
     pub problems: Vec<Problem>,
     /// Rounds run (more than one when a push was beaten by another machine's).
     pub rounds: u32,
+    /// The secrets policy in force (`skip` or `warn`; `auto` resolved).
+    pub secrets_policy: SecretPolicy,
+    /// Sessions holding unacknowledged credentials: held back, or sent with a warning.
+    pub secrets: Vec<Flagged>,
 }
 
 impl Report {
@@ -141,7 +149,9 @@ pub fn sync(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Re
     let t = Transport::open(agent, &opts.remote, opts.kind)?;
     // One sync per remote at a time (a second is refused with SESSION_LOCKED); under this lease a
     // lock git left in the work tree is a killed sync's, and safe to clear.
-    crate::fsio::ensure_dir(&t.home)?;
+    // Ours, and it holds copies of every session: private (see `fsio::private`).
+    crate::fsio::ensure_private_dir(&agent.join("sync"))?;
+    crate::fsio::ensure_private_dir(&t.home)?;
     let _lease = crate::lock::acquire(&t.home.join("sync"))?;
     for rounds in 1..=3 {
         t.pull()?;
@@ -181,9 +191,11 @@ fn round(
     let mut problems = Vec::new();
     let remote_dir = t.sessions_dir();
     let (local, remote) = scan_sides(&opts.agent_dir, &st, &remote_dir, &mut problems)?;
+    let flagged = gate::check(opts.secrets, t, &opts.agent_dir, &local, &st, opts.dry_run)?;
     let mut ids: Vec<&String> = local.by_id.keys().chain(remote.by_id.keys()).collect();
     ids.sort();
     ids.dedup();
+    ids.retain(|id| !flagged.iter().any(|f| !f.sent && &f.id == *id));
     let ctx = reconcile::Ctx {
         agent_dir: &opts.agent_dir,
         map,
@@ -196,6 +208,7 @@ fn round(
             Kind::Git => crate::fsio::Durability::Buffered,
             Kind::Folder => crate::fsio::Durability::Fsync,
         },
+        remote_private: t.kind == Kind::Git,
     };
     let mut report = Report {
         remote: t.remote.clone(),
@@ -205,6 +218,8 @@ fn round(
         unchanged: 0,
         problems: Vec::new(),
         rounds: 1,
+        secrets_policy: gate::effective(opts.secrets, t),
+        secrets: flagged,
     };
     for (i, id) in ids.iter().enumerate() {
         progress(i, ids.len());

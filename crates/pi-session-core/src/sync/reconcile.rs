@@ -25,6 +25,9 @@ pub struct Ctx<'a> {
     /// How remote files are written: fsynced for a shared folder (it is the shared copy); not
     /// for a git work tree, which the commit makes durable and the next round resets anyway.
     pub remote_durability: fsio::Durability,
+    /// Remote files are private: a git work tree under the sync's own directory is (see
+    /// `fsio::private`); a shared folder is the user's and keeps the usual modes.
+    pub remote_private: bool,
 }
 
 /// What one session comes to.
@@ -256,8 +259,8 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
             }
         }
         if remote_changes {
-            fsio::ensure_dir(ctx.remote_dir)?;
-            let mut tmp = fsio::TempFile::create(&t.remote_path)?;
+            fsio::ensure_session_dir(ctx.remote_dir, ctx.remote_private)?;
+            let mut tmp = fsio::TempFile::create_session(&t.remote_path, ctx.remote_private)?;
             tmp.write_all(&t.remote_new)?;
             tmp.rename_over(&t.remote_path, ctx.remote_durability)?;
         }

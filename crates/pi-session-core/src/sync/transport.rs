@@ -60,6 +60,7 @@ fn git(dir: Option<&Path>, args: &[&str]) -> Result<Output> {
     c.args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C");
+    private_umask(&mut c);
     c.output().map_err(|e| {
         Error::new(
             ErrorCode::SyncGitFailed,
@@ -67,6 +68,24 @@ fn git(dir: Option<&Path>, args: &[&str]) -> Result<Output> {
         )
     })
 }
+
+/// The work tree and repository git makes under the sync's private directory are private too:
+/// git runs with umask 077 (its files 0600, its directories 0700).
+#[cfg(unix)]
+fn private_umask(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: runs in the forked child before exec; umask is async-signal-safe, allocates
+    // nothing and takes no lock, which is all pre_exec asks of its closure.
+    unsafe {
+        c.pre_exec(|| {
+            libc::umask(0o077);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn private_umask(_c: &mut Command) {}
 
 /// Run git and fail with its stderr unless it succeeds.
 fn git_ok(dir: &Path, args: &[&str]) -> Result<Output> {
@@ -159,7 +178,7 @@ impl Transport {
         }
         let repo = &self.root;
         if !repo.join(".git").exists() {
-            fsio::ensure_dir(repo)?;
+            fsio::ensure_private_dir(repo)?;
             git_ok(repo, &["init", "-q"])?;
             git_ok(
                 repo,

@@ -43,7 +43,7 @@ pub fn replace(path: &Path, opened: &Opened, new: &[u8]) -> Result<Vec<u8>> {
 
 /// Copy what `old` (the replaced file) has beyond `copied` bytes to `path`, until its length
 /// has held still across a short pause.
-fn carry_tail(path: &Path, old: &File, mut copied: u64) -> Result<Vec<u8>> {
+pub(crate) fn carry_tail(path: &Path, old: &File, mut copied: u64) -> Result<Vec<u8>> {
     let mut carried = Vec::new();
     let mut quiet = 0;
     while quiet < 2 {

@@ -89,6 +89,7 @@ impl Machine {
                 kind,
                 dry_run: false,
                 path_map: None,
+                secrets: Default::default(),
             },
             &mut |_, _| {},
         )

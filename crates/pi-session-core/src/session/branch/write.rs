@@ -46,7 +46,7 @@ impl Session {
         metas: Vec<Meta>,
     ) -> Result<(Vec<ScannedRec>, std::fs::File)> {
         let mut out = Sink {
-            tmp: fsio::TempFile::create(target)?,
+            tmp: fsio::TempFile::create_session(target, self.private_files)?,
             recs: Vec::with_capacity(metas.len()),
             at: 0,
         };
@@ -166,10 +166,11 @@ impl Session {
     /// this session's file again.
     pub(super) fn write_branched_text(&mut self, target: &Path, text: &[u8]) -> Result<()> {
         self.guard.before_write(target)?;
-        let written = fsio::TempFile::create(target).and_then(|mut tmp| {
-            tmp.write_all(text)?;
-            tmp.rename_over(target, self.durability)
-        });
+        let written =
+            fsio::TempFile::create_session(target, self.private_files).and_then(|mut tmp| {
+                tmp.write_all(text)?;
+                tmp.rename_over(target, self.durability)
+            });
         if let Err(e) = written {
             self.guard.follow(self.file.as_deref());
             return Err(e);
