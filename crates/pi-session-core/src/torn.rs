@@ -43,7 +43,7 @@
 //! line built to exceed it stays malformed.
 
 use crate::json;
-use crate::record::{Kind, Meta};
+use crate::record::{self, Kind, Meta};
 
 /// The bytes an appended entry line begins with (see the module docs).
 pub const BOUNDARY: &[u8] = b"{\"type\":\"";
@@ -91,6 +91,18 @@ pub fn glued_entry(line: &[u8], read: impl Fn(&[u8]) -> Option<Meta>) -> Option<
     None
 }
 
+/// The record of a physical line, as the readers that go line by line read it: where it starts
+/// in the line (after the torn bytes, for an entry glued after a torn record; looked for only
+/// `after_header`) and its meta, canonical form included ([`record::read_meta_canonical`]).
+/// `None` when the line holds no record.
+pub fn read_line(line: &[u8], after_header: bool) -> Option<(usize, Meta)> {
+    match record::read_meta_canonical(line) {
+        Some(meta) => Some((0, meta)),
+        None if after_header => glued_entry(line, record::read_meta_canonical),
+        None => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,7 +115,10 @@ mod tests {
     const TORN_BETWEEN: &str = r#"{"type":"message","id":"t9","parentId":"a1","message":{"role":"assistant","content":[{"type":"text","text":"a"},"#;
 
     fn found(line: &str) -> Option<usize> {
-        assert!(json::parse(line.as_bytes()).is_err(), "a test line must not parse: {line}");
+        assert!(
+            json::parse(line.as_bytes()).is_err(),
+            "a test line must not parse: {line}"
+        );
         glued_entry(line.as_bytes(), read_meta).map(|(at, _)| at)
     }
 

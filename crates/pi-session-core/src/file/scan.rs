@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::fsio::{read_at, read_exact_at};
 use crate::json::{self, Value};
 use crate::record::{self, Kind, Meta};
+use crate::torn;
 
 /// A record found in a file: `(start, end, meta, fingerprint)` (byte range of its line without
 /// the newline).
@@ -308,18 +309,24 @@ fn scan_range(file: &File, start: u64, end: u64) -> std::io::Result<Part> {
         ends_with_newline: None,
     };
     while let Some((base, chunk)) = chunks.next_chunk()? {
-        for (at, body, has_nl) in chunk_lines(chunk) {
+        for (at, line, has_nl) in chunk_lines(chunk) {
             part.ends_with_newline = Some(has_nl);
-            let Some(meta) = record::read_meta_canonical(body) else {
+            // A part after the first reads glued entries from its first line: the first part,
+            // megabytes long, holds the header of any session file. (If it does not, an entry
+            // read before the header fails the file's header check, and the file is read whole,
+            // by the exact rule, instead.)
+            let after_header = start > 0 || part.header.is_some();
+            let Some((skip, meta)) = torn::read_line(line, after_header) else {
                 continue;
             };
+            let body = &line[skip..];
             if part.header.is_none() && meta.kind == Kind::Header {
                 part.header = Some(header_of(body));
             }
             let check = super::fingerprint(body);
-            let line_start = (start + base) as usize + at;
+            let rec_start = (start + base) as usize + at + skip;
             part.recs
-                .push((line_start, line_start + body.len(), meta, check));
+                .push((rec_start, rec_start + body.len(), meta, check));
         }
     }
     Ok(part)
@@ -390,6 +397,13 @@ mod tests {
         );
         out.push(format!("{}\n{long}\n", String::from_utf8_lossy(header)).into_bytes());
         out.push(Vec::new());
+        // Entries glued after torn records: mid-file, at the end without a newline, and before
+        // the header (not read there).
+        let torn = r#"{"type":"message","id":"cut","parentId":null,"message":{"content":"ab"#;
+        let glued = |i: usize| format!("{torn}{}", entry(1000 + i));
+        let mut f = lines(&[glued(0).as_bytes()], "\n");
+        f.extend_from_slice(format!("{}\n{}\n{}", glued(1), entry(3), glued(2)).as_bytes());
+        out.push(f);
         out
     }
 
@@ -423,6 +437,41 @@ mod tests {
         assert!(scan_file_in_parts(&dir.join("missing"), Split::always(2))
             .unwrap()
             .is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_scan_finds_the_records_the_loader_finds() {
+        let dir = crate::testing::temp_dir("scan-loader");
+        for (i, bytes) in files().iter().enumerate() {
+            let path = dir.join(format!("f{i}.jsonl"));
+            std::fs::write(&path, bytes).unwrap();
+            let scan = scan_file_in_parts(&path, Split::never()).unwrap().unwrap();
+            let scanned: Vec<_> = scan
+                .recs
+                .iter()
+                .map(|r| (r.0, r.1, r.2.id.clone()))
+                .collect();
+            let loaded = super::super::LoadedFile::parse(bytes.clone());
+            let read: Vec<_> = loaded
+                .lines
+                .iter()
+                .filter_map(|(s, e, m)| m.as_ref().map(|m| (*s, *e, m.id.clone())))
+                .collect();
+            assert_eq!(scanned, read, "file {i}");
+        }
+        let last = scan_file_in_parts(
+            &dir.join(format!("f{}.jsonl", files().len() - 1)),
+            Split::never(),
+        )
+        .unwrap()
+        .unwrap();
+        let ids: Vec<&str> = last.recs.iter().map(|r| &*r.2.id).collect();
+        assert!(
+            ids.contains(&"\"e1001\"") && ids.contains(&"\"e1002\""),
+            "{ids:?}"
+        );
+        assert!(!ids.contains(&"\"e1000\""), "not before the header");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
