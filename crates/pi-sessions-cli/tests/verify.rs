@@ -228,3 +228,20 @@ fn an_empty_file_and_a_whitespace_file_are_problems() {
     assert_eq!(ws.code, 1);
     assert!(ws.out.contains("error: no session header"), "{}", ws.out);
 }
+
+#[test]
+fn a_torn_record_is_reported_and_the_entry_glued_after_it_leaves_no_dangling_parent() {
+    let w = World::new("verify-glued");
+    let p = w.root.join("g.jsonl");
+    std::fs::write(&p, glued_session().0).unwrap();
+    let o = w.run(&["verify", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.code, 1, "{}", o.out);
+    let doc = json(&o.out);
+    let file = &arr(doc.get("files").unwrap())[0];
+    let got: Vec<(String, f64)> = arr(file.get("findings").unwrap())
+        .iter()
+        .map(|f| (s(f.get("code")).unwrap(), n(f.get("line")).unwrap()))
+        .collect();
+    assert_eq!(got, [("torn-record".to_owned(), 3.0)], "{}", o.out);
+    assert_eq!(n(file.get("entries")), Some(3.0));
+}
