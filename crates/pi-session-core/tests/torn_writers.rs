@@ -165,3 +165,78 @@ fn a_merge_keeps_the_glued_entry_and_the_torn_bytes_apart() -> R {
     assert_eq!(merged.leaf_id.as_deref(), Some("c"));
     Ok(())
 }
+
+/// Another process's append: its own descriptor, the bytes as they are.
+fn other_writer(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+fn append_reply(s: &mut Session, id: &str, text: &str) -> R {
+    let parent = s.leaf_key().unwrap_or("null").to_owned();
+    let line = msg(id, "", "assistant", text)
+        .replace(r#""parentId":"""#, &format!(r#""parentId":{parent}"#));
+    s.append(line.as_bytes()).map(drop)
+}
+
+#[test]
+fn an_append_after_another_writers_torn_line_starts_on_a_line_of_its_own() -> R {
+    let dir = temp_dir("append-after-torn");
+    let file = dir.join("s.jsonl");
+    fs::write(&file, glued_file(3)).unwrap();
+    let mut s = open_with(&dir, &file, u64::MAX)?;
+    append_reply(&mut s, "d", "mine")?;
+    // Another writer dies inside its write; this session goes on.
+    other_writer(&file, torn().as_bytes());
+    append_reply(&mut s, "e", "still mine")?;
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "\n{}\n{}",
+            torn(),
+            msg("e", "d", "assistant", "still mine") + "\n"
+        )),
+        "{text}"
+    );
+    // Every line but the torn bytes parses: the reference's reader loses nothing of ours.
+    let unparsed: Vec<&str> = text
+        .lines()
+        .filter(|l| pi_session_core::json::parse(l.as_bytes()).is_err())
+        .collect();
+    assert_eq!(
+        unparsed.len(),
+        2,
+        "the torn bytes of the file, and the new ones alone: {unparsed:?}"
+    );
+    let again = open_with(&dir, &file, u64::MAX)?;
+    assert_eq!(
+        branch_ids(&again),
+        ["\"a\"", "\"b\"", "\"c\"", "\"d\"", "\"e\""]
+    );
+    fs::remove_dir_all(dir).unwrap();
+    Ok(())
+}
+
+#[test]
+fn an_append_after_another_writers_whole_line_adds_no_empty_line() -> R {
+    let dir = temp_dir("append-after-whole");
+    let file = dir.join("s.jsonl");
+    fs::write(&file, glued_file(3)).unwrap();
+    let mut s = open_with(&dir, &file, u64::MAX)?;
+    append_reply(&mut s, "d", "mine")?;
+    let theirs = msg("x", "c", "user", "from another process");
+    other_writer(&file, format!("{theirs}\n").as_bytes());
+    append_reply(&mut s, "e", "still mine")?;
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "\n{theirs}\n{}\n",
+            msg("e", "d", "assistant", "still mine")
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("\n\n"));
+    fs::remove_dir_all(dir).unwrap();
+    Ok(())
+}

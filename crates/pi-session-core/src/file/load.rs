@@ -175,7 +175,9 @@ pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
     };
     let mut loaded = LoadedFile::parse(text);
     loaded.mark_leading();
-    if loaded.has_valid_header() && super::end_torn_tail(path, loaded.ends_with_newline())? {
+    if loaded.has_valid_header() && !loaded.ends_with_newline() {
+        super::end_torn_tail(path, loaded.text.len() as u64, false)?;
+        // The line ends here whoever ended it on disk.
         loaded.text.push(b'\n');
     }
     Ok(Some(loaded))

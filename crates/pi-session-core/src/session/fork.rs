@@ -141,7 +141,7 @@ fn end_source_tail(src: &std::fs::File, source: &Path) -> Result<()> {
         crate::fsio::read_exact_at(src, &mut last, len - 1)
             .map_err(|e| Error::io(&e, "read", source))?;
     }
-    file::end_torn_tail(source, last[0] == b'\n')?;
+    file::end_torn_tail(source, len, last[0] == b'\n')?;
     Ok(())
 }
 
