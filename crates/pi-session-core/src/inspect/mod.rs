@@ -6,8 +6,9 @@
 //! compared as record keys (the canonical JSON of the value), which is how the reference's `Map`
 //! compares them.
 //!
-//! [`inspect`] here reads the lines (blank, torn, malformed, BOM, CRLF); `records` checks the
-//! header and the shape of each entry, `links` the id index, the parent links and their cycles.
+//! [`inspect`] here reads the lines (blank, torn, malformed, BOM, CRLF, a torn record with an entry
+//! glued after it: see [`crate::torn`]); `records` checks the header and the shape of each entry,
+//! `links` the id index, the parent links and their cycles.
 
 use crate::json::{self, Value};
 
