@@ -1076,7 +1076,9 @@ export declare function migrateSessionEntries(entries: FileEntry[]): void;
 
 /**
  * Parses the text of a session file, one JSON value per line. Blank lines and lines that are
- * not valid JSON are skipped; nothing else is checked.
+ * not valid JSON are skipped; nothing else is checked. This is the reference's function exactly:
+ * unlike `loadEntriesFromFile` and `SessionManager.open`, it does not read an entry that another
+ * writer glued after the torn bytes of a writer killed mid-line (such a line is skipped whole).
  */
 export declare function parseSessionEntries(content: string): FileEntry[];
 
@@ -1137,7 +1139,9 @@ export declare function getDefaultSessionDir(cwd: string, agentDir?: string): st
 /**
  * Reads and parses a session file. Returns `[]` when the file is missing or does not start
  * with a session header. If the last line lacks its newline, one is appended to the file so
- * later appends start on a fresh line.
+ * later appends start on a fresh line (unless another writer ended that line meanwhile). An
+ * entry glued after the torn bytes of a writer killed mid-line is read (the reference skips
+ * that line whole).
  */
 export declare function loadEntriesFromFile(filePath: string): FileEntry[];
 

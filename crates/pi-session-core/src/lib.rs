@@ -33,6 +33,7 @@ pub mod store;
 pub mod sync;
 pub mod text;
 pub mod timefmt;
+pub mod torn;
 pub mod transcript;
 pub mod tree;
 

@@ -48,9 +48,9 @@
 //!   nothing was found.
 //! - `verify --json`: `{files: [{path, ok, entries, version, findings: [{severity, code, line,
 //!   message}], repairable}], checked, problems}`; `severity` is `error`, `warning` or `note`,
-//!   `code` a stable name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`,
-//!   `cycle`, …; see `pi_session_core::inspect`), `line` 1-based or `null`; `repairable` how many
-//!   of the file's problems `repair` fixes.
+//!   `code` a stable name (`malformed-line`, `torn-last-line`, `torn-record`, `duplicate-id`,
+//!   `dangling-parent`, `cycle`, …; see `pi_session_core::inspect`), `line` 1-based or `null`;
+//!   `repairable` how many of the file's problems `repair` fixes.
 //! - `merge --json`: `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`;
 //!   `out` is the file written, `leafId` the merged file's last entry.
 //! - `move --json`: `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status,

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use pi_session_core::inspect::split_lines;
 use pi_session_core::json::{self, Value};
-use pi_session_core::record::{self, Kind};
+use pi_session_core::record::Kind;
+use pi_session_core::torn;
 
 use crate::args::{Command, Opt, Parsed};
 use crate::catalog::{self, Info, Scope};
@@ -76,18 +77,22 @@ pub fn search_file(path: &Path, needle: &str) -> (usize, Vec<Snippet>) {
     let mut buf = Vec::new();
     let mut count = 0;
     let mut snippets = Vec::new();
+    // Entries glued after a torn record are read after the header, as the open reads them.
+    let mut after_header = false;
     for (s, e) in split_lines(&bytes) {
         let line = &bytes[s..e];
-        if prefilter {
+        if prefilter && after_header {
             buf.clear();
             buf.extend(line.iter().map(u8::to_ascii_lowercase));
             if finder.find(&buf).is_none() {
                 continue;
             }
         }
-        let Some(meta) = record::read_meta(line) else {
+        let Some((skip, meta)) = torn::read_line(line, after_header) else {
             continue;
         };
+        after_header |= meta.kind == Kind::Header;
+        let line = &line[skip..];
         if !matches!(
             meta.kind,
             Kind::Message | Kind::CustomMessage | Kind::Compaction | Kind::BranchSummary

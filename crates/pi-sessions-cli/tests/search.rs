@@ -75,3 +75,16 @@ fn unicode_case_folding_and_snippet_bounds_hold() {
     assert!(o.out.contains("ÄRGER"), "{}", o.out);
     assert!(o.out.contains('…'));
 }
+
+#[test]
+fn search_finds_an_entry_glued_after_a_torn_record() {
+    let w = World::new("search-glued");
+    let dir = w.project_dir(FIXTURE_CWD);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("g.jsonl"), glued_session().0).unwrap();
+    let j = json(&w.run(&["search", "glued reply", "--json"]).out);
+    let hits = arr(&j);
+    assert_eq!(hits.len(), 1);
+    let sn = &arr(hits[0].get("snippets").unwrap())[0];
+    assert_eq!(s(sn.get("entryId")).unwrap(), "b");
+}

@@ -179,3 +179,18 @@ fn session_text_cannot_smuggle_terminal_escapes() {
     );
     assert!(o.out.contains("red \u{FFFD}[31m text"));
 }
+
+#[test]
+fn show_includes_an_entry_glued_after_a_torn_record_on_the_branch() {
+    let w = World::new("show-glued");
+    let p = w.root.join("g.jsonl");
+    std::fs::write(&p, glued_session().0).unwrap();
+    let o = w.run(&["show", p.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.out.contains("  glued reply"), "{}", o.out);
+    assert!(
+        o.out.contains("3 of 3 entries on this branch, leaf c"),
+        "{}",
+        o.out
+    );
+}

@@ -270,3 +270,20 @@ fn verify_suggests_repair_only_for_problems_repair_fixes_so_the_two_agree_after_
         Some(1.0)
     );
 }
+
+#[test]
+fn a_torn_record_is_reported_and_the_entry_glued_after_it_leaves_no_dangling_parent() {
+    let w = World::new("verify-glued");
+    let p = w.root.join("g.jsonl");
+    std::fs::write(&p, glued_session().0).unwrap();
+    let o = w.run(&["verify", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.code, 1, "{}", o.out);
+    let doc = json(&o.out);
+    let file = &arr(doc.get("files").unwrap())[0];
+    let got: Vec<(String, f64)> = arr(file.get("findings").unwrap())
+        .iter()
+        .map(|f| (s(f.get("code")).unwrap(), n(f.get("line")).unwrap()))
+        .collect();
+    assert_eq!(got, [("torn-record".to_owned(), 3.0)], "{}", o.out);
+    assert_eq!(n(file.get("entries")), Some(3.0));
+}

@@ -1,6 +1,7 @@
 //! A session file's lines as `loadEntriesFromFile` sees them: the whole text, split on `\n`, each
 //! line read for what the store needs ([`record::read_meta`]); big texts are read in pieces on
-//! scoped threads.
+//! scoped threads. Unlike the reference, an entry glued after a torn record is read too
+//! ([`crate::torn`]).
 
 use std::path::Path;
 
@@ -8,6 +9,7 @@ use crate::error::Result;
 use crate::fsio;
 use crate::lazy::{LazyScratch, Shapes};
 use crate::record::{self, Kind, Meta};
+use crate::torn;
 
 /// A physical line: byte range in the text, and its meta when it is a record.
 pub type Line = (usize, usize, Option<Meta>);
@@ -89,7 +91,9 @@ fn split_lines(text: &[u8], from: usize, to: usize) -> (Vec<Line>, Shapes) {
 /// A file's lines as `loadEntriesFromFile` sees them.
 pub struct LoadedFile {
     pub text: Vec<u8>,
-    /// Every physical line (split on `\n`).
+    /// Every physical line (split on `\n`), in order; a line after the header that holds an entry
+    /// glued after a torn record ([`crate::torn`]) is two: the torn bytes (no record), then the
+    /// entry.
     pub lines: Vec<Line>,
     /// The shapes of the lines' lazy values (see [`crate::lazy`]).
     pub shapes: Shapes,
@@ -106,11 +110,47 @@ impl LoadedFile {
             .min(crate::cores::available().unwrap_or(1))
             .min(MAX_PARSE_THREADS);
         let (lines, shapes) = lines_in_pieces(&text, pieces);
-        LoadedFile {
+        let mut loaded = LoadedFile {
             text,
             lines,
             shapes,
+        };
+        loaded.split_glued();
+        loaded
+    }
+
+    /// Split each line after the first header that holds an entry glued after a torn record into
+    /// the torn bytes and the entry (only lines that are no record are looked at: few, if any).
+    fn split_glued(&mut self) {
+        let is_header = |l: &Line| l.2.as_ref().is_some_and(|m| m.kind == Kind::Header);
+        let Some(header) = self.lines.iter().position(is_header) else {
+            return;
+        };
+        let text = &self.text;
+        let found: Vec<(usize, usize, Meta)> = self.lines[header + 1..]
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.2.is_none())
+            .filter_map(|(i, &(s, e, _))| {
+                let (at, meta) = torn::glued_entry(&text[s..e], record::read_meta)?;
+                Some((header + 1 + i, s + at, meta))
+            })
+            .collect();
+        if found.is_empty() {
+            return;
         }
+        let mut lines = Vec::with_capacity(self.lines.len() + found.len());
+        let mut found = found.into_iter().peekable();
+        for (i, (s, e, meta)) in std::mem::take(&mut self.lines).into_iter().enumerate() {
+            match found.next_if(|f| f.0 == i) {
+                Some((_, at, entry)) => {
+                    lines.push((s, at, None));
+                    lines.push((at, e, Some(entry)));
+                }
+                None => lines.push((s, e, meta)),
+            }
+        }
+        self.lines = lines;
     }
 
     /// `loadEntriesFromFile` accepts the file: its first record is a header with a string id
@@ -174,7 +214,9 @@ pub fn read_file(path: &Path) -> Result<Option<LoadedFile>> {
 /// The torn-tail repair of a file read by [`read_file`]: a valid session whose last line has no
 /// newline gets one, on disk and in memory.
 pub fn end_tail(path: &Path, mut loaded: LoadedFile) -> Result<LoadedFile> {
-    if loaded.has_valid_header() && super::end_torn_tail(path, loaded.ends_with_newline())? {
+    if loaded.has_valid_header() && !loaded.ends_with_newline() {
+        super::end_torn_tail(path, loaded.text.len() as u64, false)?;
+        // The line ends here whoever ended it on disk.
         loaded.text.push(b'\n');
     }
     Ok(loaded)
@@ -240,6 +282,54 @@ mod tests {
             format!("{:?}", lines_in_pieces(short, 8).0),
             format!("{:?}", split_lines(short, 0, short.len()).0)
         );
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    const TORN: &str = r#"{"type":"message","id":"t","parentId":"a","message":{"role":"toolResult","content":"cut he"#;
+
+    fn entry(id: &str, parent: &str) -> String {
+        format!(r#"{{"type":"custom","id":"{id}","parentId":"{parent}","customType":"x"}}"#)
+    }
+
+    #[test]
+    fn a_line_of_torn_bytes_and_a_glued_entry_is_read_as_two() {
+        let glued = format!("{TORN}{}", entry("b", "a"));
+        let text = format!(
+            "{HEADER}\n{}\n{glued}\n{}\n",
+            entry("a", "s"),
+            entry("c", "b")
+        );
+        let loaded = LoadedFile::parse(text.clone().into_bytes());
+        let ids: Vec<&str> = loaded.records().map(|(_, m)| &*m.id).collect();
+        assert_eq!(ids, ["\"s\"", "\"a\"", "\"b\"", "\"c\""]);
+        let start = text.find(&glued).unwrap();
+        let torn = (start, start + TORN.len(), None::<()>);
+        let split: Vec<_> = loaded
+            .lines
+            .iter()
+            .map(|l| (l.0, l.1, l.2.as_ref().map(|_| ())))
+            .collect();
+        assert_eq!(split[2], torn, "the torn bytes: a line that is no record");
+        assert_eq!(
+            split[3],
+            (torn.1, start + glued.len(), Some(())),
+            "then the entry"
+        );
+        assert_eq!(loaded.lines.len(), 5);
+    }
+
+    #[test]
+    fn before_the_header_a_glued_entry_is_not_read() {
+        let text = format!(
+            "{TORN}{}\n{HEADER}\n{TORN}{}\n",
+            entry("b", "a"),
+            entry("c", "s")
+        );
+        let loaded = LoadedFile::parse(text.into_bytes());
+        let ids: Vec<&str> = loaded.records().map(|(_, m)| &*m.id).collect();
+        assert_eq!(ids, ["\"s\"", "\"c\""]);
+        assert!(loaded.has_valid_header());
+        assert_eq!(loaded.lines.len(), 4, "the first line stays one line");
     }
 
     #[test]

@@ -100,8 +100,12 @@ pub fn redact(path: &Path, target: &Target, acks: &Acks) -> Result<Redacted> {
                 done.backup = Some(fsio::backup(path, &opened.bytes)?);
             }
             fsio::replace_atomic(path, &new)?;
-            let carried =
-                crate::sync::write::carry_tail(path, &opened.file, opened.bytes.len() as u64)?;
+            let carried = crate::sync::write::carry_tail(
+                path,
+                &opened.file,
+                opened.bytes.len() as u64,
+                new.len() as u64,
+            )?;
             done.tail = carried.len() as u64;
             done.written = Some(path.to_path_buf());
         }

@@ -109,9 +109,10 @@ pub fn fork(
     let mut out: Option<ForkWriter> = None;
     while let Some((_, chunk)) = chunks.next_chunk().map_err(read_err)? {
         for (at, line, has_nl) in chunk_lines(chunk) {
-            let Some(meta) = record::read_meta_canonical(line) else {
+            let Some((skip, meta)) = crate::torn::read_line(line, out.is_some()) else {
                 continue;
             };
+            let (at, line) = (at + skip, &line[skip..]);
             let Some(o) = out.as_mut() else {
                 // Records leading the header stay with the source (a fork is a file of its own);
                 // a run of them not followed by a header fails on the record after it, or at
@@ -161,7 +162,7 @@ fn end_source_tail(src: &std::fs::File, source: &Path) -> Result<()> {
         crate::fsio::read_exact_at(src, &mut last, len - 1)
             .map_err(|e| Error::io(&e, "read", source))?;
     }
-    file::end_torn_tail(source, last[0] == b'\n')?;
+    file::end_torn_tail(source, len, last[0] == b'\n')?;
     Ok(())
 }
 

@@ -184,7 +184,7 @@ impl Session {
         if !header_ok || scan.header_version < 3.0 {
             return Ok(None);
         }
-        file::end_torn_tail(path, scan.ends_with_newline)?;
+        file::end_torn_tail(path, scan.len, scan.ends_with_newline)?;
         let reader = crate::fsio::open_read(path).map_err(|e| Error::io(&e, "open", path))?;
         self.adopt_scan(path, scan.recs, scan.header_id, reader);
         self.records.shapes = scan.shapes;
