@@ -2,7 +2,7 @@
 // Idle work on the one session that asked for it last: parsing a session just loaded (a resume)
 // into entry objects, and then adding the objects made many at once to the map of where they
 // came from (SessionState.markLater). Done in slices of a few milliseconds, each run from the
-// event loop when it has nothing else to do (an unref'd setImmediate: it never keeps a process
+// event loop when it has nothing else to do (an unref'd zero-delay timer: it never keeps a process
 // alive). Held by a WeakRef, so a session nobody keeps is still collected. The objects are the
 // ones any accessor would have made later (the same cache); a slice that fails just stops, and
 // the accessor that needs the entry reports it. Marks still pending on another session are
@@ -38,7 +38,9 @@ let strong = null;
 /** @type {WeakRef<SessionState> | null} */
 let weak = null;
 let handOffQueued = false;
-/** @type {NodeJS.Immediate | null} */
+/** The next slice's timer. A timer, not an immediate: an unref'd immediate does not wake an
+ * event loop that waits on something else (it runs only when other work wakes the loop), where
+ * an unref'd timer does. @type {NodeJS.Timeout | null} */
 let pending = null;
 
 /** Make `s`'s entries when idle, if their skeletons (`bytes` of JSON) are small enough and no
@@ -76,7 +78,7 @@ function handOff() {
   strong = null;
   if (s === null) return;
   weak = new WeakRef(s);
-  if (pending === null) pending = setImmediate(tick).unref();
+  if (pending === null) pending = setTimeout(tick, 0).unref();
 }
 
 function tick() {
@@ -86,7 +88,7 @@ function tick() {
     weak = null;
     return;
   }
-  pending = setImmediate(tick).unref();
+  pending = setTimeout(tick, 0).unref();
 }
 
 /** Parses the next entries, or adds pending marks, for about WARM_SLICE_MS; false when nothing is
