@@ -306,4 +306,10 @@ class LazyLoad {
   }
 }
 
-module.exports = { LazyLoad, isLazyHolder: (/** @type {unknown} */ o) => o !== null && typeof o === "object" && Holder.is(o) };
+/** Is `key` of `obj` a lazy member not read yet? Its value is then big (never null, undefined or
+ * another falsy value), which callers may know without reading it. @param {any} obj @param {string} key */
+function unreadBig(obj, key) {
+  return obj !== null && typeof obj === "object" && Holder.is(obj) && stillLazy(obj, key);
+}
+
+module.exports = { LazyLoad, unreadBig };
