@@ -32,6 +32,7 @@ pub mod sync;
 pub mod text;
 pub mod timefmt;
 pub mod transcript;
+pub mod trash;
 pub mod tree;
 
 #[cfg(test)]
