@@ -1,7 +1,7 @@
 //! `sync`: two agent dirs stand for two machines, a bare git repository (or a plain folder) for
 //! the remote. Sessions made on each side meet; one continued on both ends as one file with both
-//! continuations; conflict copies are merged and removed; homes that differ are mapped; bad input
-//! changes nothing; a second sync with nothing new writes nothing.
+//! continuations; conflict copies are merged and removed; homes that differ are mapped (a fork's
+//! `parentSession` too); bad input changes nothing; a second sync with nothing new writes nothing.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -416,5 +416,43 @@ fn a_push_the_server_refuses_fails_with_its_message_and_the_next_sync_pushes() -
         "the session is on the remote's main"
     );
     assert_eq!(shown.stdout, before);
+    Ok(())
+}
+
+#[test]
+fn a_forks_parent_session_path_is_mapped_by_the_sync_to_the_parents_file_on_the_other_machine() -> R
+{
+    let root = temp("parent");
+    let remote = bare(&root);
+    let a = machine(&root, "a");
+    let b = machine(&root, "b");
+    // One line maps both the projects and the agent dirs of a onto b's.
+    b.map(&format!(
+        "{} = {}\n",
+        root.join("a").display(),
+        root.join("b").display()
+    ));
+    a.write("p", &[entry("p1", None, 1, "the parent")]);
+    let fork = a.file("f");
+    let header = header("f", &a.project).replace(
+        '}',
+        &format!(",\"parentSession\":\"{}\"}}", a.file("p").display()),
+    );
+    fs::write(
+        &fork,
+        format!("{header}\n{}\n", entry("p1", None, 1, "the parent")),
+    )?;
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    let on_b = fs::read_to_string(b.file("f"))?;
+    let want = format!("\"parentSession\":\"{}\"", b.file("p").display());
+    assert!(on_b.lines().next().unwrap().contains(&want), "{on_b}");
+    assert!(b.file("p").exists(), "it names the parent's file on b");
+    let quiet = b.sync(&remote, Kind::Git)?;
+    assert!(
+        quiet.synced.is_empty(),
+        "the mapping goes both ways: {:?}",
+        quiet.synced
+    );
     Ok(())
 }

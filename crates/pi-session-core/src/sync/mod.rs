@@ -13,9 +13,6 @@
 //! project path of another machine with no place here) leave that session's files as they were
 //! and the rest goes on. A remote that is not what it should be fails the whole sync before
 //! anything is written.
-//!
-//! Not mapped: a header's `parentSession` (the path of the session a fork came from) travels as
-//! the machine that pushed it wrote it; on the other machine it may name no file.
 
 pub mod header;
 pub mod names;

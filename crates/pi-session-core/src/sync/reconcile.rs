@@ -1,7 +1,7 @@
 //! One session, both sides: decide what each side must hold, then write it. A session new on one
 //! side is copied to the other; one changed on both is joined by the core's merge (every entry of
 //! both, conflicts kept beside each other); conflict copies are merged into their file and then
-//! removed. All bytes are compared in the remote's spelling of the project path.
+//! removed. All bytes are compared in the remote's spelling of the project paths (see `header`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -107,7 +107,7 @@ fn fold(mut bytes: Vec<u8>, copies: &[Found]) -> Result<(Vec<u8>, usize)> {
 }
 
 fn cwd_of(bytes: &[u8]) -> Option<String> {
-    header::read(bytes).and_then(|(_, c)| c)
+    header::read(bytes).and_then(|h| h.cwd)
 }
 
 fn mismatch(path: &Path, other: &str, id: &str) -> Error {
@@ -127,10 +127,7 @@ fn push_new(ctx: &Ctx, id: &str, l: &Group) -> Result<Target> {
     }
     let opened = write::open(&l.main.path)?;
     let (lf, conflicts) = fold(opened.bytes.clone(), &l.copies)?;
-    let remote_new = match cwd_of(&lf) {
-        Some(c) => header::with_cwd(&lf, &ctx.map.to_remote(&c)),
-        None => lf.clone(),
-    };
+    let remote_new = header::to_remote(&lf, ctx.map);
     Ok(Target {
         local_path: l.main.path.clone(),
         local_old: Some(opened),
@@ -172,7 +169,7 @@ fn pull_new(ctx: &Ctx, id: &str, r: &Group) -> Result<Target> {
     Ok(Target {
         local_path,
         local_old: None,
-        local_new: header::with_cwd(&rf, &lc),
+        local_new: header::to_local(&rf, ctx.map, &lc),
         remote_path: r.main.path.clone(),
         remote_old: Some(rb),
         remote_new: rf,
@@ -215,15 +212,12 @@ fn both(ctx: &Ctx, l: &Group, r: &Group) -> Result<Target> {
     let opened = write::open(&l.main.path)?;
     let (lf, c1) = fold(opened.bytes.clone(), &l.copies)?;
     let cwd = cwd_of(&lf);
-    let lc = match &cwd {
-        Some(c) => header::with_cwd(&lf, &ctx.map.to_remote(c)),
-        None => lf,
-    };
+    let lc = header::to_remote(&lf, ctx.map);
     let rb = read(&r.main.path)?;
     let (rf, c2) = fold(rb.clone(), &r.copies)?;
     let (m, c3, merged) = combine(lc, &rf)?;
     let local_new = match &cwd {
-        Some(c) => header::with_cwd(&m, c),
+        Some(c) => header::to_local(&m, ctx.map, c),
         None => m.clone(),
     };
     let copies = l.copies.iter().chain(&r.copies).map(|c| c.path.clone());
