@@ -1,13 +1,15 @@
 //! `sync`: two agent dirs stand for two machines, a bare git repository (or a plain folder) for
 //! the remote. Sessions made on each side meet; one continued on both ends as one file with both
 //! continuations; conflict copies are merged and removed; homes that differ are mapped (a fork's
-//! `parentSession` too); bad input changes nothing; a second sync with nothing new writes nothing.
+//! `parentSession` too); a branch other than `main` is used when asked; bad input changes
+//! nothing; a second sync with nothing new writes nothing. Deletions: `sync_deletions.rs`; purges:
+//! `sync_purge.rs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pi_session_core::sync::{sync, Action, Kind, Options};
+use pi_session_core::sync::{Action, Kind, Options};
 use pi_session_core::ErrorCode;
 
 #[path = "sync/machines.rs"]
@@ -325,16 +327,10 @@ fn a_dry_run_reports_the_merge_it_would_make_and_writes_nothing() -> R {
     )?;
     a.sync(&remote, Kind::Git)?;
     let before = fs::read(&fb)?;
-    let dry = sync(
-        &Options {
-            agent_dir: b.agent.to_string_lossy().into_owned(),
-            remote: remote.clone(),
-            kind: Kind::Git,
-            dry_run: true,
-            path_map: None,
-        },
-        &mut |_, _| {},
-    )?;
+    let dry = b.sync_with(&Options {
+        dry_run: true,
+        ..b.options(&remote, Kind::Git)
+    })?;
     assert!(dry.dry_run);
     assert_eq!(dry.count(Action::Merged), 1);
     assert_eq!(fs::read(&fb)?, before, "the dry run left b's file alone");
@@ -454,5 +450,33 @@ fn a_forks_parent_session_path_is_mapped_by_the_sync_to_the_parents_file_on_the_
         "the mapping goes both ways: {:?}",
         quiet.synced
     );
+    Ok(())
+}
+
+#[test]
+fn a_sync_on_another_branch_leaves_main_alone_and_a_bad_branch_name_is_refused() -> R {
+    let root = temp("branch");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    a.write("s", &[entry("e1", None, 1, "on a branch")]);
+    let on = |m: &Machine, branch: &str| Options {
+        branch: Some(branch.to_owned()),
+        ..m.options(&remote, Kind::Git)
+    };
+    let ra = a.sync_with(&on(&a, "pi/sessions"))?;
+    assert_eq!(ra.branch.as_deref(), Some("pi/sessions"));
+    assert!(git_in(&remote, &["rev-parse", "--verify", "refs/heads/main"]).is_none());
+    assert!(git_in(
+        &remote,
+        &["rev-parse", "--verify", "refs/heads/pi/sessions"]
+    )
+    .is_some());
+    assert_eq!(b.sync(&remote, Kind::Git)?.count(Action::Pulled), 0);
+    assert_eq!(
+        b.sync_with(&on(&b, "pi/sessions"))?.count(Action::Pulled),
+        1
+    );
+    let e = a.sync_with(&on(&a, "no..good")).unwrap_err();
+    assert_eq!(e.code, pi_session_core::ErrorCode::InvalidArgument);
     Ok(())
 }

@@ -40,6 +40,14 @@ impl Parsed {
     pub fn flag(&self, long: &str) -> bool {
         self.flags.contains(&long)
     }
+    /// Every value given for an option, in order (an option given more than once).
+    pub fn values(&self, long: &str) -> Vec<&str> {
+        self.values
+            .iter()
+            .filter(|(k, _)| *k == long)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
     /// The last value given for an option.
     pub fn value(&self, long: &str) -> Option<&str> {
         self.values
