@@ -43,6 +43,26 @@ function session(m, text) {
   return sm.getSessionFile();
 }
 
+/**
+ * A `trash` command of the test's own first on PATH (so nothing reaches the user's real trash),
+ * moving files into the returned folder; none on Windows, where files are deleted.
+ */
+function fakeTrash(t, root) {
+  const bin = path.join(root, "bin");
+  const can = path.join(root, "can");
+  fs.mkdirSync(bin);
+  fs.mkdirSync(can);
+  if (process.platform !== "win32") {
+    fs.writeFileSync(path.join(bin, "trash"), `#!/bin/sh\nmv "$@" '${can}'/\n`, { mode: 0o755 });
+  }
+  const saved = process.env.PATH;
+  process.env.PATH = `${bin}${path.delimiter}${saved}`;
+  t.after(() => {
+    process.env.PATH = saved;
+  });
+  return process.platform !== "win32" ? can : null;
+}
+
 const ids = (file, dir) =>
   Reference.open(file, dir)
     .getEntries()
@@ -214,6 +234,7 @@ test("a writer appending in a loop during syncs loses no acknowledged append, he
 
 test("a session deleted on one machine is deleted on the other at its sync, and one deleted there but continued here is kept", (t) => {
   const root = tempDir(t);
+  const can = fakeTrash(t, root);
   const remote = bareRepo(root);
   const a = machine(root, "a");
   const b = machine(root, "b");
@@ -241,7 +262,8 @@ test("a session deleted on one machine is deleted on the other at its sync, and 
   assert.deepEqual(dry.deleted.map((d) => d.local), [onB(gone)]);
   assert.ok(fs.existsSync(onB(gone)), "the dry run deleted nothing");
   const rb = b.sync(remote);
-  assert.deepEqual(rb.deleted.map((d) => [d.local, d.from]), [[onB(gone), "here"]]);
+  assert.deepEqual(rb.deleted.map((d) => [d.local, d.from, d.how]), [[onB(gone), "here", can ? "trash" : "removed"]]);
+  if (can) assert.ok(fs.existsSync(path.join(can, path.basename(gone))), "b's copy went to the trash");
   assert.deepEqual(rb.synced.map((x) => [x.local, x.action, x.restored]), [[onB(kept), "push", "remote"]]);
   assert.equal(rb.restored, 1);
   const back = a.sync(remote);
