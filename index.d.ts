@@ -840,6 +840,26 @@ export interface SyncSessionsOptions {
    * machines follow at their next sync. One still on the remote is reported in `problems`
    * (`INVALID_ARGUMENT`) and nothing is purged. */
   purge?: string[];
+  /**
+   * Sessions to send that hold unacknowledged credentials: `auto` (default) holds them back for a
+   * git remote reached over the network and sends them with a warning to a local repository or
+   * folder; `skip`, `warn`, or `refuse` (throws `SYNC_SECRETS_FOUND`, nothing sent).
+   */
+  secrets?: "auto" | "skip" | "refuse" | "warn";
+}
+
+/** A session {@link syncSessions} held back, or sent with a warning, because it holds credentials. */
+export interface SyncSecretsSession {
+  id: string;
+  path: string;
+  /** The kinds found, each once (see {@link SecretFinding.kind}). */
+  kinds: string[];
+  findings: number;
+  /** False: held back (both sides left as they were; what the remote lacks of it deletes nothing
+   * here, and the next sync judges it as a session changed here); true: sent (`warn`). */
+  sent: boolean;
+  /** This run reported it first; later runs only count it. */
+  first: boolean;
 }
 
 /** A session {@link syncSessions} wrote (or, in a dry run, would write). */
@@ -920,6 +940,9 @@ export interface SyncSessionsReport {
   /** Sessions both sides already held alike. */
   unchanged: number;
   problems: SyncProblem[];
+  /** The secrets policy in force (`auto` resolved to `skip` or `warn`). */
+  secretsPolicy: "skip" | "refuse" | "warn";
+  secrets: SyncSecretsSession[];
 }
 
 /**
@@ -933,6 +956,70 @@ export interface SyncSessionsReport {
  * session that cannot be synced is reported in `problems` and left alone. Not in the reference.
  */
 export declare function syncSessions(remote: string, options?: SyncSessionsOptions): SyncSessionsReport;
+
+/** One credential-shaped string {@link scanSecrets} found: never the secret itself. */
+export interface SecretFinding {
+  /** 1-based line of the session file. */
+  line: number;
+  /** The entry that holds it; null in the header or in a line that is not JSON. */
+  entryId: string | null;
+  place: "user" | "tool-output" | "tool-args" | "assistant" | "thinking" | "custom" | "summary" | "other";
+  /** `anthropic-api-key`, `openai-api-key`, `openrouter-api-key`, `groq-api-key`, `xai-api-key`,
+   * `google-api-key`, `aws-access-key-id`, `aws-secret-access-key`, `github-token`, `gitlab-token`,
+   * `slack-token`, `slack-webhook`, `stripe-live-key`, `npm-token`, `private-key`, `url-password`,
+   * `jwt`. */
+  kind: string;
+  /** 16 hex digits of the secret's SHA-256: what `pi-sessions secrets --ack` takes. */
+  fingerprint: string;
+  /** A masked preview: a few characters and the length, never the whole secret. */
+  preview: string;
+  /** The secret's bytes in the file, `[start, end)`, JSON escapes included. */
+  start: number;
+  end: number;
+}
+
+/** A session {@link scanSecrets} found something in (or could not read). */
+export interface SecretScanSession {
+  path: string;
+  /** The header's id; null without a header. */
+  id: string | null;
+  findings: SecretFinding[];
+  /** Findings left out because they are acknowledged. */
+  acknowledged: number;
+  /** Why the file could not be read; null when it was scanned. */
+  error: string | null;
+}
+
+/** Options of {@link scanSecrets}. */
+export interface ScanSecretsOptions {
+  /** The agent directory: its sessions for `{ all: true }`, its acknowledgements (default
+   * `PI_CODING_AGENT_DIR`, else `~/.pi/agent`). */
+  agentDir?: string;
+  /** Report acknowledged findings too. */
+  includeAcknowledged?: boolean;
+}
+
+/** What {@link scanSecrets} found: `pi-sessions secrets --json`'s report. */
+export interface ScanSecretsReport {
+  /** Session files looked at. */
+  scanned: number;
+  /** Unacknowledged findings in all of them. */
+  findings: number;
+  acknowledged: number;
+  /** The sessions with findings (or a read error), in the order given. */
+  sessions: SecretScanSession[];
+}
+
+/**
+ * Look for credential-shaped strings (provider API keys, AWS keys, GitHub/GitLab/Slack/Stripe/npm
+ * tokens, PEM private keys, URL passwords, JWTs) in session files, as `pi-sessions secrets` does:
+ * `target` is a path, an array of paths, or `{ all: true }` for every session of the agent dir.
+ * Synchronous (files are scanned on one thread per core meanwhile). Not in the reference.
+ */
+export declare function scanSecrets(
+  target: string | string[] | { all: true },
+  options?: ScanSecretsOptions,
+): ScanSecretsReport;
 
 /** Options of {@link moveSessions}. */
 export interface MoveSessionsOptions {
@@ -1034,7 +1121,9 @@ export declare function migrateSessionEntries(entries: FileEntry[]): void;
 
 /**
  * Parses the text of a session file, one JSON value per line. Blank lines and lines that are
- * not valid JSON are skipped; nothing else is checked.
+ * not valid JSON are skipped; nothing else is checked. This is the reference's function exactly:
+ * unlike `loadEntriesFromFile` and `SessionManager.open`, it does not read an entry that another
+ * writer glued after the torn bytes of a writer killed mid-line (such a line is skipped whole).
  */
 export declare function parseSessionEntries(content: string): FileEntry[];
 
@@ -1095,7 +1184,9 @@ export declare function getDefaultSessionDir(cwd: string, agentDir?: string): st
 /**
  * Reads and parses a session file. Returns `[]` when the file is missing or does not start
  * with a session header. If the last line lacks its newline, one is appended to the file so
- * later appends start on a fresh line.
+ * later appends start on a fresh line (unless another writer ended that line meanwhile). An
+ * entry glued after the torn bytes of a writer killed mid-line is read (the reference skips
+ * that line whole).
  */
 export declare function loadEntriesFromFile(filePath: string): FileEntry[];
 

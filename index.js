@@ -5,6 +5,7 @@ const ctx = require("./lib/context.js");
 const paths = require("./lib/paths.js");
 const { buildTranscriptProjection } = require("./lib/transcript-projection.js");
 const { mergeSessions, moveSessions, syncSessions } = require("./lib/follow.js");
+const { scanSecrets } = require("./lib/secrets.js");
 
 module.exports = {
   CURRENT_SESSION_VERSION: sm.CURRENT_SESSION_VERSION,
@@ -26,4 +27,5 @@ module.exports = {
   mergeSessions,
   syncSessions,
   moveSessions,
+  scanSecrets,
 };

@@ -24,6 +24,7 @@ export const {
   migrateSessionEntries,
   parseSessionEntries,
   projectContextEntry,
+  scanSecrets,
   sessionEntryToContextMessages,
   syncSessions,
 } = sessionModule;

@@ -189,12 +189,12 @@ describe("every command runs through the bin", () => {
     assert.notDeepEqual(want, ["k1", "k2", "k3", "k4", "k5", "k6"], "the file order is not the tree order");
   });
 
-  test("search finds text and exits 1 when nothing matches", (t) => {
+  test("search finds text and exits 3 (not found) when nothing matches", (t) => {
     const { agentDir } = agentWithFixtures(t);
     const r = cli(["search", "two files", "--cwd", FIXTURE_CWD], { agentDir });
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /There are two files/);
-    assert.equal(cli(["search", "zzz-no-such-text", "--all"], { agentDir }).code, 1);
+    assert.equal(cli(["search", "zzz-no-such-text", "--all"], { agentDir }).code, 3);
   });
 
   test("verify reports damage with file and line and exits 1; clean files exit 0", (t) => {
@@ -291,6 +291,9 @@ describe("every command runs through the bin", () => {
     const bad = cli(["nope"], { agentDir });
     assert.equal(bad.code, 2);
     assert.match(bad.err, /unknown command 'nope'/);
+    const missing = cli(["show", "deadbeef"], { agentDir });
+    assert.equal(missing.code, 3, "no such session is not a usage error");
+    assert.match(missing.err, /^pi-sessions: no session with an id starting with deadbeef /);
   });
 
   test("NO_COLOR and a pipe mean no escape codes; --color always forces them", (t) => {

@@ -5,6 +5,10 @@
 //     one's pid, and a default-mode process may open but not write; after the holder exits, its
 //     lease is gone and the file is free.
 //   - A lease left by a killed holder (or any dead pid on this host) is taken over.
+//   - Another writer's torn line (a write cut part-way, crafted here): our next append starts on
+//     a line of its own, which the reference reads too; and an entry another writer glued after
+//     such bytes (as the reference's writer does) is read by ours (open, loadEntriesFromFile,
+//     listings), not by the reference. The same with real kills: kill.test.mjs.
 import { afterEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -18,7 +22,7 @@ import { ENTRY_ID_RE, tempDir, user } from "./helpers/fixtures.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(HERE, "helpers", "append-child.mjs");
-const { SessionManager } = loadOurs();
+const { SessionManager, loadEntriesFromFile, parseSessionEntries } = loadOurs();
 const reference = await loadReference();
 
 const assistantMsg = (text) => ({
@@ -244,4 +248,57 @@ test("a lease held on another host is never taken over", (t) => {
   assert.throws(() => sm.setExclusive(true), (err) => err.code === "SESSION_LOCKED" && /pid 1234567 on another-host\.example/.test(err.message));
   assert.throws(() => sm.appendMessage(user("no")), { code: "SESSION_LOCKED" });
   assert.equal(leaseOf(file)?.hostname, "another-host.example");
+});
+
+/** The first 200 bytes of a large tool result whose writer was killed inside its write. */
+const TORN = JSON.stringify({
+  type: "message",
+  id: "deadbeef",
+  parentId: null,
+  timestamp: "2025-01-01T00:00:05.000Z",
+  message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "x".repeat(20_000) }] },
+}).slice(0, 200);
+
+test("an append after another writer's torn line starts on a line of its own, which the reference reads", (t) => {
+  const dir = tempDir(t, "pi-torn-append-");
+  const file = existingSession(dir);
+  const sm = SessionManager.open(file);
+  const first = sm.appendMessage(user("mine"));
+  fs.appendFileSync(file, TORN);
+  const second = sm.appendMessage(assistantMsg("still mine"));
+  const text = fs.readFileSync(file, "utf8");
+  assert.ok(text.includes(`${TORN}\n{"type":"message","id":"${second}"`), "a newline ends the torn bytes first");
+  // Another writer's whole line: no empty line.
+  fs.appendFileSync(file, `${JSON.stringify({ type: "custom", id: "c0ffee00", parentId: second, customType: "x" })}\n`);
+  const third = sm.appendMessage(user("again"));
+  assert.ok(!fs.readFileSync(file, "utf8").includes("\n\n"));
+  for (const impl of [{ SessionManager }, reference]) {
+    const ids = impl.SessionManager.open(file).getEntries().map((e) => e.id);
+    for (const id of [first, second, "c0ffee00", third]) assert.ok(ids.includes(id), `${id} read`);
+  }
+});
+
+test("an entry another writer glued after a torn line is read by open, loadEntriesFromFile and the listing", async (t) => {
+  const dir = tempDir(t, "pi-torn-glued-");
+  const file = existingSession(dir);
+  const before = SessionManager.open(file).getEntries().map((e) => e.id);
+  const glued = { type: "message", id: "a1b2c3d4", parentId: before.at(-1), timestamp: "2025-01-01T00:00:06.000Z", message: assistantMsg("glued") };
+  const after = { type: "message", id: "e5f6a7b8", parentId: glued.id, timestamp: "2025-01-01T00:00:07.000Z", message: user("after it") };
+  // What a writer that does not look (the reference's) leaves after another one's torn bytes.
+  fs.appendFileSync(file, `${TORN}${JSON.stringify(glued)}\n${JSON.stringify(after)}\n`);
+  const bytes = fs.readFileSync(file);
+
+  const sm = SessionManager.open(file);
+  assert.deepEqual(sm.getEntries().map((e) => e.id), [...before, glued.id, after.id]);
+  assert.deepEqual(sm.getBranch().map((e) => e.id), [...before, glued.id, after.id]);
+  assert.deepEqual(loadEntriesFromFile(file).slice(1).map((e) => e.id), [...before, glued.id, after.id]);
+  const [info] = await SessionManager.list(dir, dir);
+  assert.equal(info.messageCount, before.length + 2);
+  assert.match(info.allMessagesText, /glued after it/);
+  assert.ok(fs.readFileSync(file).equals(bytes), "reading changed the file");
+  // The reference loses the glued entry, and its child starts a tree of its own.
+  assert.deepEqual(reference.SessionManager.open(file).getEntries().map((e) => e.id), [...before, after.id]);
+  // parseSessionEntries is the reference's function over a caller's text: it stays the reference's.
+  const text = bytes.toString("utf8");
+  assert.deepEqual(parseSessionEntries(text), reference.parseSessionEntries(text));
 });

@@ -128,14 +128,18 @@ for (const [what, pad] of [
 
 test("the lazy threshold is the one in force when a manager is made, and a negative one is refused", (t) => {
   const file = path.join(tempDir(t), "s.jsonl");
-  writeSession(file, 20, 100);
+  writeSession(file, 20, 1000);
   const eager = ours.SessionManager.open(file);
   const lazy = withLazy(0, () => ours.SessionManager.open(file));
   const later = ours.SessionManager.open(file);
-  // Only the manager reading lines from the file notices the file rewritten in place.
+  // Only the manager reading lines from the file notices the file rewritten in place: its
+  // entries are what it read at open (their skeletons are kept), their big members are read
+  // from the file when first read.
   fs.writeFileSync(file, fs.readFileSync(file, "utf8").replaceAll("question ", "q"));
-  assert.throws(() => lazy.getEntries(), (e) => e.code === "SESSION_FILE_CHANGED");
-  assert.equal(eager.getEntries().length, 40);
+  const entries = lazy.getEntries();
+  assert.equal(entries.length, 40);
+  assert.throws(() => entries[1].message.content, (e) => e.code === "SESSION_FILE_CHANGED");
+  assert.equal(eager.getEntries()[1].message.content[0].text.length, 1000);
   assert.equal(later.getEntries().length, 40);
   const native = createRequire(import.meta.url)(path.join(ROOT, "native.js"));
   for (const bad of [{ lazyFileBytes: -1 }, { backedLineBytes: -1 }]) {
@@ -145,12 +149,16 @@ test("the lazy threshold is the one in force when a manager is made, and a negat
 
 test("a big session changed in place after opening is reported, not misread", (t) => {
   const file = path.join(tempDir(t), "s.jsonl");
-  writeSession(file, 20, 100);
+  writeSession(file, 20, 1000);
   const sm = withLazy(0, () => ours.SessionManager.open(file));
-  // Rewritten in place (same inode) by another program, with different content.
+  // Rewritten in place (same inode) by another program, with different content: what was read
+  // at open stands (the entries' skeletons), and a big member read from the file afterwards is
+  // refused, not taken from the other bytes.
   const text = fs.readFileSync(file, "utf8");
   fs.writeFileSync(file, text.replaceAll("question ", "q"));
-  assert.throws(() => sm.getEntries(), (e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file));
+  const entries = sm.getEntries();
+  assert.equal(entries[0].message.content, "question 0");
+  assert.throws(() => JSON.stringify(entries), (e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file));
 });
 
 test("a session larger than 512 MB opens and builds its context", (t) => {

@@ -10,6 +10,15 @@
 // about one round in seven appends only 256 KB–1 MB entries to a file of its own (kills inside a
 // long write are what tear lines).
 //   KILL_ROUNDS (default 110) rounds in all; KILL_SEED (default 7) seeds the delays.
+//
+// Then two writers on one file: one appends 20 kB tool results all along, while others, one after
+// the other, start a large entry and are killed inside its `write` (their own worker thread
+// watches the file grow: the kill lands while the line is being copied in, so it tears it).
+// Every entry acknowledged to the one that goes on is read back by our open; where it is our
+// writer, also by the reference's (its entries never follow torn bytes on their line). Once with
+// our writer going on (the killed ones alternately ours and the reference's), once with the
+// reference's (ours killed).
+//   KILL_TEAR_ROUNDS (default 10) killed writers per run.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -18,7 +27,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { ENTRY_ID_RE, assistant, rng, tempDir, user } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
+import { gluedAt } from "./helpers/torn-records.mjs";
 import { Rng } from "./parity/prng.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -29,6 +40,7 @@ const CHAINS = 2;
 // A child stops appending after CAP appends and waits for its kill: one chain's checks block the
 // event loop and can delay the other chain's kill timer, which must not let files grow unbounded.
 const CAP = 3000;
+const TEAR_ROUNDS = Number(process.env.KILL_TEAR_ROUNDS ?? 10);
 
 const ours = loadOurs();
 const reference = await loadReference();
@@ -195,4 +207,116 @@ test("appends killed with SIGKILL at random moments lose nothing that was acknow
   );
   assert.ok(stats.rounds >= 100);
   assert.ok(stats.acknowledged > 0);
+});
+
+/** Start an append-child; `ids()` are the ids it printed (acknowledged), `exit` its end. */
+function startWriter(opts) {
+  const child = spawn(process.execPath, [CHILD, JSON.stringify(opts)], { stdio: ["pipe", "pipe", "pipe"] });
+  const state = { child, lines: [], stderr: "" };
+  let buf = "";
+  let onReady;
+  state.ready = new Promise((resolve) => {
+    onReady = resolve;
+  });
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk) => {
+    buf += chunk;
+    const parts = buf.split("\n");
+    buf = parts.pop(); // an incomplete last line was cut by a kill
+    for (const line of parts) {
+      state.lines.push(line);
+      if (line === "ready" || line.startsWith("error ")) onReady(line);
+    }
+  });
+  child.stderr.on("data", (chunk) => {
+    state.stderr += chunk;
+  });
+  state.exit = new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      onReady("closed");
+      resolve({ code, signal });
+    });
+  });
+  state.ids = () => state.lines.filter((l) => ENTRY_ID_RE.test(l));
+  return state;
+}
+
+/** Lines of `bytes` (split on "\n") that do not parse and are not blank, and how many of them
+ * hold an entry glued after their torn bytes. */
+function tornLines(bytes) {
+  let torn = 0;
+  let glued = 0;
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end === -1) end = bytes.length;
+    const line = bytes.subarray(start, end);
+    try {
+      if (line.toString("utf8").trim()) JSON.parse(line.toString("utf8"));
+    } catch {
+      torn++;
+      if (gluedAt(line) > 0) glued++;
+    }
+    start = end + 1;
+  }
+  return { torn, glued };
+}
+
+test("a writer killed inside a large write takes none of the other writer's acknowledged entries with it", { timeout: 60_000 }, async (t) => {
+  const root = tempDir(t, "pi-kill-tear-");
+  const next = rng(SEED * 1000 + 33);
+  const report = [];
+  let tornInAll = 0;
+  for (const survivorIsReference of [false, true]) {
+    const dir = path.join(root, survivorIsReference ? "reference-goes-on" : "ours-goes-on");
+    fs.mkdirSync(dir);
+    const sm = ours.SessionManager.create(dir, dir);
+    sm.appendMessage(user("start"));
+    sm.appendMessage(assistant("ok"));
+    const file = sm.getSessionFile();
+    const survivor = startWriter({ file, size: 20_000, pauseMs: 4, untilInput: true, reference: survivorIsReference, seed: next(1 << 30) });
+    assert.equal(await survivor.ready, "ready", survivor.stderr);
+    let killed = 0;
+    for (let r = 0; r < TEAR_ROUNDS; r++) {
+      // 4–8 MB, killed once the file grew by 512 kB: inside the write of its line (the other
+      // writer adds less than that while this one prepares its line).
+      const victimIsReference = !survivorIsReference && r % 2 === 1;
+      const size = (4 << 20) + next(4 << 20);
+      const victim = startWriter({ file, count: 1, size, killInWrite: 1 << 19, reference: victimIsReference, seed: next(1 << 30) });
+      const { code, signal } = await victim.exit;
+      assert.ok(signal === "SIGKILL" || code === 0, `killed writer ${r}: exit ${code} ${signal}: ${victim.stderr}`);
+      if (signal === "SIGKILL") killed++;
+      // Let the other writer append after the tear before the next one starts.
+      await new Promise((resolve) => setTimeout(resolve, 5 + next(20)));
+    }
+    survivor.child.stdin.write("stop\n");
+    const end = await survivor.exit;
+    assert.equal(end.code, 0, survivor.stderr);
+    const acknowledged = survivor.ids();
+    assert.ok(acknowledged.length > TEAR_ROUNDS, `the other writer went on (${acknowledged.length} appends)`);
+
+    const bytes = fs.readFileSync(file);
+    const { torn, glued } = tornLines(bytes);
+    tornInAll += torn;
+    const readBy = (impl, name) => {
+      const copy = path.join(dir, `${name}.jsonl`);
+      fs.writeFileSync(copy, bytes);
+      return new Set(impl.SessionManager.open(copy).getEntries().map((e) => e.id));
+    };
+    const mine = readBy(ours, "read-by-ours");
+    const missing = acknowledged.filter((id) => !mine.has(id));
+    assert.deepEqual(missing, [], "entries acknowledged to the writer that went on, missing from our open");
+    const theirs = readBy(reference, "read-by-reference");
+    const lostByReference = acknowledged.filter((id) => !theirs.has(id));
+    if (!survivorIsReference) {
+      assert.deepEqual(lostByReference, [], "our writer's entries, missing from the reference's open");
+    }
+    report.push(
+      `${survivorIsReference ? "reference" : "ours"} went on: ${acknowledged.length} appends, ${killed} of ${TEAR_ROUNDS} killed, ` +
+        `${torn} torn lines (${glued} with an entry glued after them), ${lostByReference.length} of its entries lost by the reference`,
+    );
+  }
+  t.diagnostic(report.join("; "));
+  assert.ok(tornInAll > 0, "no write was torn: the scenario proved nothing");
 });

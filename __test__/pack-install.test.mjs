@@ -19,8 +19,8 @@ import { agentNode } from "./helpers/agent-runs.mjs";
 import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
-const { packRoot, INSTALL_SCRIPTS } = require("../scripts/pack.js");
-const { PLATFORMS } = require("../scripts/platforms.js");
+const { packPlatform, packRoot, INSTALL_SCRIPTS } = require("../scripts/pack.js");
+const { PLATFORMS, platform } = require("../scripts/platforms.js");
 const isWindows = process.platform === "win32";
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
 const NAME = manifest.name;
@@ -184,7 +184,7 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
   test("the root package is packed without any binary or source, as a release packs it", () => {
     const { tarball, info } = packRoot(path.join(tmp, "tarballs"), path.join(tmp, "stage"));
     const files = info.files.map((f) => f.path).sort();
-    for (const needed of ["package.json", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "launcher/pi-agent.js", "lib/native-platform.js"]) {
+    for (const needed of ["package.json", "LICENSE", "index.js", "index.mjs", "index.d.ts", "native.js", "register.mjs", "bin/pi-native.js", "launcher/pi-agent.js", "launcher/diagnosis.js", "lib/native-platform.js"]) {
       assert.ok(files.includes(needed), `${needed} is packed`);
     }
     const unexpected = files.filter(
@@ -194,20 +194,20 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
     tarballs.root = tarball;
   });
 
+  test("the checkout packed as it is, as npm packs a git dependency's prepared clone, takes its built binary along", () => {
+    const r = ok(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, env }), "npm pack --dry-run");
+    const files = JSON.parse(r.stdout)[0].files.map((f) => f.path);
+    assert.ok(files.includes(build.binary), `${build.binary} is in a git dependency's package`);
+  });
+
   test(`npm pack makes the platform package ${NAME}-${build.suffix} with the built binary`, () => {
-    // A copy of npm/<platform>/ with the binary, so nothing is left behind in the repository.
-    const pkgDir = path.join(tmp, `platform-${build.suffix}`);
-    fs.cpSync(build.dir, pkgDir, { recursive: true });
-    fs.copyFileSync(path.join(ROOT, build.binary), path.join(pkgDir, build.binary));
-    const r = ok(
-      npm(["pack", "--json", "--ignore-scripts", "--pack-destination", path.join(tmp, "tarballs")], { cwd: pkgDir, env }),
-      "npm pack (platform)",
-    );
-    const [info] = JSON.parse(r.stdout);
+    const npmDir = fs.readdirSync(build.dir).sort();
+    const { tarball, info } = packPlatform(platform(build.suffix), path.join(ROOT, build.binary), path.join(tmp, "tarballs"), path.join(tmp, "stage-platform"));
     assert.equal(info.name, `${NAME}-${build.suffix}`);
-    assert.ok(info.files.some((f) => f.path === build.binary), `${build.binary} is packed`);
+    assert.deepEqual(info.files.map((f) => f.path).sort(), ["LICENSE", "README.md", build.binary, "package.json"].sort());
     assert.equal(info.version, manifest.version, "platform package version matches the root package");
-    tarballs.platform = path.join(tmp, "tarballs", info.filename);
+    assert.deepEqual(fs.readdirSync(build.dir).sort(), npmDir, "nothing is left behind in npm/<platform>/");
+    tarballs.platform = tarball;
   });
 
   test("both tarballs install offline into a fresh project, with no cargo on PATH", () => {
@@ -241,6 +241,18 @@ suite("installed from packed tarballs, as a user would", { skip }, () => {
       "the binary comes from the platform package",
     );
     assert.ok(fs.existsSync(path.join(app, "node_modules", `${NAME}-${build.suffix}`, build.binary)));
+  });
+
+  test("both installed packages carry the repository's MIT LICENSE", () => {
+    assert.ok(app, "installed");
+    const license = fs.readFileSync(path.join(ROOT, "LICENSE"), "utf8");
+    assert.equal(manifest.license, "MIT");
+    assert.match(license, /^MIT License\n\nCopyright \(c\) 2026 the pi-session-native authors\n/);
+    for (const pkg of [NAME, `${NAME}-${build.suffix}`]) {
+      const dir = path.join(app, "node_modules", pkg);
+      assert.equal(fs.readFileSync(path.join(dir, "LICENSE"), "utf8"), license, pkg);
+      assert.equal(JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).license, "MIT", pkg);
+    }
   });
 
   test("an ES module there creates, appends, reopens and lists; import and require agree", () => {

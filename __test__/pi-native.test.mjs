@@ -67,7 +67,7 @@ function sessionFiles(agentDir) {
  * A copy of the agent package whose bundle differs as `edit` says (its package.json and the chunk
  * that defines SessionManager), everything else linked to the real one. Returns its directory.
  */
-function agentCopy(t, { version, addMethod } = {}) {
+function agentCopy(t, { version, addMethod, engines } = {}) {
   const root = tempDir(t, "pi-agent-copy-");
   // Modules of the copy resolve the agent's dependencies from the real node_modules.
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(root, "node_modules"));
@@ -83,6 +83,7 @@ function agentCopy(t, { version, addMethod } = {}) {
   fs.cpSync(path.join(AGENT, "dist", "bundle"), path.join(dir, "dist", "bundle"), { recursive: true });
   const pkg = JSON.parse(fs.readFileSync(path.join(AGENT, "package.json"), "utf8"));
   if (version) pkg.version = version;
+  if (engines) pkg.engines = { node: engines };
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(pkg, null, 2));
   if (addMethod) {
     const { file } = piAgent.bundleClassModule(dir);
@@ -239,12 +240,120 @@ describe("finding `pi` on PATH, and following npm's Windows shims (no agent run)
   });
 });
 
-test("on a Node older than the agent needs, pi-native exits 1 with one line saying so", { skip: piAgent.versionAtLeast(process.versions.node, "22.19.0") && "this Node is new enough" }, (t) => {
-  const s = sandbox(t);
-  const r = run(process.execPath, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
-  assert.equal(r.status, 1);
-  assert.equal(r.stdout, "");
-  assert.match(r.stderr, /^pi-native: pi 1\.6\.0 needs Node >= 22\.19\.0; this is Node v\d+\.\d+\.\d+\n$/);
+/** A copy of this package's JS outside the checkout (no agent above or beside it), on the built addon. */
+function packageCopy(t) {
+  const dir = path.join(tempDir(t, "pi-native-alone-"), "pi-session-native");
+  for (const name of ["bin", "launcher", "lib"]) fs.cpSync(path.join(ROOT, name), path.join(dir, name), { recursive: true });
+  for (const name of ["index.js", "native.js", "package.json"]) fs.copyFileSync(path.join(ROOT, name), path.join(dir, name));
+  const binary = fs.readdirSync(ROOT).find((f) => f.endsWith(".node"));
+  return { piNative: path.join(dir, "bin", "pi-native.js"), env: { PI_SESSION_NATIVE_PATH: path.join(ROOT, binary) } };
+}
+
+/** No JS stack frame ("    at f (file:1:2)") anywhere in a run's output. */
+function assertNoStack(r) {
+  assert.doesNotMatch(`${r.stdout}\n${r.stderr}`, /^\s+at .+[:(]/m, "no stack trace");
+}
+
+describe("pi-native's own flags, on any Node (no agent run)", () => {
+  const { ownFlag } = require(path.join(ROOT, "launcher", "diagnosis.js"));
+
+  test("its flags are read before `--` only, and --version wins over --help as in the agent", () => {
+    assert.equal(ownFlag(["--native-status"]), "status");
+    assert.equal(ownFlag(["-p", "--help"]), "help");
+    assert.equal(ownFlag(["-h"]), "help");
+    assert.equal(ownFlag(["--help", "-v"]), "version");
+    assert.equal(ownFlag(["--", "--help", "--version", "--native-status"]), null);
+    assert.equal(ownFlag(["-p", "say --help"]), null);
+  });
+
+  // An agent copy that asks for a Node no machine has stands in for Node 20 under pi 1.6.0.
+  test("with an agent that needs a newer Node, --native-status names what is missing and exits 1", (t) => {
+    const s = sandbox(t, { PI_NATIVE_AGENT: agentCopy(t, { engines: ">=99.0.0" }) });
+    const r = run(process.execPath, [PI_NATIVE, "--native-status"], { cwd: s.project, env: s.env });
+    assert.equal(r.status, 1);
+    assert.equal(r.stderr, "");
+    assertNoStack(r);
+    assert.match(r.stdout, /^store: {2}none: pi cannot start here \(pi 1\.6\.0 needs Node >= 99\.0\.0; this is Node v[\d.]+\)$/m);
+    assert.match(r.stdout, /^agent: {2}.* 1\.6\.0 \(found by PI_NATIVE_AGENT\)$/m);
+    assert.match(r.stdout, /^check: {2}version 1\.6\.0 is one pi-native supports \(1\.6\.x\); its SessionManager was not checked \(pi does not load on this Node\)$/m);
+    assert.match(r.stdout, /^node: {3}v[\d.]+ \(pi needs >= 99\.0\.0\): too old for pi$/m);
+    assert.match(r.stdout, /^addon: {2}\/.*\.node$/m, "the addon loads, and its file is named");
+  });
+
+  test("with an agent that needs a newer Node, --help shows pi-native's own help and why pi's is missing", (t) => {
+    const s = sandbox(t, { PI_NATIVE_AGENT: agentCopy(t, { engines: ">=99.0.0" }) });
+    const r = run(process.execPath, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^pi-native — your pi agent/);
+    for (const name of ["--native-status", "PI_NATIVE_AGENT", "PI_NATIVE_STRICT", "PI_NATIVE_ANY_VERSION", "PI_NATIVE_DISABLE", "PI_NATIVE_TRACE", "PI_SESSION_RESTORE_MISSING"]) {
+      assert.ok(r.stdout.includes(name), `the help names ${name}`);
+    }
+    assert.match(r.stdout, /\npi's own help is not shown: pi 1\.6\.0 needs Node >= 99\.0\.0; this is Node v[\d.]+\.\n$/);
+  });
+
+  test("with an agent that needs a newer Node, --version prints both versions and says pi does not run here", (t) => {
+    const s = sandbox(t, { PI_NATIVE_AGENT: agentCopy(t, { engines: ">=99.0.0" }) });
+    const r = run(process.execPath, [PI_NATIVE, "--version"], { cwd: s.project, env: s.env });
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout, "1.6.0\npi-native 0.1.0 (pi-session-native)\n");
+    assert.match(r.stderr, /^pi-native: pi 1\.6\.0 needs Node >= 99\.0\.0; this is Node v[\d.]+, so pi does not run here\n$/);
+  });
+
+  test("with an agent that needs a newer Node, a run exits 1 with one line saying so", (t) => {
+    const s = sandbox(t, { PI_NATIVE_AGENT: agentCopy(t, { engines: ">=99.0.0" }) });
+    const r = run(process.execPath, [PI_NATIVE, "-p", "hello"], { cwd: s.project, env: s.env });
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, /^pi-native: pi 1\.6\.0 needs Node >= 99\.0\.0; this is Node v[\d.]+\n$/);
+  });
+
+  test("without any agent to find, --native-status, --help and --version say so and how to get one", (t) => {
+    const alone = packageCopy(t);
+    const s = sandbox(t, alone.env);
+    const env = { ...s.env, PATH: path.dirname(process.execPath) };
+    delete env.PI_NATIVE_AGENT;
+    const status = run(process.execPath, [alone.piNative, "--native-status"], { cwd: s.project, env });
+    assert.equal(status.status, 1);
+    assertNoStack(status);
+    assert.match(status.stdout, /^store: {2}none: pi cannot start here \(cannot find the pi agent \(@earendil-works\/pi-coding-agent\); install it \(npm install -g @earendil-works\/pi-coding-agent\) or set PI_NATIVE_AGENT to its directory\)$/m);
+    assert.match(status.stdout, /^agent: {2}not found$/m);
+    assert.match(status.stdout, /^check: {2}not done: cannot find the pi agent/m);
+    const help = run(process.execPath, [alone.piNative, "--help"], { cwd: s.project, env });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^pi-native — /);
+    assert.match(help.stdout, /\npi's own help is not shown: cannot find the pi agent .*\.\n$/);
+    const version = run(process.execPath, [alone.piNative, "--version"], { cwd: s.project, env });
+    assert.equal(version.status, 1);
+    assert.equal(version.stdout, "pi-native 0.1.0 (pi-session-native)\n");
+    assert.match(version.stderr, /^pi-native: cannot find the pi agent/);
+  });
+});
+
+const OLD_NODE = !piAgent.versionAtLeast(process.versions.node, "22.19.0");
+describe(`pi-native on this Node (${process.version}), older than pi 1.6.0 needs`, { skip: !OLD_NODE && "this Node runs the agent: the runs below cover it" }, () => {
+  test("--native-status prints the diagnosis and exits 1, without a stack trace", (t) => {
+    const s = sandbox(t);
+    const r = run(process.execPath, [PI_NATIVE, "--native-status"], { cwd: s.project, env: s.env });
+    assert.equal(r.status, 1);
+    assert.equal(r.stderr, "");
+    assertNoStack(r);
+    assert.match(r.stdout, /^store: {2}none: pi cannot start here \(pi 1\.6\.0 needs Node >= 22\.19\.0; this is Node v\d+\.\d+\.\d+\)$/m);
+    assert.match(r.stdout, /^node: {3}v[\d.]+ \(pi needs >= 22\.19\.0\): too old for pi$/m);
+    assert.match(r.stdout, /^addon: {2}\/.*\.node$/m);
+  });
+
+  test("--help and --version answer, and a run exits 1 with one line", (t) => {
+    const s = sandbox(t);
+    const help = run(process.execPath, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /\npi's own help is not shown: pi 1\.6\.0 needs Node >= 22\.19\.0; this is Node v[\d.]+\.\n$/);
+    const version = run(process.execPath, [PI_NATIVE, "--version"], { cwd: s.project, env: s.env });
+    assert.equal(version.stdout, "1.6.0\npi-native 0.1.0 (pi-session-native)\n");
+    const r = run(process.execPath, [PI_NATIVE, "--model", "x", "-p", "hello"], { cwd: s.project, env: s.env });
+    assert.equal(r.status, 1);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, /^pi-native: pi 1\.6\.0 needs Node >= 22\.19\.0; this is Node v\d+\.\d+\.\d+\n$/);
+  });
 });
 
 test("on a Node without module.registerHooks, register says so in one line and the program runs", { skip: piAgent.versionAtLeast(process.versions.node, "22.15.0") && "this Node has registerHooks" }, () => {
@@ -331,7 +440,7 @@ for (const { major, node } of NODES) {
 
     test("PI_NATIVE_AGENT naming something that is not the agent exits 1 with one line", (t) => {
       const s = sandbox(t, { PI_NATIVE_AGENT: os.tmpdir() });
-      const r = run(node, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
+      const r = run(node, [PI_NATIVE, "-p", "hello"], { cwd: s.project, env: s.env });
       assert.equal(r.status, 1);
       assert.equal(r.stdout, "");
       assert.match(r.stderr, /^pi-native: PI_NATIVE_AGENT=.* is not \(inside\) the @earendil-works\/pi-coding-agent package\n$/);
@@ -412,10 +521,28 @@ for (const { major, node } of NODES) {
       assert.equal(ours.status, stock.status);
       assert.equal(ours.stdout, stock.stdout);
       assert.equal(ours.stderr, stock.stderr);
+    });
+
+    test("--help is pi-native's own help, then the agent's exactly", (t) => {
+      const s = sandbox(t);
       const help = run(node, [PI_NATIVE, "--help"], { cwd: s.project, env: s.env });
       const stockHelp = run(node, [path.join(AGENT, "dist", "bundle", "cli.js"), "--help"], { cwd: s.project, env: s.env });
       assert.equal(help.status, 0);
-      assert.equal(help.stdout, stockHelp.stdout);
+      assert.equal(stockHelp.status, 0);
+      const marker = "pi's own help follows.\n\n";
+      const at = help.stdout.indexOf(marker);
+      assert.ok(at > 0, help.stdout.slice(0, 400));
+      assert.match(help.stdout.slice(0, at), /^pi-native — [^]*PI_NATIVE_TRACE[^]*\nAgent: .* 1\.6\.0 \(found by PI_NATIVE_AGENT\)\. $/);
+      assert.equal(help.stdout.slice(at + marker.length), stockHelp.stdout);
+    });
+
+    test("--version is the agent's version line, then pi-native's", (t) => {
+      const s = sandbox(t);
+      const stock = run(node, [path.join(AGENT, "dist", "bundle", "cli.js"), "--version"], { cwd: s.project, env: s.env });
+      const ours = run(node, [PI_NATIVE, "--version"], { cwd: s.project, env: s.env });
+      assert.equal(ours.status, 0);
+      assert.equal(ours.stderr, "");
+      assert.equal(ours.stdout, `${stock.stdout}pi-native 0.1.0 (pi-session-native)\n`);
     });
   });
 

@@ -346,15 +346,25 @@ if (runs("migrate")) {
 
 // ------------------------------------------------------------------------------ resume a big session
 // What a user waits for when pi resumes a session: the whole `pi --session <file> -p x` process
-// (open, the agent's setup, one turn, exit), and in the TUI the time from start until the resumed
-// session is painted with its footer (idle parsing runs while the agent sets itself up). Sessions
-// of bench/scale-gen.mjs (parts text3k and mb128), each run on a fresh copy (a turn appends).
+// (open, the agent's setup, one turn, exit) with its peak RSS, and in the TUI the time from start
+// until the session's last message is on screen. Sessions of bench/scale-gen.mjs: the text-heavy
+// ones of issue 32 (parts text12 and text128, bench/text-gen.mjs: compacted, side branches, some
+// images), the 3,000-turn one and the 128 MiB one of images and tool output (text3k, mb128),
+// each run on a fresh copy (a turn appends).
 if (runs("resume")) {
   const { ensureScaleData } = await import("./scale-gen.mjs");
-  const scale = await ensureScaleData(log, { only: ["text3k", "mb128"] });
+  const scale = await ensureScaleData(log, { only: ["text12", "text128", "text3k", "mb128"] });
+  const mb = (bytes) => (bytes / 1e6).toFixed(bytes < 20e6 ? 1 : 0);
   const sets = [
-    scale.text3k && !scale.text3k.skipped && { key: "text3k", file: scale.text3k.file, label: `${(scale.text3k.bytes / 1e6).toFixed(1)} MB text session` },
-    scale.mb128 && !scale.mb128.skipped && { key: "mb128", file: scale.mb128.file, label: `${(scale.mb128.bytes / 1e6).toFixed(0)} MB session (images, tool output)` },
+    scale.text12 && !scale.text12.skipped && { key: "text12", rec: scale.text12, label: `${mb(scale.text12.bytes)} MB text session (3,000 turns, side branches, a compaction)` },
+    scale.text128 && !scale.text128.skipped && {
+      key: "text128",
+      rec: scale.text128,
+      label: `${mb(scale.text128.bytes)} MB text session (${scale.text128.messages.toLocaleString("en-US")} messages, ${scale.text128.compactions} compactions)`,
+      targets: { print: 0.5, tui: 0.5, rss: 0.6 },
+    },
+    scale.text3k && !scale.text3k.skipped && { key: "text3k", rec: scale.text3k, label: `${mb(scale.text3k.bytes)} MB text session (3,000 turns, no branches)` },
+    scale.mb128 && !scale.mb128.skipped && { key: "mb128", rec: scale.mb128, label: `${mb(scale.mb128.bytes)} MB session (images, tool output)` },
   ].filter(Boolean);
   const copyOf = (file, impl) => {
     const dir = path.join(os.tmpdir(), `pi-bench-resume-${process.pid}-${impl}`);
@@ -364,32 +374,49 @@ if (runs("resume")) {
     return copy;
   };
   const header = (file) => JSON.parse(fs.readFileSync(file, "utf8").slice(0, 4096).split("\n")[0]);
+  /** What identifies the session's last message on screen: its first words (the text generator's
+   * sessions end with a known reply; the others with the faux provider's footer). */
+  const lastOnScreen = (rec) => (rec.lastText ? rec.lastText.slice(0, 40) : null);
   for (const set of sets) {
-    const cwd = header(set.file).cwd;
+    const file = set.rec.file;
+    const cwd = header(file).cwd;
     fs.mkdirSync(cwd, { recursive: true });
     log(`resume: ${set.label}, ${REPS} run(s) each...`);
+    const rss = { stock: [], native: [] };
     const print = alternate(["stock", "native"], (impl) => {
-      const copy = copyOf(set.file, impl);
+      const copy = copyOf(file, impl);
+      const rssFile = path.join(os.tmpdir(), `pi-bench-rss-${process.pid}-${impl}.json`);
       const t0 = performance.now();
       const p = spawnSync(IMPLS[impl].argv[0], [...IMPLS[impl].argv.slice(1), ...TUI_ARGS, "--session", copy, "-p", "one more turn"], {
         cwd,
-        env: envFor(impl),
+        env: envFor(impl, undefined, { NODE_OPTIONS: `--import=${pathToUrl(RSS_PRELOAD)}`, PI_BENCH_RSS_FILE: rssFile }),
         encoding: "utf8",
         stdio: ["ignore", "pipe", "pipe"],
       });
       const ms = performance.now() - t0;
       if (p.status !== 0) throw new Error(`${impl}: pi --session -p exited ${p.status}: ${p.stderr}`);
-      log(`  print ${impl}: ${fmtMs(ms)}`);
+      const peak = JSON.parse(fs.readFileSync(rssFile, "utf8")).maxRssKiB / 1024;
+      rss[impl].push(peak);
+      log(`  print ${impl}: ${fmtMs(ms)}, peak RSS ${peak.toFixed(0)} MB`);
       return ms;
     });
-    line(`pi --session <${set.label}> -p x, whole process`, median(print.stock), median(print.native), {});
+    const t = set.targets ?? {};
+    const s = median(print.stock);
+    const n = median(print.native);
+    line(`pi --session <${set.label}> -p x, whole process`, s, n, t.print ? { target: `≤ ${t.print}×`, pass: s && n != null ? n / s <= t.print : null } : {});
+    const rs = median(rss.stock);
+    const rn = median(rss.native);
+    const mbFmt = (x) => (x == null ? "–" : `${x.toFixed(0)} MB`);
+    line(`  ↳ peak RSS of that process`, rs, rn, t.rss ? { fmt: mbFmt, target: `≤ ${t.rss}×`, pass: rs && rn != null ? rn / rs <= t.rss : null } : { fmt: mbFmt });
+    const marker = lastOnScreen(set.rec);
     const tui = alternate(["stock", "native"], (impl) => {
-      const copy = copyOf(set.file, impl);
+      const copy = copyOf(file, impl);
       const pane = new TmuxPane(`bench-resume-${impl}`);
       try {
         const t0 = performance.now();
         pane.start({ argv: [...IMPLS[impl].argv, ...TUI_ARGS, "--session", copy], cwd, env: envFor(impl), width: 160, height: 45 });
-        pane.waitFor((sc) => sc.includes("faux-1") && sc.includes(cwd), { timeoutMs: 120_000, intervalMs: POLL_MS, what: "the resumed session" });
+        const shown = marker ? (sc) => sc.includes(marker) && sc.includes("faux-1") : (sc) => sc.includes("faux-1") && sc.includes(cwd);
+        pane.waitFor(shown, { timeoutMs: 120_000, intervalMs: POLL_MS, what: marker ? "the session's last message" : "the resumed session" });
         const ms = performance.now() - t0;
         log(`  tui ${impl}: ${fmtMs(ms)}`);
         return ms;
@@ -397,7 +424,10 @@ if (runs("resume")) {
         pane.kill();
       }
     });
-    line(`pi --session <${set.label}>: TUI painted`, median(tui.stock), median(tui.native), {});
+    const ts = median(tui.stock);
+    const tn = median(tui.native);
+    const what = marker ? "last message on screen" : "TUI painted";
+    line(`pi --session <${set.label}>: ${what}`, ts, tn, t.tui ? { target: `≤ ${t.tui}×`, pass: ts && tn != null ? tn / ts <= t.tui : null } : {});
   }
 }
 

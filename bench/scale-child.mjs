@@ -153,7 +153,7 @@ async function main() {
     }
     case "resume": {
       const ctx = { SM, file: args.file, sm: null, firstKeptId: args.firstKeptId, sink: 0 };
-      const untimed = steps(...(args.untimed ?? []));
+      const untimed = [...steps(...(args.untimed ?? [])), ...(args.untimedCalls ?? []).map((method) => ({ static: false, method, args: [] }))];
       const timed = [...steps(...(args.timed ?? [])), ...(args.timedCalls ?? []).map((method) => ({ static: false, method, args: [] }))];
       if (!(untimed[0] ?? timed[0])?.static) ctx.sm = SM.open(args.file);
       for (const step of untimed) replayStep(ctx, step);

@@ -3,8 +3,11 @@
 //
 //   pi-native [pi arguments...]     runs the installed agent's bundled CLI with those arguments;
 //                                   stdin, stdout, stderr and the exit code are the agent's own
-//   pi-native --native-status       says which store pi would run on, and why; starts nothing
+//   pi-native --native-status       says which store pi would run on, and why, or what is missing
+//   pi-native --help / --version    pi-native's own part first, then the agent's
 //
+// The three diagnostics (launcher/diagnosis.js) answer on any Node this package loads on, Node 20
+// included, where the agent itself does not run: they say what is missing instead of failing.
 // The agent is found by PI_NATIVE_AGENT, else the real path of `pi` on PATH (PATHEXT-aware on
 // Windows, where npm installs `pi` as `pi.cmd`/`pi.ps1` shims: the JS script a shim starts is
 // followed instead), else node_modules above the current directory (lib/pi-agent.js). The agent's
@@ -22,48 +25,60 @@ const { pathToFileURL } = require("node:url");
 require("node:module").enableCompileCache?.();
 
 const agent = require("../launcher/pi-agent.js");
+const diagnosis = require("../launcher/diagnosis.js");
 
 function fail(message) {
   process.stderr.write(`pi-native: ${message}\n`);
   process.exit(1);
 }
 
-function status(found, info, verdict) {
-  const addon = Object.keys(require.cache).find((file) => file.endsWith(".node"));
-  const own = require("../package.json");
-  const lines = [
-    verdict.ok
-      ? `store:  native (${own.name} ${own.version} serves every SessionManager static of the agent)`
-      : `store:  stock (${verdict.reason})`,
-    `agent:  ${info.dir} ${info.version} (found by ${found.how})`,
-    `node:   ${process.version} (pi needs >= ${info.minNode})`,
-  ];
-  if (addon) lines.push(`addon:  ${addon}`);
-  process.stdout.write(`${lines.join("\n")}\n`);
+/** `--native-status`: the diagnosis, the class check where the agent loads; exit 1 when pi cannot start. */
+async function nativeStatus(d) {
+  if (d.blocker) {
+    process.stdout.write(diagnosis.statusText(d));
+    return 1;
+  }
+  let AgentClass;
+  try {
+    AgentClass = await agent.loadBundledClass(d.found.dir);
+  } catch (error) {
+    process.stdout.write(diagnosis.statusText(d, { loadError: error.message }));
+    return 1;
+  }
+  process.stdout.write(diagnosis.statusText(d, { verdict: agent.check(AgentClass, d.info) }));
+  return 0;
 }
 
 async function main() {
   const args = process.argv.slice(2);
-  let found;
-  try {
-    found = agent.findAgent();
-  } catch (error) {
-    fail(error.message);
+  const flag = diagnosis.ownFlag(args);
+  const d = diagnosis.diagnose();
+  if (flag === "status") {
+    process.exitCode = await nativeStatus(d);
+    return;
   }
-  const info = agent.agentInfo(found.dir);
-  if (!agent.versionAtLeast(process.versions.node, info.minNode)) {
-    fail(`pi ${info.version} needs Node >= ${info.minNode}; this is Node ${process.version}`);
+  if (flag === "version") {
+    const answer = diagnosis.versionAnswer(d);
+    process.stdout.write(answer.stdout);
+    process.stderr.write(answer.stderr);
+    process.exitCode = answer.code;
+    return;
   }
+  if (flag === "help") {
+    // pi-native's part first: the agent's help ends the process when it is printed.
+    process.stdout.write(diagnosis.helpText(d));
+    if (d.blocker) return;
+  }
+  if (d.blocker) fail(d.blocker);
+  // The session pi will open is read on another thread while pi loads (launcher/preread.js).
+  require("../launcher/preread.js").readAhead(args);
+  const found = d.found;
+  const info = d.info;
   let AgentClass;
   try {
     AgentClass = await agent.loadBundledClass(found.dir);
   } catch (error) {
     fail(error.message);
-  }
-  if (args[0] === "--native-status") {
-    const verdict = agent.check(AgentClass, info);
-    status(found, info, verdict);
-    return;
   }
   let installed;
   try {

@@ -55,15 +55,22 @@ function optionalPath(value, name, fn) {
  * of the git remote's history after the sync. Throws `SYNC_REMOTE_NOT_GIT`,
  * `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` (nothing written); sessions left
  * alone are listed in `problems` with their code.
+ * `secrets` decides what happens to sessions holding unacknowledged credentials: `auto` (skip them
+ * for a network git remote, warn for a local one), `skip`, `refuse` (throws `SYNC_SECRETS_FOUND`,
+ * nothing sent) or `warn`; a session held back is left as it is on both sides and deletes nothing.
  * @param {string} remote
  * @param {{ agentDir?: string, folder?: boolean, dryRun?: boolean, paths?: string, branch?: string,
- *   purge?: string[] }} [options]
+ *   purge?: string[], secrets?: string }} [options]
  */
 function syncSessions(remote, options = {}) {
   if (typeof remote !== "string" || remote === "") {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: remote must be a URL or a path", TypeError);
   }
-  const { agentDir, folder = false, dryRun = false, paths: pathMap, branch, purge = [] } = options ?? {};
+  const { agentDir, folder = false, dryRun = false, paths: pathMap, branch, purge = [], secrets = "auto" } =
+    options ?? {};
+  if (!["auto", "skip", "refuse", "warn"].includes(secrets)) {
+    throw sessionError("INVALID_ARGUMENT", "syncSessions: secrets must be auto, skip, refuse or warn", TypeError);
+  }
   const agent = optionalPath(agentDir, "agentDir", "syncSessions") ?? paths.resolvePath(paths.getAgentDir());
   if (branch !== undefined && branch !== null && typeof branch !== "string") {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: branch must be a string", TypeError);
@@ -80,6 +87,7 @@ function syncSessions(remote, options = {}) {
     paths: optionalPath(pathMap, "paths", "syncSessions") ?? undefined,
     branch: branch ?? undefined,
     purge,
+    secrets,
   });
   return {
     remote: r.remote,
@@ -106,6 +114,15 @@ function syncSessions(remote, options = {}) {
     restored: r.restored,
     unchanged: r.unchanged,
     problems: r.problems.map((p) => ({ code: p.code, id: p.id ?? null, path: p.path, message: p.message })),
+    secretsPolicy: r.secretsPolicy,
+    secrets: r.secrets.map((f) => ({
+      id: f.id,
+      path: f.path,
+      kinds: f.kinds,
+      findings: f.findings,
+      sent: f.sent,
+      first: f.first,
+    })),
   };
 }
 

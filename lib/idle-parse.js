@@ -8,17 +8,19 @@
 // the accessor that needs the entry reports it. Marks still pending on another session are
 // added when its map is read.
 /**
- * A session loaded from a file of at most this many bytes is parsed into its entry objects while
- * the program waits on something else: pi asks for every entry right after a resume (the branch,
- * the context, the footer's usage over getEntries()), and between the open and those calls it
- * loads its extensions, models and settings, with the event loop idle in between. Bigger
- * sessions stay lazy: their point is not to hold everything.
+ * A session loaded from a file whose entries' skeletons (the entries without their big members,
+ * which stay lazy: lib/lazy.js) are at most this many bytes of JSON is made into its entry
+ * objects while the program waits on something else: pi asks for every entry right after a
+ * resume (the branch, the context, the footer's usage over getEntries()), and between the open
+ * and those calls it loads its extensions, models and settings, with the event loop idle in
+ * between. A 128 MB text session's skeletons are ~7 MB; sessions with more stay as they are.
  */
 const WARM_MAX_BYTES = 32 << 20;
 /** One idle slice parses entries for about this long before it yields to the event loop. */
 const WARM_SLICE_MS = 4;
-/** Entries parsed per JSON.parse within a slice (bounded, so a slice of big lines stays short). */
-const WARM_BATCH = 32;
+/** Entries parsed per JSON.parse within a slice (bounded, so a slice of big skeletons stays
+ * short; halved whenever one call overran a slice). */
+const WARM_BATCH = 256;
 
 /** While idle parsing is pending: the entry positions to parse (asked for by the first slice,
  * not by the open that waits), the next one to look at, and how many to parse per call (halved
@@ -39,8 +41,8 @@ let handOffQueued = false;
 /** @type {NodeJS.Immediate | null} */
 let pending = null;
 
-/** Parse `s`'s entries when idle, if its file (just loaded, `bytes` long) is small enough and
- * no lease is held or wanted (`exclusive`). @param {SessionState} s @param {number} bytes @param {boolean} exclusive */
+/** Make `s`'s entries when idle, if their skeletons (`bytes` of JSON) are small enough and no
+ * lease is held or wanted (`exclusive`). @param {SessionState} s @param {number} bytes @param {boolean} exclusive */
 function warmWhenIdle(s, bytes, exclusive) {
   if (bytes > WARM_MAX_BYTES || exclusive) return;
   s.warm = { positions: null, next: 0, batch: WARM_BATCH };

@@ -41,7 +41,7 @@ function loaded(s, info) {
   s.replaced(info.recordCount);
   s.leafFromCore(info.leafKey ?? null, info.leafPos); // an absent member: no leaf
   if (!info.loaded) s.seedFreshHeader();
-  else idle.warmWhenIdle(s, info.bytes, info.exclusive);
+  else idle.warmWhenIdle(s, info.skeletonBytes, info.exclusive);
 }
 
 /** newSession(options): returns the new file (undefined in memory, or until it is written).

@@ -6,6 +6,9 @@ const { CURRENT_SESSION_VERSION } = require("./session-state.js");
 const { randomEntryId } = require("./appends.js");
 
 /** Parse JSONL text into entries; malformed lines are skipped, as the reference does.
+ * Deliberately the reference's function exactly, over a caller's text: it does not read an entry
+ * glued after a torn record (README, "Concurrent writers"), as every reader of session files here
+ * does; callers that compare it with the reference's get the same answer.
  * @param {string} content @returns {any[]} */
 function parseSessionEntries(content) {
   const entries = [];

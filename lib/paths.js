@@ -64,7 +64,13 @@ function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
 /** The default session directory for a cwd, created when missing. */
 function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
   const dir = getDefaultSessionDirPath(cwd, agentDir);
-  if (!fs.existsSync(dir)) fs.mkdirSync(dir, { recursive: true });
+  if (!fs.existsSync(dir)) {
+    // PI_SESSION_PRIVATE=1: new session directories are the user's alone (0700 on Unix). The
+    // native module is asked only here, when a directory is made, so that this file keeps
+    // loading without it for the path rules alone.
+    const private_ = require("../native.js").privateFilesFromEnv();
+    fs.mkdirSync(dir, { recursive: true, mode: private_ ? 0o700 : 0o777 });
+  }
   return dir;
 }
 

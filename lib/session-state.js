@@ -18,6 +18,7 @@
 const native = require("../native.js");
 const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
+const { LazyLoad } = require("./lazy.js");
 const { sessionError } = require("./errors.js");
 const idle = require("./idle-parse.js");
 
@@ -129,6 +130,9 @@ class SessionState {
     this.origin = null;
     /** The caller's preloaded array, which the reference keeps appending to. @type {any[] | null} */
     this.callerList = null;
+    /** Where the lazy values of this load's entries are read from (lib/lazy.js), once an entry
+     * with some was made. @type {InstanceType<typeof LazyLoad> | null} */
+    this.lazy = null;
     /** @type {unknown} */
     this.leafId = null;
     this.leafPos = NONE;
@@ -143,6 +147,8 @@ class SessionState {
   /** The core's records were replaced: nothing kept so far stands (objects included). */
   replaced(recordCount = this.core.recordCount()) {
     this.callerList = null;
+    // Objects made before keep reading their lazy values from their own load.
+    this.lazy = null;
     // Sized up front: assigning far past the end of an empty array would make V8 switch it to
     // slow dictionary elements.
     this.objs = new Array(recordCount);
@@ -306,18 +312,14 @@ class SessionState {
     return (this.origin = { id: this.trackId, live: true, positions: new WeakMap(), objs: this.objs, pending: [] });
   }
 
-  /** The object of the record at `pos`, parsed when first asked for. @param {number} pos */
+  /** The object of the record at `pos`, made when first asked for. @param {number} pos */
   entry(pos) {
-    let o = this.objs[pos];
-    if (o === undefined) {
-      o = parseLines(this.core.line(pos))[0];
-      this.objs[pos] = o;
-      this.mark(o, pos);
-    }
-    return o;
+    const o = this.objs[pos];
+    return o !== undefined ? o : this.entries(Uint32Array.of(pos))[0];
   }
 
-  /** Entry objects for many positions, parsing the missing ones in one JSON.parse.
+  /** Entry objects for many positions, the missing ones made from their skeletons (their big
+   * values read when first read: lib/lazy.js), parsed in batches.
    * @param {ArrayLike<number>} positions @returns {any[]} */
   entries(positions) {
     const objs = this.objs;
@@ -336,8 +338,11 @@ class SessionState {
       // anyway), up to CALL_BYTES of them per call, prepared by the core on other threads while
       // this one parses the batch before. The callback must not call into the native session.
       let done = 0;
-      const take = (/** @type {import("./wire.js").Batch} */ batch) => {
+      // Made before the batches: their callback must not call into the native session.
+      const lazy = this.lazyLoad();
+      const take = (/** @type {import("./wire.js").Batch} */ batch, /** @type {Uint32Array} */ holders) => {
         const parsed = parseLines(batch);
+        if (holders.length > 0) lazy.adopt(parsed, holders, want, done);
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
           // Two requests for one position in the same call must yield one object.
@@ -351,12 +356,17 @@ class SessionState {
         done += parsed.length;
       };
       while (done < want.length) {
-        if (this.core.eachLinesJson(want.subarray(done), BATCH_BYTES, CALL_BYTES, take) === 0) {
+        if (this.core.eachSkeletonsJson(want.subarray(done), BATCH_BYTES, CALL_BYTES, take) === 0) {
           throw sessionError("INTERNAL_ERROR", `no entry lines were read for record ${want[done]}`);
         }
       }
     }
     return out;
+  }
+
+  /** The lazy values of this load (made when its first entry with some is). */
+  lazyLoad() {
+    return (this.lazy ??= new LazyLoad(this.core.lazyValues(), this.objs));
   }
 
   /** Makes sure the first `count` positions of `want` have objects, parsed at once, and only when

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run build:platforms`: build the addon for every platform in scripts/platforms.js on this
-// one Linux machine, put each binary into its npm/<suffix>/ package, and pack the nine tarballs
-// (eight platform packages and the root package) into one folder, ready for `npm publish`.
+// one Linux machine, pack each binary with its npm/<suffix>/ manifest and the LICENSE, and pack the
+// nine tarballs (eight platform packages and the root package) into one folder, ready for
+// `npm publish`.
 //
 //   node scripts/build-platforms.js                       all eight, into dist/
 //   node scripts/build-platforms.js --only darwin-arm64,win32-x64-gnu

@@ -4,8 +4,8 @@
 // changes to its package.json: the platform packages become its optionalDependencies (npm installs
 // the one whose os/cpu/libc fit the machine), and the checkout's lifecycle scripts are dropped,
 // so installing the published package runs no script at all. A platform package is packed from
-// npm/<suffix>/ once its binary is there. Both are packed with --ignore-scripts: packing builds
-// nothing.
+// a staged copy of npm/<suffix>/ with its binary and the LICENSE. Both are packed with
+// --ignore-scripts: packing builds nothing. Both carry the repository's LICENSE.
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -35,9 +35,17 @@ function packDir(dir, dest) {
   return { tarball: path.join(dest, info.filename), info };
 }
 
-/** The root package.json as published: platform packages as optional dependencies, no install scripts. */
+// `files` takes the checkout's built addon along, for a git dependency: npm installs one by
+// running prepare (the build) in a clone and packing that. The release's root package leaves the
+// binaries to the platform packages.
+const isBinary = (file) => file.endsWith(".node");
+
+/**
+ * The root package.json as published: platform packages as optional dependencies, no install
+ * scripts, no binary in `files`.
+ */
 function publishedManifest(manifest) {
-  const published = { ...manifest, scripts: { ...manifest.scripts } };
+  const published = { ...manifest, scripts: { ...manifest.scripts }, files: manifest.files.filter((f) => !isBinary(f)) };
   for (const name of INSTALL_SCRIPTS) delete published.scripts[name];
   published.optionalDependencies = Object.fromEntries(
     PLATFORMS.map((p) => [`${BINARY_NAME}-${p.suffix}`, manifest.version]),
@@ -50,7 +58,7 @@ function packRoot(dest, stage = path.join(path.resolve(dest), ".stage-root")) {
   const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
   const [listing] = JSON.parse(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], root));
   fs.rmSync(stage, { recursive: true, force: true });
-  for (const { path: file } of listing.files) {
+  for (const { path: file } of listing.files.filter((f) => !isBinary(f.path))) {
     fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true });
     fs.copyFileSync(path.join(root, file), path.join(stage, file));
   }
@@ -62,12 +70,25 @@ function packRoot(dest, stage = path.join(path.resolve(dest), ".stage-root")) {
   }
 }
 
-/** Put `binary` into npm/<suffix>/ and pack that package into `dest`. */
-function packPlatform(row, binary, dest) {
+/**
+ * Pack the platform package of `row` with `binary` into `dest`, from a staged copy of
+ * npm/<suffix>/ (under `stage`) with the binary and the repository's LICENSE added: npm packs a
+ * LICENSE whatever `files` says, and nothing is left behind in npm/<suffix>/.
+ */
+function packPlatform(row, binary, dest, stage = path.join(path.resolve(dest), `.stage-${row.suffix}`)) {
   const dir = path.join(root, "npm", row.suffix);
-  const target = path.join(dir, binaryFile(row));
-  if (path.resolve(binary) !== path.resolve(target)) fs.copyFileSync(binary, target);
-  return packDir(dir, dest);
+  fs.rmSync(stage, { recursive: true, force: true });
+  fs.mkdirSync(stage, { recursive: true });
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.endsWith(".node")) fs.copyFileSync(path.join(dir, name), path.join(stage, name));
+  }
+  fs.copyFileSync(path.join(root, "LICENSE"), path.join(stage, "LICENSE"));
+  fs.copyFileSync(binary, path.join(stage, binaryFile(row)));
+  try {
+    return packDir(stage, dest);
+  } finally {
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
 }
 
 module.exports = { INSTALL_SCRIPTS, packRoot, packPlatform, publishedManifest };

@@ -10,7 +10,8 @@
 // version too. A major equal to the current one is left out (the caller's own run covers it).
 // The tests that drive the real agent (AGENT_DRIVING below) are left out of these reruns: they
 // spawn the agent on Node 22, 24 and 26 themselves from whatever Node runs them, so the caller's
-// own run (`npm test`'s main pass) has already run the agent on each of these majors once.
+// own run (`npm test`'s main pass) has already run the agent on each of these majors once. So is
+// the install test (INSTALLING), which installs on Node 22 whatever Node runs it.
 //
 // Set PI_TEST_NODE_VERSIONS=0 to skip (offline machines). On GitHub Actions it skips by itself:
 // the workflow's matrix runs `npm test` under each Node version with actions/setup-node.
@@ -28,14 +29,18 @@ const DEFAULT_MAJORS = ["22", "24", "26"];
 // Each of these spawns the agent with the Nodes of AGENT_MAJORS (__test__/helpers/agent-runs.mjs),
 // whatever Node runs the file; a rerun would repeat the same agent runs (minutes each).
 const AGENT_DRIVING = ["agent-e2e.test.mjs", "pi-cli.test.mjs", "pi-native.test.mjs", "pi-tui.test.mjs"];
+// These install the package with npm, pnpm, yarn and bun on Node 22, whatever Node runs the file:
+// a rerun would repeat the same installs (half a minute).
+const INSTALLING = ["install-paths.test.mjs"];
+const MAIN_PASS_ONLY = [...AGENT_DRIVING, ...INSTALLING];
 
 function testFiles() {
   const all = fs.readdirSync(path.join(root, "__test__")).filter((f) => f.endsWith(".test.mjs") || f.endsWith(".test.js"));
-  for (const name of AGENT_DRIVING) {
-    if (!all.includes(name)) throw new Error(`test-node-versions: AGENT_DRIVING names ${name}, which is not in __test__/`);
+  for (const name of MAIN_PASS_ONLY) {
+    if (!all.includes(name)) throw new Error(`test-node-versions: MAIN_PASS_ONLY names ${name}, which is not in __test__/`);
   }
   return all
-    .filter((f) => !AGENT_DRIVING.includes(f))
+    .filter((f) => !MAIN_PASS_ONLY.includes(f))
     .sort()
     .map((f) => path.join("__test__", f));
 }
@@ -82,7 +87,7 @@ function main() {
   const results = [];
   for (const { major, node } of binaries) {
     const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim();
-    console.log(`\n--- node ${version}: node --test over ${files.length} files (${node}); left out, as they drive the agent on each Node themselves: ${AGENT_DRIVING.join(", ")}`);
+    console.log(`\n--- node ${version}: node --test over ${files.length} files (${node}); left out, as they drive the agent on each Node themselves: ${AGENT_DRIVING.join(", ")}; and, as it installs on Node 22 itself: ${INSTALLING.join(", ")}`);
     const env = { ...process.env, PATH: [path.dirname(node), process.env.PATH].join(path.delimiter) };
     // Dots on the terminal; a TAP copy on the side for the totals (skips show there too).
     const tap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pi-node-versions-")), "report.tap");

@@ -32,7 +32,7 @@ function run(label, cmd, args, extraEnv = {}) {
 
 const hasNodeBinary = fs.readdirSync(root).some((f) => f.endsWith(".node"));
 if (!hasNodeBinary && !process.env.PI_SESSION_NATIVE_PATH) {
-  run("build", "npx", ["napi", "build", "--platform", "--release", "--no-js", "--dts", "native.d.ts"]);
+  run("build", process.execPath, ["scripts/build-addon.js", "--build"]);
 }
 
 const cargo = spawnSync("cargo", ["--version"], { stdio: "ignore" });

@@ -56,6 +56,7 @@ const ADDED_EXPORTS = [
   "buildTranscriptProjection",
   "mergeSessions",
   "moveSessions",
+  "scanSecrets",
   "syncSessions",
 ];
 

@@ -25,6 +25,11 @@ fn tuning() -> Tuning {
     *TUNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// From which size a file opened now is scanned and left on disk.
+pub(crate) fn lazy_file_bytes() -> u64 {
+    tuning().lazy_file_bytes
+}
+
 /// `process.env[name]`: a variable as the JS program sees it now.
 fn js_var(env: &Env, name: &str) -> Option<String> {
     let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;
@@ -94,4 +99,11 @@ pub fn set_tuning(env: Env, options: Option<TuningOptions>) -> Result<()> {
 #[napi(catch_unwind)]
 pub fn exclusive_from_env(env: Env) -> bool {
     from_env(&env).exclusive
+}
+
+/// Whether `PI_SESSION_PRIVATE` asks for private session files and directories now (JS makes a
+/// project's session directory itself, as the reference does, and asks this for its mode).
+#[napi(catch_unwind)]
+pub fn private_files_from_env(env: Env) -> bool {
+    from_env(&env).private_files
 }

@@ -175,6 +175,24 @@ pub struct SyncReport {
     pub restored: u32,
     pub unchanged: u32,
     pub problems: Vec<SyncProblem>,
+    /// `skip`, `refuse` or `warn`: the secrets policy in force.
+    pub secrets_policy: String,
+    /// Sessions to send that hold unacknowledged credentials.
+    pub secrets: Vec<SyncSecrets>,
+}
+
+/// A session `syncSessions` held back (or sent, under `warn`) because it holds credentials.
+#[napi(object)]
+pub struct SyncSecrets {
+    pub id: String,
+    pub path: String,
+    /// The kinds found (`anthropic-api-key`, `private-key`, …).
+    pub kinds: Vec<String>,
+    pub findings: u32,
+    /// False: held back; true: sent with a warning.
+    pub sent: bool,
+    /// This run reported it first (a later run only counts it).
+    pub first: bool,
 }
 
 fn n32(n: usize) -> u32 {
@@ -239,6 +257,19 @@ fn sync_report(r: pi_session_core::sync::Report) -> SyncReport {
                 message: p.message.clone(),
             })
             .collect(),
+        secrets_policy: r.secrets_policy.name().to_owned(),
+        secrets: r
+            .secrets
+            .iter()
+            .map(|f| SyncSecrets {
+                id: f.id.clone(),
+                path: lossy(&f.path),
+                kinds: f.kinds.iter().map(|k| k.name().to_owned()).collect(),
+                findings: n32(f.findings),
+                sent: f.sent,
+                first: f.first,
+            })
+            .collect(),
     }
 }
 
@@ -254,13 +285,17 @@ pub struct SyncOptions {
     /// Sessions (ids, id prefixes or file names) to take out of the git remote's history after
     /// the sync.
     pub purge: Vec<String>,
+    /// `auto` (default), `skip`, `refuse` or `warn`: what happens to sessions holding
+    /// unacknowledged credentials.
+    pub secrets: Option<String>,
 }
 
 /// Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
 /// `folder`. A session deleted on one side since the last sync is deleted on the other (here
 /// through the `trash` command on `PATH` when there is one). Remote errors throw
 /// (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
-/// bad branch); sessions left alone are in `problems`.
+/// bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
+/// sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
 #[napi(catch_unwind)]
 pub fn sync_sessions(
     env: Env,
@@ -268,13 +303,23 @@ pub fn sync_sessions(
     remote: String,
     options: SyncOptions,
 ) -> Result<SyncReport> {
-    use pi_session_core::sync::{self, Kind, Options};
+    use pi_session_core::sync::{self, Kind, Options, SecretPolicy};
+    let policy = match options.secrets.as_deref() {
+        None => Ok(SecretPolicy::Auto),
+        Some(name) => SecretPolicy::from_name(name).ok_or_else(|| {
+            CoreError::invalid_argument(format!(
+                "syncSessions: secrets must be auto, skip, refuse or warn, not {name}"
+            ))
+        }),
+    }
+    .for_js(&env)?;
     let opts = Options {
         dry_run: options.dry_run,
         path_map: options.paths.map(std::path::PathBuf::from),
         branch: options.branch,
         trash: pi_session_core::trash::find(None),
         purge: options.purge,
+        secrets: policy,
         ..Options::new(
             agent_dir,
             remote,

@@ -8,6 +8,10 @@
 //! is clear no JavaScript can reach that session again, so its state (lines, index, descriptors,
 //! a held lease) is dropped at once and only an empty shell waits for the finalizer.
 //!
+//! The same holds for the readers of lazy values (`LazyValues`, see `crate::lazy`): one shares
+//! the bytes of the load it reads from, so an entry nobody holds any more must not keep them
+//! until the event loop turns either.
+//!
 //! A sweep reads the weak references inside a handle scope that it closes before returning. Each
 //! value read is a handle that roots its object while the scope is open. Without that scope, the
 //! GC that V8 starts for the memory reported right after a sweep, in the same call, found every
@@ -20,12 +24,20 @@ use std::ptr;
 use napi::{sys, Env};
 use napi_derive::napi;
 
+use crate::lazy::LazyValues;
 use crate::session::NativeSession;
+
+/// What a tracked native object is, with the pointer to it.
+#[derive(Clone, Copy)]
+enum Target {
+    Session(*mut NativeSession),
+    Lazy(*mut LazyValues),
+}
 
 #[derive(Clone, Copy)]
 struct Tracked {
-    /// Valid until the session's finalizer, which removes this entry first.
-    session: *mut NativeSession,
+    /// Valid until the object's finalizer, which removes this entry first.
+    target: Target,
     weak: sys::napi_ref,
 }
 
@@ -66,7 +78,10 @@ pub(crate) fn session_of(id: u64) -> Option<*mut NativeSession> {
     if id == 0 {
         return None;
     }
-    TRACKED.with(|t| t.borrow().get(&id).map(|e| e.session))
+    TRACKED.with(|t| match t.borrow().get(&id)?.target {
+        Target::Session(s) => Some(s),
+        Target::Lazy(_) => None,
+    })
 }
 
 /// How many managers had their state dropped as soon as the GC took them (for tests and
@@ -80,6 +95,15 @@ pub fn reclaimed_session_count() -> u32 {
 /// after a sweep if one is due. Returns the session's tracking id (0 when no weak reference could
 /// be made: never reclaimed early then, as before).
 pub(crate) fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) -> u64 {
+    track_target(env, object, Target::Session(session as *mut NativeSession))
+}
+
+/// Start watching `object`, the JS object of the lazy values `lazy` (see [`track`]).
+pub(crate) fn track_lazy(env: &Env, object: sys::napi_value, lazy: &mut LazyValues) -> u64 {
+    track_target(env, object, Target::Lazy(lazy as *mut LazyValues))
+}
+
+fn track_target(env: &Env, object: sys::napi_value, target: Target) -> u64 {
     sweep_if_due(env, 0, 0);
     let mut weak = ptr::null_mut();
     // SAFETY: `object` is a live value of this env's current callback scope.
@@ -92,15 +116,7 @@ pub(crate) fn track(env: &Env, object: sys::napi_value, session: &mut NativeSess
         n.set(id + 1);
         id
     });
-    TRACKED.with(|t| {
-        t.borrow_mut().insert(
-            id,
-            Tracked {
-                session: session as *mut NativeSession,
-                weak,
-            },
-        )
-    });
+    TRACKED.with(|t| t.borrow_mut().insert(id, Tracked { target, weak }));
     id
 }
 
@@ -163,9 +179,14 @@ fn sweep(env: &Env, current: u64) {
         // start; its finalizer has not run (it would have removed the entry), so the native
         // object is still allocated. The registry is not borrowed while the old state drops.
         unsafe {
-            (*e.session).release(env);
+            match e.target {
+                Target::Session(s) => {
+                    (*s).release(env);
+                    RELEASED.with(|n| n.set(n.get().saturating_add(1)));
+                }
+                Target::Lazy(l) => (*l).release(),
+            }
             sys::napi_delete_reference(env.raw(), e.weak);
         }
-        RELEASED.with(|n| n.set(n.get().saturating_add(1)));
     }
 }

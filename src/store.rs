@@ -56,6 +56,20 @@ pub fn load_entries_json(env: Env, path: String) -> Result<String> {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// Start reading the session file `path` (resolved) on a thread of its own, ahead of its open:
+/// `pi-native` does so for the session pi's arguments name, while pi loads its own code. The open
+/// takes what was read only if the file is unchanged (see the core's `file::preread`).
+#[napi(catch_unwind)]
+pub fn preread_session(path: String) {
+    file::preread::start(path.into(), crate::config::lazy_file_bytes());
+}
+
+/// Drop what was read ahead and not taken by an open.
+#[napi(catch_unwind)]
+pub fn forget_preread() {
+    file::preread::forget();
+}
+
 /// Remove the lease files this process holds (called when the process exits).
 #[napi(catch_unwind)]
 pub fn release_all_locks() {

@@ -24,6 +24,7 @@ import {
   moveSessions,
   parseSessionEntries,
   projectContextEntry,
+  scanSecrets,
   sessionEntryToContextMessages,
   syncSessions,
 } from "pi-session-native";
@@ -300,6 +301,16 @@ const problemCodes: string[] = synced.problems.map((p) => p.code);
 const moved: Ours.MoveSessionsReport = moveSessions("/old", "/new", { apply: false });
 const moveStatus: Array<"planned" | "moved" | "skipped" | "failed"> = moved.files.map((f) => f.status);
 void [merged.leafId, problemCodes, moveStatus];
+// Secrets: the scan as a library call, and what sync held back.
+const scanned: Ours.ScanSecretsReport = scanSecrets({ all: true }, { includeAcknowledged: true });
+const places: Array<Ours.SecretFinding["place"]> = scanned.sessions.flatMap((s) => s.findings.map((f) => f.place));
+const oneFile: number = scanSecrets("s.jsonl").findings + scanSecrets(["a.jsonl", "b.jsonl"]).acknowledged;
+const heldBack: boolean[] = syncSessions("git@host:r.git", { secrets: "skip" }).secrets.map((f) => f.sent);
+// @ts-expect-error a policy is one of four names
+syncSessions("r", { secrets: "sometimes" });
+// @ts-expect-error `all` must be true
+scanSecrets({ all: false });
+void [places, oneFile, heldBack];
 void [prunedIds, prunedContext, namedReservation, pageCounts];
 // @ts-expect-error a page needs a limit
 sm.readTranscriptPage({});

@@ -23,8 +23,11 @@ pub struct LoadInfo {
     /// The leaf as a key (see `leafKey`) and its position (`NONE`: none).
     pub leaf_key: Option<String>,
     pub leaf_pos: u32,
-    /// The file's size as it was loaded (0: none was); idle parsing is for small ones.
+    /// The file's size as it was loaded (0: none was).
     pub bytes: f64,
+    /// How many bytes of JSON the entries' skeletons are (what making every entry object parses:
+    /// see the core's `lazy` module); idle parsing is for sessions where that is small.
+    pub skeleton_bytes: f64,
     /// Whether the manager holds (or wants) the file's lease: it is then never parsed when idle.
     pub exclusive: bool,
     /// The tracking id (see `track`; 0: not tracked).
@@ -147,6 +150,7 @@ impl NativeSession {
             leaf_key: s.leaf_key().map(js_key),
             leaf_pos: pos_or_none(s.leaf_pos()),
             bytes: report.bytes as f64,
+            skeleton_bytes: s.skeleton_bytes() as f64,
             exclusive: s.is_exclusive(),
             track_id: self.track_id as f64,
         }

@@ -99,7 +99,7 @@ impl NativeSession {
             &target_cwd,
             Path::new(&dir),
             custom_id.as_deref(),
-            config.durability,
+            session::ForkWrites::of(&config),
         )
         .for_js(&env)?;
         let mut inner = Session::with_config(target_cwd, dir, true, config).for_js(&env)?;

@@ -7,32 +7,44 @@ use pi_session_core::transcript::Transcript;
 use pi_session_core::{context, tree};
 
 use super::{core_key, js_key, pos_or_none, NativeSession};
+use pi_session_core::materialize::Form;
+
 use crate::cut::{batch_value, JsBatch};
 use crate::error::{js_error, ForJs};
+use crate::lazy::LazyValues;
 use crate::wire;
 
 /// At most this many threads prepare batches of lines (see `each_lines_json`): beyond it the
 /// page faults of the buffers being filled contend more than they gain.
 const MAX_PREPARE_THREADS: usize = 4;
 
-/// `each(batch)` with the JS values of one prepared batch.
+/// `each(batch)` with the JS values of one prepared batch (and, for a skeleton batch, its
+/// holders as a second argument: see `eachSkeletonsJson`).
 ///
 /// # Safety
 /// `env` is the environment of the running call, on its thread, and `each` a value of it.
 unsafe fn call_each(
     env: sys::napi_env,
     each: sys::napi_value,
-    batch: pi_session_core::materialize::PreparedBatch,
+    mut batch: pi_session_core::materialize::PreparedBatch,
+    skeletons: bool,
 ) -> Result<()> {
+    let holders = std::mem::take(&mut batch.holders);
     // SAFETY: this function's contract (the same holds for each block below).
-    let value = unsafe { batch_value(env, batch) }?;
+    let mut args = vec![unsafe { batch_value(env, batch) }?];
+    if skeletons {
+        // SAFETY: as above.
+        args.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(holders)) }?);
+    }
     let mut undefined = std::ptr::null_mut();
     // SAFETY: as above.
     check_status!(unsafe { sys::napi_get_undefined(env, &mut undefined) })?;
     let mut result = std::ptr::null_mut();
-    // SAFETY: as above; one argument, `value`. A thrown exception stays pending, and the error
-    // made of the status (PendingException) leaves it to be thrown as it is.
-    check_status!(unsafe { sys::napi_call_function(env, undefined, each, 1, &value, &mut result) })
+    // SAFETY: as above; `args` are values of this call. A thrown exception stays pending, and the
+    // error made of the status (PendingException) leaves it to be thrown as it is.
+    check_status!(unsafe {
+        sys::napi_call_function(env, undefined, each, args.len(), args.as_ptr(), &mut result)
+    })
 }
 
 #[napi]
@@ -138,34 +150,33 @@ impl NativeSession {
         max_total: u32,
         each: Unknown<'_>,
     ) -> Result<u32> {
-        let threads = pi_session_core::cores::available().map_or(1, |n| n.min(MAX_PREPARE_THREADS));
-        let raw_env = env.raw();
-        let mut failed: Option<napi::Error> = None;
-        let covered = self
-            .inner
-            .for_each_batch(
-                &positions,
-                budget as usize,
-                max_total as usize,
-                threads,
-                |batch| {
-                    // SAFETY: this runs on the calling thread, during this call, with its
-                    // environment; `each` is a value of this call (the core calls `consume` on
-                    // the thread that called `for_each_batch`).
-                    match unsafe { call_each(raw_env, each.raw(), batch) } {
-                        Ok(()) => true,
-                        Err(e) => {
-                            failed = Some(e);
-                            false
-                        }
-                    }
-                },
-            )
-            .for_js(&env)?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(covered as u32),
-        }
+        self.each_batch(env, Form::Whole, positions, budget, max_total, each)
+    }
+
+    /// `eachLinesJson` of skeletons (see the core's `lazy` module): each record's line with its
+    /// lazy values replaced by `0`, and `each(batch, holders)` gets with each batch the items that
+    /// have lazy values and their holders' shapes, as pairs `[item, shapeId, …]` (shapes from
+    /// `lazyValues().shapes()`).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | [string, Uint32Array, string[], string, ...string[]], holders: Uint32Array) => void"
+    )]
+    pub fn each_skeletons_json(
+        &self,
+        env: Env,
+        positions: Uint32Array,
+        budget: u32,
+        max_total: u32,
+        each: Unknown<'_>,
+    ) -> Result<u32> {
+        self.each_batch(env, Form::Skeleton, positions, budget, max_total, each)
+    }
+
+    /// The reader of the lazy values of the records loaded last: made at the first call after a
+    /// load, and valid for as long as JS keeps it, whatever this session does next.
+    #[napi(catch_unwind)]
+    pub fn lazy_values(&mut self) -> LazyValues {
+        LazyValues::of(self.inner.lazy_reader())
     }
 
     #[napi(catch_unwind)]
@@ -239,5 +250,48 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn generation(&self) -> f64 {
         (self.inner.generation() & ((1 << 53) - 1)) as f64
+    }
+}
+
+impl NativeSession {
+    /// `eachLinesJson` / `eachSkeletonsJson` (see there).
+    fn each_batch(
+        &self,
+        env: Env,
+        form: Form,
+        positions: Uint32Array,
+        budget: u32,
+        max_total: u32,
+        each: Unknown<'_>,
+    ) -> Result<u32> {
+        let threads = pi_session_core::cores::available().map_or(1, |n| n.min(MAX_PREPARE_THREADS));
+        let raw_env = env.raw();
+        let mut failed: Option<napi::Error> = None;
+        let consume = |batch| {
+            // SAFETY: this runs on the calling thread, during this call, with its environment;
+            // `each` is a value of this call (the core calls `consume` on the thread that called
+            // it).
+            match unsafe { call_each(raw_env, each.raw(), batch, form == Form::Skeleton) } {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        };
+        let (b, t) = (budget as usize, max_total as usize);
+        let covered = match form {
+            Form::Whole => self
+                .inner
+                .for_each_batch(&positions, b, t, threads, consume),
+            Form::Skeleton => self
+                .inner
+                .for_each_skeleton_batch(&positions, b, t, threads, consume),
+        }
+        .for_js(&env)?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(covered as u32),
+        }
     }
 }

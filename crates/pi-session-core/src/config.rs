@@ -15,6 +15,9 @@ use crate::fsio::Durability;
 pub const FSYNC_VAR: &str = "PI_SESSION_FSYNC";
 /// `PI_SESSION_EXCLUSIVE=1`: every manager starts in exclusive mode (see [`crate::lock`]).
 pub const EXCLUSIVE_VAR: &str = "PI_SESSION_EXCLUSIVE";
+/// `PI_SESSION_PRIVATE=1`: new session files are made 0600 and new session directories 0700 (on
+/// Unix; see `fsio::private`), instead of the modes the reference gives them.
+pub const PRIVATE_VAR: &str = "PI_SESSION_PRIVATE";
 /// `PI_SESSION_RESTORE_MISSING=1`: every manager starts in restore mode (see
 /// [`Session::set_restore_missing`](crate::Session::set_restore_missing)).
 pub const RESTORE_MISSING_VAR: &str = "PI_SESSION_RESTORE_MISSING";
@@ -29,6 +32,8 @@ pub struct Config {
     pub exclusive: bool,
     /// Restore mode (`setRestoreMissing` changes it per manager).
     pub restore_missing: bool,
+    /// New session files and directories private (`PI_SESSION_PRIVATE`).
+    pub private_files: bool,
     pub tuning: Tuning,
 }
 
@@ -73,6 +78,7 @@ impl Config {
             },
             exclusive: on(EXCLUSIVE_VAR),
             restore_missing: on(RESTORE_MISSING_VAR),
+            private_files: on(PRIVATE_VAR),
             tuning: Tuning::PRODUCT,
         }
     }
@@ -126,5 +132,8 @@ mod tests {
         assert_eq!(c.durability, Durability::Buffered);
         let c = with(&[(RESTORE_MISSING_VAR, "1")]);
         assert!(!c.exclusive && c.restore_missing);
+        let c = with(&[(PRIVATE_VAR, "1")]);
+        assert!(c.private_files && !c.exclusive && !c.restore_missing);
+        assert!(!with(&[]).private_files);
     }
 }

@@ -47,6 +47,8 @@ pub enum ErrorCode {
     SyncUnmappedPath,
     /// A `git` command of `sync` failed (its stderr is in the message).
     SyncGitFailed,
+    /// `sync` with the refuse policy found sessions holding credentials (nothing was sent).
+    SyncSecretsFound,
     /// An operating-system I/O error; the JS error carries the errno name (`EEXIST`, `ENOENT`, ...).
     Io,
     /// A bug of ours caught before it could do harm (as a panic at the boundary would be).
@@ -75,6 +77,7 @@ impl ErrorCode {
             ErrorCode::SyncRemoteNotFolder => "SYNC_REMOTE_NOT_FOLDER",
             ErrorCode::SyncUnmappedPath => "SYNC_UNMAPPED_PATH",
             ErrorCode::SyncGitFailed => "SYNC_GIT_FAILED",
+            ErrorCode::SyncSecretsFound => "SYNC_SECRETS_FOUND",
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }

@@ -7,6 +7,7 @@
 //! semantics even for hand-edited files with numeric or missing ids.
 
 use crate::json;
+use crate::lazy::{Holder, LazyMeta, LazyScratch};
 use crate::timefmt;
 
 /// The key of an absent property (`undefined` in JS). No JSON text is empty, so it never collides.
@@ -101,6 +102,9 @@ pub struct Meta {
     /// object in a session that never writes (see [`crate::session::Session::append_skeleton`]).
     /// Such a line is never handed out nor written.
     pub skeleton: bool,
+    /// Where the line's lazy values are (see [`crate::lazy`]): read at load, for the records
+    /// JavaScript gets as skeletons; None for every other record.
+    pub lazy: Option<LazyMeta>,
 }
 
 impl Meta {
@@ -120,6 +124,7 @@ impl Meta {
             ts_ms: f64::NAN,
             canonical: false,
             skeleton: false,
+            lazy: None,
         }
     }
 
@@ -279,6 +284,41 @@ pub fn read_meta_canonical(line: &[u8]) -> Option<Meta> {
         return Some(meta);
     }
     read_meta(line)
+}
+
+/// [`read_meta`] that also finds the line's lazy values ([`Meta::lazy`], see [`crate::lazy`]) in
+/// the same validating pass; `scratch` lends the pass its vectors and keeps the shapes met.
+pub fn read_meta_lazy(line: &[u8], scratch: &mut LazyScratch) -> Option<Meta> {
+    let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
+    scratch.clear();
+    let is_object = json::visit_two_levels(
+        line,
+        |key| key == "message",
+        |depth, key, range| {
+            scratch.member(depth == 1, key.as_bytes(), range.clone());
+            if depth == 0 {
+                note_member(&mut raw, key.as_bytes(), range);
+            }
+        },
+    )
+    .ok()?;
+    if !is_object {
+        return read_meta(line);
+    }
+    let mut meta = meta_from(line, &raw);
+    meta.lazy = scratch.decide(holder_of(&meta));
+    Some(meta)
+}
+
+/// Which object of a record holds its lazy values: the message object of a message, the entry
+/// itself for the other entries; none for headers and lines that are no object.
+fn holder_of(meta: &Meta) -> Option<Holder> {
+    match meta.kind {
+        Kind::Header | Kind::Leading | Kind::NonObject => None,
+        Kind::Message if meta.message_is_object => Some(Holder::Message),
+        Kind::Message => None,
+        _ => Some(Holder::Entry),
+    }
 }
 
 /// [`read_meta`] for a line known to be valid, compact JSON of an object (our own

@@ -7,7 +7,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pi_session_core::file::scan;
-use pi_session_core::fsio::Durability;
 use pi_session_core::record::Kind;
 use pi_session_core::{listing, session, ErrorCode};
 
@@ -190,7 +189,7 @@ fn a_fork_starts_with_its_own_header_and_leaves_the_title_with_the_source(
     let file = titled(&dir);
     let out = dir.join("forks");
     fs::create_dir_all(&out).unwrap();
-    let forked = session::fork(&file, "/w", &out, None, Durability::Buffered)?;
+    let forked = session::fork(&file, "/w", &out, None, Default::default())?;
     let text = fs::read_to_string(&forked.file).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3);

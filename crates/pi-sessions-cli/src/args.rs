@@ -40,7 +40,7 @@ impl Parsed {
     pub fn flag(&self, long: &str) -> bool {
         self.flags.contains(&long)
     }
-    /// Every value given for an option, in order (an option given more than once).
+    /// Every value given for an option, in order (a repeated option).
     pub fn values(&self, long: &str) -> Vec<&str> {
         self.values
             .iter()
@@ -63,6 +63,15 @@ const HELP: Opt = Opt {
     short: Some('h'),
     value: None,
     help: "show this help",
+};
+
+/// `--color`, taken by every command (read before the command runs, in `crate::run`); listed
+/// here so its row is aligned with the command's own.
+const COLOR: Opt = Opt {
+    long: "color",
+    short: None,
+    value: Some("WHEN"),
+    help: "colours: auto (default: on a terminal), always, never; NO_COLOR wins",
 };
 
 /// Parse `args` (after the command name). `Ok(None)` means `--help` was asked for.
@@ -177,7 +186,7 @@ pub fn help_text(cmd: &Command) -> String {
     let rows: Vec<(String, &str)> = cmd
         .opts
         .iter()
-        .chain(std::iter::once(&HELP))
+        .chain([&HELP, &COLOR])
         .map(|o| {
             let mut left = match o.short {
                 Some(c) => format!("-{c}, --{}", o.long),
@@ -194,7 +203,6 @@ pub fn help_text(cmd: &Command) -> String {
     for (l, h) in rows {
         s.push_str(&format!("  {l:<w$}  {h}\n"));
     }
-    s.push_str("      --color WHEN  colours: auto (default: on a terminal), always, never; NO_COLOR wins\n");
     if !cmd.examples.is_empty() {
         s.push_str("\nExamples:\n");
         for e in cmd.examples {

@@ -40,6 +40,10 @@ pub struct CliEnv {
     /// What the sessions a command writes through are configured with (`PI_SESSION_FSYNC`,
     /// `PI_SESSION_EXCLUSIVE`, `PI_SESSION_RESTORE_MISSING`, as for the addon's managers).
     pub session_config: Config,
+    /// How the user starts this tool, for the commands the demo suggests: `PI_SESSIONS_COMMAND`
+    /// (bin/pi-sessions.js sets it under `npm run demo`, where no `pi-sessions` may be on PATH);
+    /// `None` is `pi-sessions`.
+    pub command: Option<String>,
 }
 
 impl CliEnv {
@@ -65,6 +69,9 @@ impl CliEnv {
             stdin: Mutex::new(Box::new(std::io::BufReader::new(std::io::stdin()))),
             list_cache: std::env::var_os("PI_SESSION_LIST_CACHE").is_none_or(|v| v != "0"),
             session_config: Config::from_vars(|name| std::env::var(name).ok()),
+            command: std::env::var("PI_SESSIONS_COMMAND")
+                .ok()
+                .filter(|c| !c.trim().is_empty()),
         }
     }
 
@@ -84,7 +91,13 @@ impl CliEnv {
             stdin: Mutex::new(Box::new(std::io::empty())),
             list_cache: true,
             session_config: Config::default(),
+            command: None,
         }
+    }
+
+    /// How to start this tool in a suggested command line.
+    pub fn command(&self) -> &str {
+        self.command.as_deref().unwrap_or("pi-sessions")
     }
 
     /// The agent directory (`PI_CODING_AGENT_DIR`, tilde-expanded, else `~/.pi/agent`).

@@ -1,5 +1,5 @@
-//! How a command fails: a usage error (exit 2) or a failure (exit 1), each with a message that
-//! names the file (and line) involved.
+//! How a command fails: a usage error (exit 2), something asked for that does not exist (exit 3)
+//! or a failure (exit 1), each with a message that names the file (and line) involved.
 
 use std::fmt;
 
@@ -7,8 +7,12 @@ use std::fmt;
 pub const EXIT_OK: i32 = 0;
 /// Exit code: problems found (verify, repair, search without matches) or a command failed.
 pub const EXIT_PROBLEMS: i32 = 1;
-/// Exit code: bad usage (unknown option, missing argument, unknown or ambiguous id).
+/// Exit code: bad usage (unknown command or option, missing argument, ambiguous id or prefix).
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code: what the command was asked to act on does not exist (no such session, file, entry
+/// or project sessions), or nothing matched (`search`). A script can tell "not there" from a
+/// mistyped command line.
+pub const EXIT_NOT_FOUND: i32 = 3;
 
 #[derive(Debug)]
 pub enum CliError {
@@ -17,6 +21,8 @@ pub enum CliError {
         command: Option<&'static str>,
         message: String,
     },
+    /// What the command was asked to act on does not exist.
+    NotFound(String),
     /// The command could not do its job.
     Failed(String),
     /// The reader of our output went away (`| head`): stop quietly.
@@ -36,12 +42,16 @@ impl CliError {
             message: message.into(),
         }
     }
+    pub fn not_found(message: impl Into<String>) -> CliError {
+        CliError::NotFound(message.into())
+    }
     pub fn failed(message: impl Into<String>) -> CliError {
         CliError::Failed(message.into())
     }
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Usage { .. } => EXIT_USAGE,
+            CliError::NotFound(_) => EXIT_NOT_FOUND,
             CliError::Failed(_) => EXIT_PROBLEMS,
             CliError::Closed => EXIT_OK,
         }
@@ -51,7 +61,9 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Usage { message, .. } | CliError::Failed(message) => f.write_str(message),
+            CliError::Usage { message, .. }
+            | CliError::NotFound(message)
+            | CliError::Failed(message) => f.write_str(message),
             CliError::Closed => f.write_str("output closed"),
         }
     }

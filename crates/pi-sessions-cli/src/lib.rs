@@ -3,18 +3,25 @@
 //! (`runCli(args)` in the addon) and exits with the code [`run`] returns.
 //!
 //! # Commands
-//! `list`, `show`, `tree`, `stats`, `search`, `verify`, `repair`, `merge`, `move`, `sync`, `export`, `rm`,
-//! `prune`, `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
+//! `list`, `show`, `tree`, `stats`, `search`, `secrets`, `verify`, `repair`, `merge`, `move`, `sync`,
+//! `export`, `redact`, `rm`, `prune`, `demo`; each takes `--help`. Sessions are read from `<agent dir>/sessions`
 //! (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`). A session argument is a file path or a session id;
 //! a unique id prefix is enough (an ambiguous one is a usage error that lists the candidates). Only
-//! `repair --in-place`, `merge --in-place`, `move --yes`, `sync` (without `--dry-run`), `prune --yes` and `rm` change files (`--out` only
-//! creates one); everything else only reads (no newline repair, no migration rewrite).
+//! `repair --in-place`, `merge --in-place`, `redact --in-place`, `move --yes`, `sync` (without
+//! `--dry-run`), `prune --yes` and `rm` change session files (`--out` only creates one; `secrets
+//! --ack` writes the acknowledgement store); everything else only reads (no newline repair, no
+//! migration rewrite). Files the tool creates besides sessions (exports, redacted copies, backups,
+//! the acknowledgement store, sync's state) are private: 0600 (directories 0700) on Unix.
 //!
 //! # Exit codes
 //! - `0`: done, nothing wrong.
-//! - `1`: problems found (`verify`, problems left by `repair`, `search` without a match) or the
-//!   command failed (an unreadable or invalid session file).
-//! - `2`: usage: unknown command or option, missing argument, no such file, unknown or ambiguous id.
+//! - `1`: problems found (`verify`, problems left by `repair`, unacknowledged findings of
+//!   `secrets`, sessions `sync` could not sync or refused to send) or the command failed (an
+//!   unreadable or invalid session file, `redact --in-place` of a session under a live writer
+//!   lease).
+//! - `2`: usage: unknown command or option, missing or extra argument, an ambiguous id or prefix.
+//! - `3`: not found: no such session file, no session or entry with that id, no sessions of that
+//!   project to move, nothing that matches the search.
 //!
 //! # `--json` output (stable: fields are only ever added)
 //! Every `--json` output is one JSON document on one line. Times are ISO strings
@@ -32,10 +39,18 @@
 //!   + cacheWrite, `cost` = sum of `usage.cost.total`; models sorted by cost, then tokens.
 //! - `search --json`: `[{path, id, name, firstMessage, modified, matches, snippets: [{entryId,
 //!   role, text}]}]`.
+//! - `secrets --json`: `{scanned, findings, acknowledged, sessions: [{path, id, findings: [{line,
+//!   entryId, place, kind, fingerprint, preview}]}]}`; only sessions with unacknowledged findings
+//!   are listed; `place` is `user`, `tool-output`, `tool-args`, `assistant`, `thinking`, `custom`,
+//!   `summary` or `other`, `kind` a stable name (`anthropic-api-key`, `aws-access-key-id`,
+//!   `private-key`, `url-password`, `jwt`, …), `preview` masked.
+//! - `redact --json`: `{path, out, backup, tail, redacted: [finding]}`; `out` is `null` when
+//!   nothing was found.
 //! - `verify --json`: `{files: [{path, ok, entries, version, findings: [{severity, code, line,
-//!   message}]}], checked, problems}`; `severity` is `error`, `warning` or `note`, `code` a stable
-//!   name (`malformed-line`, `torn-last-line`, `duplicate-id`, `dangling-parent`, `cycle`, …; see
-//!   `pi_session_core::inspect`), `line` 1-based or `null`.
+//!   message}], repairable}], checked, problems}`; `severity` is `error`, `warning` or `note`,
+//!   `code` a stable name (`malformed-line`, `torn-last-line`, `torn-record`, `duplicate-id`,
+//!   `dangling-parent`, `cycle`, …; see `pi_session_core::inspect`), `line` 1-based or `null`;
+//!   `repairable` how many of the file's problems `repair` fixes.
 //! - `merge --json`: `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`;
 //!   `out` is the file written, `leafId` the merged file's last entry.
 //! - `move --json`: `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status,
@@ -46,17 +61,23 @@
 //! - `sync --json`: `{remote, transport, branch, dryRun, rounds, rewritten, synced: [{id, local,
 //!   remote, action, conflicts, copiesRemoved, tail, restored}], deleted: [{id, local, remote,
 //!   from, how}], purged: [{id, remote}], pushed, pulled, merged, restored, unchanged, problems:
-//!   [{code, id, path, message}]}`; `transport` is `git` or `folder`, `branch` the git branch
-//!   (`null` for a folder), `action` `push`, `pull` or `merge`, `restored` `here` or `remote`
-//!   (the side that had deleted a session continued on the other, where it is back now) or
-//!   `null`, `deleted[].from` the side this sync removed the session from (`remote`: deleted
-//!   here; `here`: deleted on the remote), `how` `trash` or `removed`, `rewritten` whether the
-//!   remote's history had been rewritten by a purge elsewhere, `remote` the file's name on the
-//!   remote, `code` a stable name (`SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`,
-//!   `SYNC_DUPLICATE_SESSION`, `INVALID_SESSION_FILE`, `INVALID_ARGUMENT` for a `--purge` that
-//!   names no deleted session, an errno name). A remote that is no git repository
-//!   (`SYNC_REMOTE_NOT_GIT`) or no folder (`SYNC_REMOTE_NOT_FOLDER`) fails the command (exit 1)
-//!   before anything is written; a bad `--branch` is a usage error (exit 2).
+//!   [{code, id, path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent,
+//!   first}]}`; `transport` is `git` or `folder`, `branch` the git branch (`null` for a folder),
+//!   `action` `push`, `pull` or `merge`, `restored` `here` or `remote` (the side that had deleted
+//!   a session continued on the other, where it is back now) or `null`, `deleted[].from` the side
+//!   this sync removed the session from (`remote`: deleted here; `here`: deleted on the remote),
+//!   `how` `trash` or `removed`, `rewritten` whether the remote's history had been rewritten by a
+//!   purge elsewhere, `remote` the file's name on the remote, `code` a stable name
+//!   (`SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`,
+//!   `INVALID_SESSION_FILE`, `INVALID_ARGUMENT` for a `--purge` that names no deleted session, an
+//!   errno name). A remote that is no git repository (`SYNC_REMOTE_NOT_GIT`) or no folder
+//!   (`SYNC_REMOTE_NOT_FOLDER`) fails the command (exit 1) before anything is written; a bad
+//!   `--branch` is a usage error (exit 2). `secretsPolicy` is `skip` or `warn` (the default
+//!   resolved: `skip` for a network git remote) or `refuse`; `secrets` lists the sessions to send
+//!   that hold unacknowledged credentials, `sent` false for one held back (left as it is on both
+//!   sides, and never deleted on account of what the remote lacks), `first` true when this run
+//!   reported it first. With `--refuse-secrets` such sessions fail the command
+//!   (`SYNC_SECRETS_FOUND`, exit 1) before anything is written.
 
 mod args;
 mod catalog;
@@ -76,10 +97,12 @@ mod move_cmd;
 mod pool;
 mod progress;
 mod prune;
+mod redact;
 mod repair;
 mod resolve;
 mod rm;
 mod search;
+mod secrets;
 mod show;
 mod stats;
 mod style;
@@ -92,7 +115,7 @@ mod verify;
 use std::io::Write;
 
 pub use env::CliEnv;
-pub use error::{EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
+pub use error::{EXIT_NOT_FOUND, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE};
 pub use repair::{repair_bytes, Repaired};
 
 use args::Command;
@@ -116,12 +139,14 @@ const COMMANDS: &[&Command] = &[
     &tree::CMD,
     &stats::CMD,
     &search::CMD,
+    &secrets::CMD,
     &verify::CMD,
     &repair::CMD,
     &merge::CMD,
     &move_cmd::CMD,
     &sync_cmd::CMD,
     &export::CMD,
+    &redact::CMD,
     &rm::CMD,
     &prune::CMD,
     &demo::CMD,
@@ -139,8 +164,9 @@ Usage: pi-sessions <command> [options]\n\nCommands:\n",
         "\nSessions are read from <agent dir>/sessions (PI_CODING_AGENT_DIR, else ~/.pi/agent).\n\
 A session is given as a file path or an id (a unique prefix is enough).\n\
 Without a command, `list` runs. `pi-sessions <command> --help` tells more.\n\
-Exit codes: 0 ok, 1 problems found, 2 usage error. Colours on a terminal unless NO_COLOR is set\n\
-(--color always|never|auto).\n\nNew here? Run `pi-sessions demo`.\n",
+Exit codes: 0 ok, 1 problems found, 2 usage error, 3 not found (no such session, file or\n\
+entry; no match). Colours on a terminal unless NO_COLOR is set (--color always|never|auto).\n\n\
+New here? Run `pi-sessions demo`.\n",
     );
     s
 }
@@ -253,6 +279,8 @@ fn run_command(ctx: &mut Ctx, cmd: &Command, p: &args::Parsed) -> error::CliResu
         "tree" => tree::run(ctx, p),
         "stats" => stats::run(ctx, p),
         "search" => search::run(ctx, p),
+        "secrets" => secrets::run(ctx, p),
+        "redact" => redact::run(ctx, p),
         "verify" => verify::run(ctx, p),
         "repair" => repair::run(ctx, p),
         "merge" => merge::run(ctx, p),
@@ -283,6 +311,9 @@ fn report(ctx: &mut Ctx, e: CliError) -> i32 {
                 None => "Try 'pi-sessions --help'.".into(),
             };
             let _ = writeln!(ctx.err, "{}", st.dim(&hint));
+        }
+        CliError::NotFound(message) => {
+            let _ = writeln!(ctx.err, "{} {message}", st.bold_red("pi-sessions:"));
         }
         CliError::Failed(message) => {
             let _ = writeln!(ctx.err, "{} {message}", st.bold_red("pi-sessions: error:"));

@@ -21,6 +21,11 @@ pub struct Loaded {
 pub fn open(path: &Path) -> Result<Loaded, CliError> {
     let bytes = std::fs::read(path)
         .map_err(|e| CliError::failed(format!("{}: cannot read: {e}", path.display())))?;
+    open_bytes(path, bytes)
+}
+
+/// [`open`] on bytes already read from `path` (or made from them, as a redacted copy).
+pub fn open_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded, CliError> {
     let file = LoadedFile::parse(bytes);
     if !file.has_valid_header() {
         let why = inspect::inspect(&file.text)
@@ -119,7 +124,7 @@ impl Loaded {
         }
         match hits.len() {
             1 => Ok(hits[0].1),
-            0 => Err(CliError::usage(format!(
+            0 => Err(CliError::not_found(format!(
                 "{}: no entry with id {arg}",
                 self.path.display()
             ))),

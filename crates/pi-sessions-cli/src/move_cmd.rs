@@ -19,7 +19,8 @@ the old directory go to the session directory of the new one, each header's cwd 
 directory and a parentSession that names a moved file pointed at its new path; every other line \
 is copied as it is. Without --yes only the plan is shown. A file pi appends to meanwhile keeps \
 what it gained; an interrupted move is completed by running it again. A file under a live writer \
-lease, or whose destination is another session, is left in place and reported (exit 1).",
+lease, or whose destination is another session, is left in place and reported (exit 1). An old \
+directory without sessions to move exits with 3 (not found).",
     opts: &[
         Opt {
             long: "yes",
@@ -62,7 +63,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let json = p.flag("json");
     if plan.files.is_empty() {
         if relocate::count_sessions(&agent, &new).map_err(failed)? == 0 {
-            return Err(CliError::failed(format!(
+            return Err(CliError::not_found(format!(
                 "no sessions for {old} (looked in {})",
                 plan.old_dir.display()
             )));

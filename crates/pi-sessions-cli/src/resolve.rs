@@ -48,7 +48,7 @@ pub fn session(env: &CliEnv, arg: &str) -> Result<PathBuf, CliError> {
         return Ok(as_path.to_path_buf());
     }
     if looks_like_path(arg) {
-        return Err(CliError::usage(format!("{arg}: no such file")));
+        return Err(CliError::not_found(format!("{arg}: no such file")));
     }
     if arg.is_empty() {
         return Err(CliError::usage("empty session id"));
@@ -67,7 +67,7 @@ pub fn session(env: &CliEnv, arg: &str) -> Result<PathBuf, CliError> {
     }
     match hits.len() {
         1 => Ok(hits.remove(0).1),
-        0 => Err(CliError::usage(format!(
+        0 => Err(CliError::not_found(format!(
             "no session with an id starting with {arg} under {} (give a path to open a file elsewhere)",
             root.display()
         ))),

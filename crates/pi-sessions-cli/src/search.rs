@@ -4,11 +4,12 @@ use std::path::Path;
 
 use pi_session_core::inspect::split_lines;
 use pi_session_core::json::{self, Value};
-use pi_session_core::record::{self, Kind};
+use pi_session_core::record::Kind;
+use pi_session_core::torn;
 
 use crate::args::{Command, Opt, Parsed};
 use crate::catalog::{self, Info, Scope};
-use crate::error::{CliResult, EXIT_OK, EXIT_PROBLEMS};
+use crate::error::{CliResult, EXIT_NOT_FOUND, EXIT_OK};
 use crate::jsonout::{self, arr, num, obj, opt, s};
 use crate::loaded::key_text;
 use crate::progress::Progress;
@@ -21,8 +22,8 @@ pub const CMD: Command = Command {
     usage: "<text> [--all] [--cwd DIR] [--json]",
     description: "Looks through every entry of every session of this project (or of all projects \
 with --all): message text, tool calls and outputs, thinking, extension messages and summaries. The \
-match ignores case. Sessions are listed newest first with up to three snippets each. Exits with 1 \
-when nothing matches (like grep).",
+match ignores case. Sessions are listed newest first with up to three snippets each. Exits with 3 \
+(not found) when nothing matches.",
     opts: &[
         Opt {
             long: "all",
@@ -76,18 +77,22 @@ pub fn search_file(path: &Path, needle: &str) -> (usize, Vec<Snippet>) {
     let mut buf = Vec::new();
     let mut count = 0;
     let mut snippets = Vec::new();
+    // Entries glued after a torn record are read after the header, as the open reads them.
+    let mut after_header = false;
     for (s, e) in split_lines(&bytes) {
         let line = &bytes[s..e];
-        if prefilter {
+        if prefilter && after_header {
             buf.clear();
             buf.extend(line.iter().map(u8::to_ascii_lowercase));
             if finder.find(&buf).is_none() {
                 continue;
             }
         }
-        let Some(meta) = record::read_meta(line) else {
+        let Some((skip, meta)) = torn::read_line(line, after_header) else {
             continue;
         };
+        after_header |= meta.kind == Kind::Header;
+        let line = &line[skip..];
         if !matches!(
             meta.kind,
             Kind::Message | Kind::CustomMessage | Kind::Compaction | Kind::BranchSummary
@@ -229,7 +234,7 @@ fn emit_json(ctx: &mut Ctx, found: &[Found]) -> CliResult {
         .collect();
     jsonout::emit(ctx.out, &arr(docs))?;
     Ok(if found.is_empty() {
-        EXIT_PROBLEMS
+        EXIT_NOT_FOUND
     } else {
         EXIT_OK
     })
@@ -245,7 +250,7 @@ fn render(ctx: &mut Ctx, found: &[Found], scope: &Scope, needle: &str) -> CliRes
             text::sanitize(needle)
         ));
         ctx.out.write_all(out.as_bytes())?;
-        return Ok(EXIT_PROBLEMS);
+        return Ok(EXIT_NOT_FOUND);
     }
     let ids: Vec<String> = found.iter().map(|(i, _)| i.id_text()).collect();
     let id_w = catalog::unique_prefix_len(&ids, 8);

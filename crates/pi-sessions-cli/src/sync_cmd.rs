@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use pi_session_core::json::Value;
 use pi_session_core::paths::{self, Style};
-use pi_session_core::sync::{self, Kind, Options, Place, Report};
+use pi_session_core::sync::{self, Kind, Options, Place, Report, SecretPolicy};
 use pi_session_core::{trash, ErrorCode};
 
 use crate::args::{Command, Opt, Parsed};
@@ -17,7 +17,7 @@ use crate::Ctx;
 pub const CMD: Command = Command {
     name: "sync",
     summary: "keep the sessions of several machines as one history",
-    usage: "<remote> [--folder] [--branch NAME] [--paths FILE] [--purge ID|FILE]… [--dry-run] [--json]",
+    usage: "<remote> [--folder] [--branch NAME] [--paths FILE] [--purge ID|FILE]… [--dry-run] [--skip-secrets | --refuse-secrets | --send-secrets] [--json]",
     description: "The remote is a git repository (any URL git understands, or a bare repository \
 on a shared disk; sessions on branch main, or --branch NAME) or, with --folder, a directory a \
 file-sync tool keeps in step. A session new on one side is copied to the other; one changed on \
@@ -31,11 +31,17 @@ session are merged into it and removed. Project paths that differ between machin
 cwd, and a fork's parentSession) are mapped by <agent dir>/sync/paths (or --paths FILE), lines \
 `<path on the remote> = <path here>`. A file pi appends to meanwhile keeps what it gained; one \
 under a live writer lease is skipped. Sessions that cannot be synced (another session under the \
-same name, an unmapped path) are reported (exit 1) and left as they were. --purge, after the \
-sync, takes deleted sessions out of the git remote's history: every commit of the branch is \
-rewritten without the file and the branch is force-pushed; the other machines follow the new \
-history at their next sync, with no step by hand (a hosted remote keeps the old objects until its \
-own garbage collection).",
+same name, an unmapped path) are reported (exit 1) and left as they were. Before anything leaves \
+the machine, the sessions to send are scanned for credentials (see `pi-sessions secrets`): to a \
+git remote reached over the network (https, ssh, git@host:) such sessions are held back and named \
+once (later runs count them), to a local repository or folder they go with a warning; \
+acknowledged or redacted ones always go. A session held back is left as it is on both sides, \
+and what the remote lacks of it deletes nothing here. --skip-secrets, --refuse-secrets (nothing \
+is sent, exit 1) and --send-secrets choose for yourself. --purge, after the sync, takes deleted \
+sessions out of the git remote's history: every commit of the branch is rewritten without the \
+file and the branch is force-pushed; the other machines follow the new history at their next \
+sync, with no step by hand (a hosted remote keeps the old objects until its own garbage \
+collection).",
     opts: &[
         Opt {
             long: "folder",
@@ -68,6 +74,24 @@ own garbage collection).",
             help: "show what would change (deletions included), change nothing",
         },
         Opt {
+            long: "skip-secrets",
+            short: None,
+            value: None,
+            help: "hold back sessions with unacknowledged credentials (default for a network remote)",
+        },
+        Opt {
+            long: "refuse-secrets",
+            short: None,
+            value: None,
+            help: "send nothing when any session to send holds credentials (exit 1)",
+        },
+        Opt {
+            long: "send-secrets",
+            short: None,
+            value: None,
+            help: "send them with a warning (default for a local repository or folder)",
+        },
+        Opt {
             long: "json",
             short: None,
             value: None,
@@ -96,8 +120,30 @@ fn remote_arg(ctx: &Ctx, raw: &str) -> String {
     }
 }
 
+/// The secrets policy the flags ask for; more than one is a usage error.
+fn policy(p: &Parsed) -> Result<SecretPolicy, CliError> {
+    let chosen: Vec<SecretPolicy> = [
+        ("skip-secrets", SecretPolicy::Skip),
+        ("refuse-secrets", SecretPolicy::Refuse),
+        ("send-secrets", SecretPolicy::Warn),
+    ]
+    .into_iter()
+    .filter(|(f, _)| p.flag(f))
+    .map(|(_, x)| x)
+    .collect();
+    match chosen[..] {
+        [] => Ok(SecretPolicy::Auto),
+        [one] => Ok(one),
+        _ => Err(CliError::usage_in(
+            "sync",
+            "give one of --skip-secrets, --refuse-secrets, --send-secrets",
+        )),
+    }
+}
+
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let opts = Options {
+        secrets: policy(p)?,
         agent_dir: ctx.env.agent_dir(),
         remote: remote_arg(ctx, &p.pos[0]),
         kind: if p.flag("folder") {
@@ -234,6 +280,7 @@ fn text(ctx: &mut Ctx, r: &Report) -> CliResult {
             crate::text::sanitize(&p.id)
         ));
     }
+    secrets_text(&mut o, st, r);
     for pr in &r.problems {
         o.push_str(&format!(
             "  {} {}: {} ({})\n",
@@ -262,10 +309,51 @@ fn text(ctx: &mut Ctx, r: &Report) -> CliResult {
     Ok(EXIT_OK)
 }
 
+/// The sessions holding credentials: each named the first time it is held back or sent with
+/// them, the rest counted.
+fn secrets_text(o: &mut String, st: crate::style::Style, r: &Report) {
+    let mut quiet = 0;
+    for f in &r.secrets {
+        if !f.first {
+            quiet += 1;
+            continue;
+        }
+        let kinds: Vec<&str> = f.kinds.iter().map(|k| k.name()).collect();
+        let (tag, what) = if f.sent {
+            (st.yellow("warn"), "sent with")
+        } else {
+            (st.yellow("held"), "not sent: it holds")
+        };
+        o.push_str(&format!(
+            "  {tag}  {}: {what} {} credential{} ({})\n",
+            f.path.display(),
+            f.findings,
+            if f.findings == 1 { "" } else { "s" },
+            kinds.join(", ")
+        ));
+    }
+    if quiet > 0 {
+        let verb = if r.secrets_policy == SecretPolicy::Warn {
+            "sent with"
+        } else {
+            "still held back for"
+        };
+        o.push_str(&format!(
+            "  {quiet} session(s) {verb} credentials, as reported before\n"
+        ));
+    }
+    if r.secrets.iter().any(|f| f.first) {
+        o.push_str(&st.dim(
+            "  (`pi-sessions secrets --all` lists them; `pi-sessions redact <id> --in-place` removes them, \
+`pi-sessions secrets --ack <fingerprint>` lets one go)\n",
+        ));
+    }
+}
+
 /// `{remote, transport, branch, dryRun, rounds, rewritten, synced: [{id, local, remote, action,
 /// conflicts, copiesRemoved, tail, restored}], deleted: [{id, local, remote, from, how}],
 /// purged: [{id, remote}], pushed, pulled, merged, restored, unchanged, problems: [{code, id,
-/// path, message}]}`.
+/// path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`.
 fn report_json(r: &Report) -> Value {
     let synced = r
         .synced
@@ -336,5 +424,19 @@ fn report_json(r: &Report) -> Value {
         ("restored", num(r.restored() as f64)),
         ("unchanged", num(r.unchanged as f64)),
         ("problems", arr(problems)),
+        ("secretsPolicy", s(r.secrets_policy.name())),
+        ("secrets", arr(r.secrets.iter().map(flagged_json).collect())),
+    ])
+}
+
+/// `{id, path, kinds, findings, sent, first}`.
+fn flagged_json(f: &sync::Flagged) -> Value {
+    obj(vec![
+        ("id", s(&f.id)),
+        ("path", s(&f.path.to_string_lossy())),
+        ("kinds", arr(f.kinds.iter().map(|k| s(k.name())).collect())),
+        ("findings", num(f.findings as f64)),
+        ("sent", Value::Bool(f.sent)),
+        ("first", Value::Bool(f.first)),
     ])
 }

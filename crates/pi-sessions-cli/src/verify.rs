@@ -21,7 +21,8 @@ pub const CMD: Command = Command {
 line, blank and non-object lines, header problems, duplicate ids, dangling parentId / \
 firstKeptEntryId / targetId / fromId, parentId cycles, and records pi's readers throw on. Errors \
 lose or hide data; warnings are things readers tolerate but pi never writes; notes (an old format \
-version) are not problems. Exits with 1 when there is any error or warning. Files are only read.",
+version) are not problems. Exits with 1 when there is any error or warning. Files are only read. \
+`pi-sessions repair` is suggested only for problems it fixes (found by repairing a copy in memory).",
     opts: &[
         Opt {
             long: "verbose",
@@ -33,7 +34,7 @@ version) are not problems. Exits with 1 when there is any error or warning. File
             long: "json",
             short: None,
             value: None,
-            help: "print {files:[{path,ok,entries,version,findings}],checked,problems} as JSON",
+            help: "print {files:[{path,ok,entries,version,findings,repairable}],checked,problems} as JSON",
         },
     ],
     min_pos: 0,
@@ -86,10 +87,9 @@ fn targets(ctx: &Ctx, pos: &[String]) -> Result<Vec<PathBuf>, CliError> {
         } else if p.exists() {
             files.push(p.to_path_buf());
         } else {
-            return Err(CliError::usage_in(
-                "verify",
-                format!("{a}: no such file or directory"),
-            ));
+            return Err(CliError::not_found(format!(
+                "{a}: no such file or directory"
+            )));
         }
     }
     Ok(files)
@@ -138,27 +138,57 @@ pub fn finding_json(f: &Finding) -> Value {
     ])
 }
 
+/// How many of a file's problems `repair` fixes: its problems less those of a copy repaired in
+/// memory. verify's advice rests on this, so it never sends anyone to `repair` for a problem
+/// that repair leaves alone (a dangling label target, a non-object record, an extra header).
+fn repairable(path: &Path, before: &Inspection) -> usize {
+    if before.problems() == 0 {
+        return 0;
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        return 0;
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let after = inspect::inspect(&crate::repair_bytes(&bytes, name.as_deref()).bytes);
+    before.problems().saturating_sub(after.problems())
+}
+
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let files = targets(ctx, &p.pos)?;
     let mut bar = Progress::new(ctx.err, ctx.env.is_tty_err, "verifying", files.len());
-    let results = crate::pool::map(&files, |f| check(f), |n| bar.update(n));
+    let checked = crate::pool::map(
+        &files,
+        |f| {
+            let r = check(f);
+            let fixable = repairable(f, &r);
+            (r, fixable)
+        },
+        |n| bar.update(n),
+    );
     bar.finish();
+    let (results, fixable): (Vec<Inspection>, Vec<usize>) = checked.into_iter().unzip();
     let problems: usize = results.iter().map(Inspection::problems).sum();
     if p.flag("json") {
-        emit_json(ctx, &files, &results)?;
+        emit_json(ctx, &files, &results, &fixable)?;
     } else {
         let verbose = p.flag("verbose") || files.len() == 1;
-        render(ctx, &files, &results, verbose)?;
+        render(ctx, &files, &results, verbose, fixable.iter().sum())?;
     }
     Ok(if problems > 0 { EXIT_PROBLEMS } else { EXIT_OK })
 }
 
-fn emit_json(ctx: &mut Ctx, files: &[PathBuf], results: &[Inspection]) -> std::io::Result<()> {
+fn emit_json(
+    ctx: &mut Ctx,
+    files: &[PathBuf],
+    results: &[Inspection],
+    fixable: &[usize],
+) -> std::io::Result<()> {
     let problems: usize = results.iter().map(Inspection::problems).sum();
     let docs = files
         .iter()
         .zip(results)
-        .map(|(f, r)| {
+        .zip(fixable)
+        .map(|((f, r), fixable)| {
             obj(vec![
                 ("path", s(&f.to_string_lossy())),
                 ("ok", Value::Bool(r.problems() == 0)),
@@ -168,6 +198,7 @@ fn emit_json(ctx: &mut Ctx, files: &[PathBuf], results: &[Inspection]) -> std::i
                     "findings",
                     arr(r.findings.iter().map(finding_json).collect()),
                 ),
+                ("repairable", num(*fixable as f64)),
             ])
         })
         .collect();
@@ -182,12 +213,13 @@ fn emit_json(ctx: &mut Ctx, files: &[PathBuf], results: &[Inspection]) -> std::i
 }
 
 /// The findings as `file:line` lines (notes only when verbose), a line per clean file when
-/// verbose, and the summary.
+/// verbose, the summary, and what `repair` would do about the problems (`fixable` of them).
 fn render(
     ctx: &mut Ctx,
     files: &[PathBuf],
     results: &[Inspection],
     verbose: bool,
+    fixable: usize,
 ) -> std::io::Result<()> {
     let st = ctx.style;
     let mut out = String::new();
@@ -218,10 +250,26 @@ fn render(
     out.push_str(&summary(st, files.len(), results));
     out.push('\n');
     let problems: usize = results.iter().map(Inspection::problems).sum();
-    if problems > 0 {
-        out.push_str(&st.dim("`pi-sessions repair <file> --out FILE` writes a repaired copy.\n"));
-    }
+    out.push_str(&st.dim(&repair_advice(problems, fixable)));
     ctx.out.write_all(out.as_bytes())
+}
+
+/// The line about `repair` under the summary: suggested only for what it fixes.
+fn repair_advice(problems: usize, fixable: usize) -> String {
+    let copy = "`pi-sessions repair <file> --out FILE` writes a repaired copy";
+    if problems == 0 {
+        String::new()
+    } else if fixable >= problems {
+        format!("{copy}.\n")
+    } else if fixable > 0 {
+        format!(
+            "{copy}: it fixes {fixable} of these {problems} problems and leaves the rest, \
+which it cannot fix without dropping data.\n"
+        )
+    } else {
+        "`pi-sessions repair` leaves these as they are: it cannot fix them without dropping data.\n"
+            .to_owned()
+    }
 }
 
 /// `3 files checked: 1 with problems (2 errors, 0 warnings)`, green when clean, red otherwise.

@@ -1,4 +1,4 @@
-//! The command line itself: help for every command, usage errors, colours.
+//! The command line itself: help for every command, usage errors, "not found", colours.
 
 mod common;
 use common::*;
@@ -104,4 +104,74 @@ fn the_progress_bar_goes_to_stderr_only_on_a_terminal() {
     );
     assert!(o.err.ends_with("\r\x1b[K"), "the bar is erased");
     assert_eq!(arr(&json(&o.out)).len(), 120, "stdout holds only the JSON");
+}
+
+#[test]
+fn what_does_not_exist_exits_3_without_a_usage_hint() {
+    let w = World::new("not-found");
+    let f = w.add(FIXTURE_CWD, "v3-conversation.jsonl", "a.jsonl");
+    let file = f.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["show", "deadbeef"],
+        &["tree", "./nope.jsonl"],
+        &["stats", "deadbeef"],
+        &["export", "deadbeef", "--format", "md"],
+        &["rm", "deadbeef", "--yes"],
+        &["repair", "/no/such/file.jsonl"],
+        &[
+            "merge",
+            file,
+            "deadbeef",
+            "--out",
+            "/tmp/never-written.jsonl",
+        ],
+        &["prune", file, "zzzzzzzz"],
+        &["show", file, "--branch", "zzzzzzzz"],
+        &["verify", "/no/such/dir"],
+        &["search", "words no session has"],
+        &["move", "/tmp/pi-no-such-project-dir", "/tmp/pi-other-dir"],
+    ];
+    for args in cases {
+        let o = w.run(args);
+        assert_eq!(o.code, 3, "{args:?}: {}{}", o.out, o.err);
+        assert!(!o.err.contains("Try 'pi-sessions"), "{args:?}: {}", o.err);
+    }
+    assert!(f.exists(), "nothing was removed");
+}
+
+#[test]
+fn help_names_every_exit_code() {
+    let top = World::new("exit-help").run(&["--help"]);
+    assert!(
+        top.out
+            .contains("Exit codes: 0 ok, 1 problems found, 2 usage error, 3 not found"),
+        "{}",
+        top.out
+    );
+}
+
+#[test]
+fn option_help_texts_start_in_one_column_color_included() {
+    let w = World::new("help-align");
+    for c in COMMANDS {
+        let o = w.run(&[c, "--help"]);
+        let options = o.out.split("Options:\n").nth(1).unwrap();
+        let rows: Vec<&str> = options
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert!(rows.iter().any(|r| r.contains("--color WHEN")), "{c}");
+        // Where a row's help text starts: after the option and the run of spaces that follows.
+        let column = |r: &str| {
+            let lead = r.len() - r.trim_start().len();
+            let gap = r[lead..].find("  ")? + lead;
+            Some(gap + r[gap..].len() - r[gap..].trim_start().len())
+        };
+        let columns: Vec<_> = rows.iter().map(|r| column(r)).collect();
+        assert!(
+            columns.windows(2).all(|p| p[0] == p[1]),
+            "{c}: {columns:?}\n{}",
+            rows.join("\n")
+        );
+    }
 }

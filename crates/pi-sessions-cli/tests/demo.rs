@@ -61,3 +61,73 @@ fn demo_builds_sample_sessions_and_runs_the_main_commands() {
         "an existing dir is refused"
     );
 }
+
+#[test]
+fn every_demo_time_lies_in_the_past_the_last_minutes_ago() {
+    let w = World::new("demo-times");
+    let dir = w.root.join("demo");
+    let env = w.env();
+    let now = env.now_ms.unwrap() as f64;
+    assert_eq!(w.run(&["demo", "--dir", dir.to_str().unwrap()]).code, 0);
+    let mut latest = f64::MIN;
+    let mut seen = 0;
+    for file in session_files(&dir.join("agent")) {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let v = json(line);
+            let mut times = vec![];
+            if let Some(t) = s(v.get("timestamp")) {
+                times.push(pi_session_core::timefmt::parse_iso_strict(&t).unwrap());
+            }
+            if let Some(t) = v.get("message").and_then(|m| n(m.get("timestamp"))) {
+                times.push(t);
+            }
+            for t in times {
+                assert!(t < now, "{} is not in the past: {line}", t - now);
+                latest = latest.max(t);
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 40, "{seen} times checked");
+    assert!(
+        now - latest >= 60_000.0,
+        "the last entry is {} ms ago",
+        now - latest
+    );
+}
+
+#[test]
+fn the_demo_suggests_the_command_it_was_started_with() {
+    let w = World::new("demo-command");
+    let plain = w.run(&["demo", "--dir", w.root.join("a").to_str().unwrap()]);
+    assert!(
+        plain.out.contains("\n  pi-sessions list --all\n"),
+        "{}",
+        plain.out
+    );
+    let mut env = w.env();
+    env.command = Some("node bin/pi-sessions.js".into());
+    let o = w.run_with(&env, &["demo", "--dir", w.root.join("b").to_str().unwrap()]);
+    assert!(
+        o.out.contains("\n  node bin/pi-sessions.js list --all\n"),
+        "{}",
+        o.out
+    );
+    assert!(!o.out.contains("npx "), "{}", o.out);
+}
+
+fn session_files(agent: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    let mut stack = vec![agent.join("sessions")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

@@ -102,7 +102,7 @@ fn json_reports_each_file_with_its_rewrites() {
 fn no_sessions_and_the_same_directory_are_refused() {
     let w = world("move-refuse");
     let o = w.run(&["move", "/tmp/pi-no-such-project", NEW_CWD]);
-    assert_eq!(o.code, 1);
+    assert_eq!(o.code, 3, "nothing to move is 'not found'");
     assert!(
         o.err.contains("no sessions for /tmp/pi-no-such-project"),
         "{}",

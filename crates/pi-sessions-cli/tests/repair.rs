@@ -258,3 +258,39 @@ fn a_missing_header_is_rebuilt_from_the_file_name() {
         r#"{"type":"session","version":3,"id":"0193f0a0-1111-7000-8000-00000000000a","timestamp":"2025-01-15T10:00:00.000Z","cwd":""}"#
     );
 }
+
+#[test]
+fn a_torn_record_is_split_from_the_entry_glued_after_it_which_is_kept_byte_for_byte() {
+    let w = World::new("repair-glued");
+    let (bytes, b) = glued_session();
+    let p = w.root.join("g.jsonl");
+    std::fs::write(&p, &bytes).unwrap();
+    let out = w.root.join("fixed.jsonl");
+    let o = w.run(&[
+        "repair",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    assert!(
+        o.out
+            .contains("g.jsonl:3: split a torn record from the entry glued after it: dropped its"),
+        "{}",
+        o.out
+    );
+    assert!(o
+        .out
+        .contains("g.jsonl:3: kept the entry glued after the torn record"));
+    assert!(
+        o.out.contains("4 records kept (0 changed), 1 line dropped"),
+        "{}",
+        o.out
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2], b);
+    assert!(o.out.contains("✓ the repaired file verifies clean"));
+    assert_eq!(w.run(&["verify", out.to_str().unwrap()]).code, 0);
+}

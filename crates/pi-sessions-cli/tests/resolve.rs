@@ -38,10 +38,10 @@ fn an_ambiguous_prefix_lists_the_candidates_and_exits_2() {
 }
 
 #[test]
-fn an_unknown_id_exits_2_naming_where_it_looked() {
+fn an_unknown_id_exits_3_naming_where_it_looked() {
     let w = world();
     let o = w.run(&["tree", "ffff"]);
-    assert_eq!(o.code, 2);
+    assert_eq!(o.code, 3);
     assert!(
         o.err.contains("no session with an id starting with ffff"),
         "{}",

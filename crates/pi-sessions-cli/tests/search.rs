@@ -46,14 +46,14 @@ fn search_reaches_tool_output_summaries_and_extension_messages() {
 }
 
 #[test]
-fn no_match_exits_with_1() {
+fn no_match_exits_with_3_not_found() {
     let w = World::new("search-none");
     w.add(FIXTURE_CWD, "v3-conversation.jsonl", "a.jsonl");
     let o = w.run(&["search", "nothing like this"]);
-    assert_eq!(o.code, 1);
+    assert_eq!(o.code, 3);
     assert!(o.out.contains("No session in"));
     let j = w.run(&["search", "nothing like this", "--json"]);
-    assert_eq!((j.code, j.out.as_str()), (1, "[]\n"));
+    assert_eq!((j.code, j.out.as_str()), (3, "[]\n"));
     assert_eq!(w.run(&["search"]).code, 2);
 }
 
@@ -74,4 +74,17 @@ fn unicode_case_folding_and_snippet_bounds_hold() {
     assert_eq!(o.code, 0, "{}", o.err);
     assert!(o.out.contains("ÄRGER"), "{}", o.out);
     assert!(o.out.contains('…'));
+}
+
+#[test]
+fn search_finds_an_entry_glued_after_a_torn_record() {
+    let w = World::new("search-glued");
+    let dir = w.project_dir(FIXTURE_CWD);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("g.jsonl"), glued_session().0).unwrap();
+    let j = json(&w.run(&["search", "glued reply", "--json"]).out);
+    let hits = arr(&j);
+    assert_eq!(hits.len(), 1);
+    let sn = &arr(hits[0].get("snippets").unwrap())[0];
+    assert_eq!(s(sn.get("entryId")).unwrap(), "b");
 }

@@ -102,7 +102,10 @@ fn branch_shows_the_path_to_another_entry_by_id_or_prefix() {
     assert_eq!(amb.code, 2);
     assert!(amb.err.contains("ambiguous"), "{}", amb.err);
     let none = w.run(&["show", f.to_str().unwrap(), "--branch", "zzz"]);
-    assert_eq!(none.code, 2);
+    assert_eq!(
+        none.code, 3,
+        "no such entry is 'not found', not a usage error"
+    );
     assert!(none.err.contains("no entry with id zzz"));
 }
 
@@ -134,7 +137,7 @@ fn a_file_readers_reject_is_an_error_that_names_file_and_line() {
     assert!(o.err.contains("not-a-session.jsonl:1:"), "{}", o.err);
     assert!(o.err.contains("not a valid pi session"));
     let missing = w.run(&["show", "./nope.jsonl"]);
-    assert_eq!(missing.code, 2);
+    assert_eq!(missing.code, 3);
     assert!(missing.err.contains("nope.jsonl: no such file"));
 }
 
@@ -175,4 +178,19 @@ fn session_text_cannot_smuggle_terminal_escapes() {
         o.out
     );
     assert!(o.out.contains("red \u{FFFD}[31m text"));
+}
+
+#[test]
+fn show_includes_an_entry_glued_after_a_torn_record_on_the_branch() {
+    let w = World::new("show-glued");
+    let p = w.root.join("g.jsonl");
+    std::fs::write(&p, glued_session().0).unwrap();
+    let o = w.run(&["show", p.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.out.contains("  glued reply"), "{}", o.out);
+    assert!(
+        o.out.contains("3 of 3 entries on this branch, leaf c"),
+        "{}",
+        o.out
+    );
 }

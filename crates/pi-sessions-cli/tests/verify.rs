@@ -215,7 +215,7 @@ fn a_directory_is_checked_file_by_file_and_no_argument_means_the_sessions_root()
     assert_eq!(n(json_doc.get("checked")), Some(3.0));
     assert_eq!(n(json_doc.get("problems")), Some(2.0));
     let missing = w.run(&["verify", "/no/such/path"]);
-    assert_eq!(missing.code, 2);
+    assert_eq!(missing.code, 3);
 }
 
 #[test]
@@ -227,4 +227,63 @@ fn an_empty_file_and_a_whitespace_file_are_problems() {
     let ws = w.run(&["verify", fixture("whitespace-only.jsonl").to_str().unwrap()]);
     assert_eq!(ws.code, 1);
     assert!(ws.out.contains("error: no session header"), "{}", ws.out);
+}
+
+#[test]
+fn verify_suggests_repair_only_for_problems_repair_fixes_so_the_two_agree_after_a_repair() {
+    let w = World::new("verify-advice");
+    let copy = "writes a repaired copy";
+    let left = "`pi-sessions repair` leaves these as they are";
+    // A torn last line: repair fixes all of it.
+    let torn = fixture("damaged/garbage-last-line.jsonl");
+    let o = w.run(&["verify", torn.to_str().unwrap()]);
+    assert_eq!(o.code, 1);
+    assert!(o.out.ends_with(&format!("{copy}.\n")), "{}", o.out);
+    // Dangling parents (fixed) and dangling label targets (kept: dropping a label loses it).
+    let mixed = fixture("damaged/dropped-lines.jsonl");
+    let o = w.run(&["verify", mixed.to_str().unwrap()]);
+    assert!(
+        o.out.contains("it fixes 1 of these 2 problems"),
+        "{}",
+        o.out
+    );
+    let fixed = w.root.join("fixed.jsonl");
+    let r = w.run(&[
+        "repair",
+        mixed.to_str().unwrap(),
+        "--out",
+        fixed.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "repair says a problem is left: {}", r.out);
+    assert!(r.out.contains("[dangling-target]"), "{}", r.out);
+    let after = w.run(&["verify", fixed.to_str().unwrap()]);
+    assert_eq!(after.code, 1, "the warning is still there: {}", after.out);
+    assert!(after.out.contains("[dangling-target]"), "{}", after.out);
+    assert!(!after.out.contains(copy), "{}", after.out);
+    assert!(after.out.contains(left), "{}", after.out);
+    let doc = json(&w.run(&["verify", fixed.to_str().unwrap(), "--json"]).out);
+    let files = arr(doc.get("files").unwrap());
+    assert_eq!(n(files[0].get("repairable")), Some(0.0));
+    let doc = json(&w.run(&["verify", mixed.to_str().unwrap(), "--json"]).out);
+    assert_eq!(
+        n(arr(doc.get("files").unwrap())[0].get("repairable")),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn a_torn_record_is_reported_and_the_entry_glued_after_it_leaves_no_dangling_parent() {
+    let w = World::new("verify-glued");
+    let p = w.root.join("g.jsonl");
+    std::fs::write(&p, glued_session().0).unwrap();
+    let o = w.run(&["verify", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.code, 1, "{}", o.out);
+    let doc = json(&o.out);
+    let file = &arr(doc.get("files").unwrap())[0];
+    let got: Vec<(String, f64)> = arr(file.get("findings").unwrap())
+        .iter()
+        .map(|f| (s(f.get("code")).unwrap(), n(f.get("line")).unwrap()))
+        .collect();
+    assert_eq!(got, [("torn-record".to_owned(), 3.0)], "{}", o.out);
+    assert_eq!(n(file.get("entries")), Some(3.0));
 }

@@ -1,12 +1,15 @@
 //! A session file's lines as `loadEntriesFromFile` sees them: the whole text, split on `\n`, each
 //! line read for what the store needs ([`record::read_meta`]); big texts are read in pieces on
-//! scoped threads.
+//! scoped threads. Unlike the reference, an entry glued after a torn record is read too
+//! ([`crate::torn`]).
 
 use std::path::Path;
 
 use crate::error::Result;
 use crate::fsio;
+use crate::lazy::{LazyScratch, Shapes};
 use crate::record::{self, Kind, Meta};
+use crate::torn;
 
 /// A physical line: byte range in the text, and its meta when it is a record.
 pub type Line = (usize, usize, Option<Meta>);
@@ -18,7 +21,7 @@ const MAX_PARSE_THREADS: usize = 8;
 
 /// The lines of `text`, read in `pieces` pieces cut at line boundaries, each on a scoped thread
 /// of its own but the first (a piece whose thread cannot be made is read on this one).
-fn lines_in_pieces(text: &[u8], pieces: usize) -> Vec<Line> {
+fn lines_in_pieces(text: &[u8], pieces: usize) -> (Vec<Line>, Shapes) {
     if pieces < 2 {
         return split_lines(text, 0, text.len());
     }
@@ -41,39 +44,59 @@ fn lines_in_pieces(text: &[u8], pieces: usize) -> Vec<Line> {
                 (from, to, thread.ok())
             })
             .collect();
-        let mut lines = split_lines(text, bounds[0], bounds[1]);
+        let (mut lines, mut shapes) = split_lines(text, bounds[0], bounds[1]);
         for (from, to, thread) in parts {
-            match thread.map(|t| t.join()) {
-                Some(Ok(more)) => lines.extend(more),
+            let (more, more_shapes) = match thread.map(|t| t.join()) {
+                Some(Ok(more)) => more,
                 Some(Err(panic)) => std::panic::resume_unwind(panic),
-                None => lines.extend(split_lines(text, from, to)),
-            }
+                None => split_lines(text, from, to),
+            };
+            let ids = shapes.absorb(&more_shapes);
+            lines.extend(more.into_iter().map(|(s, e, mut meta)| {
+                if let Some(lazy) = meta.as_mut().and_then(|m| m.lazy.as_mut()) {
+                    lazy.shape = ids[lazy.shape as usize];
+                }
+                (s, e, meta)
+            }));
         }
-        lines
+        (lines, shapes)
     })
 }
 
 /// The lines of `text[from..to]` (`from` starts a line; a fragment after the last `\n` before
 /// `to` counts as a line), with their metas and offsets into the whole text.
-fn split_lines(text: &[u8], from: usize, to: usize) -> Vec<Line> {
+fn split_lines(text: &[u8], from: usize, to: usize) -> (Vec<Line>, Shapes) {
     let mut lines = Vec::new();
+    let mut lazy = LazyScratch::default();
     let mut start = from;
     for nl in memchr::memchr_iter(b'\n', &text[from..to]) {
         let nl = from + nl;
-        lines.push((start, nl, record::read_meta(&text[start..nl])));
+        lines.push((
+            start,
+            nl,
+            record::read_meta_lazy(&text[start..nl], &mut lazy),
+        ));
         start = nl + 1;
     }
     if start < to {
-        lines.push((start, to, record::read_meta(&text[start..to])));
+        lines.push((
+            start,
+            to,
+            record::read_meta_lazy(&text[start..to], &mut lazy),
+        ));
     }
-    lines
+    (lines, lazy.shapes)
 }
 
 /// A file's lines as `loadEntriesFromFile` sees them.
 pub struct LoadedFile {
     pub text: Vec<u8>,
-    /// Every physical line (split on `\n`).
+    /// Every physical line (split on `\n`), in order; a line after the header that holds an entry
+    /// glued after a torn record ([`crate::torn`]) is two: the torn bytes (no record), then the
+    /// entry.
     pub lines: Vec<Line>,
+    /// The shapes of the lines' lazy values (see [`crate::lazy`]).
+    pub shapes: Shapes,
 }
 
 impl LoadedFile {
@@ -86,8 +109,48 @@ impl LoadedFile {
         let pieces = (text.len() / PARALLEL_PIECE_BYTES)
             .min(crate::cores::available().unwrap_or(1))
             .min(MAX_PARSE_THREADS);
-        let lines = lines_in_pieces(&text, pieces);
-        LoadedFile { text, lines }
+        let (lines, shapes) = lines_in_pieces(&text, pieces);
+        let mut loaded = LoadedFile {
+            text,
+            lines,
+            shapes,
+        };
+        loaded.split_glued();
+        loaded
+    }
+
+    /// Split each line after the first header that holds an entry glued after a torn record into
+    /// the torn bytes and the entry (only lines that are no record are looked at: few, if any).
+    fn split_glued(&mut self) {
+        let is_header = |l: &Line| l.2.as_ref().is_some_and(|m| m.kind == Kind::Header);
+        let Some(header) = self.lines.iter().position(is_header) else {
+            return;
+        };
+        let text = &self.text;
+        let found: Vec<(usize, usize, Meta)> = self.lines[header + 1..]
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.2.is_none())
+            .filter_map(|(i, &(s, e, _))| {
+                let (at, meta) = torn::glued_entry(&text[s..e], record::read_meta)?;
+                Some((header + 1 + i, s + at, meta))
+            })
+            .collect();
+        if found.is_empty() {
+            return;
+        }
+        let mut lines = Vec::with_capacity(self.lines.len() + found.len());
+        let mut found = found.into_iter().peekable();
+        for (i, (s, e, meta)) in std::mem::take(&mut self.lines).into_iter().enumerate() {
+            match found.next_if(|f| f.0 == i) {
+                Some((_, at, entry)) => {
+                    lines.push((s, at, None));
+                    lines.push((at, e, Some(entry)));
+                }
+                None => lines.push((s, e, meta)),
+            }
+        }
+        self.lines = lines;
     }
 
     /// `loadEntriesFromFile` accepts the file: its first record is a header with a string id
@@ -105,6 +168,7 @@ impl LoadedFile {
         let n = record::leading_count(self.lines.iter().filter_map(|l| l.2.as_ref()));
         for m in self.lines.iter_mut().filter_map(|l| l.2.as_mut()).take(n) {
             m.kind = Kind::Leading;
+            m.lazy = None;
         }
     }
 
@@ -130,15 +194,32 @@ impl LoadedFile {
 /// the file does not end with a newline, one `\n` is appended to the file so later appends start on a
 /// fresh line (nothing else is changed; see [`super::end_torn_tail`]).
 pub fn load_file(path: &Path) -> Result<Option<LoadedFile>> {
+    match read_file(path)? {
+        Some(loaded) => end_tail(path, loaded).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// [`load_file`] without its write: the file read and its lines looked at, a torn tail left as
+/// it is (see [`end_tail`]). `Ok(None)` when it is missing.
+pub fn read_file(path: &Path) -> Result<Option<LoadedFile>> {
     let Some(text) = fsio::read_all(path)? else {
         return Ok(None);
     };
     let mut loaded = LoadedFile::parse(text);
     loaded.mark_leading();
-    if loaded.has_valid_header() && super::end_torn_tail(path, loaded.ends_with_newline())? {
+    Ok(Some(loaded))
+}
+
+/// The torn-tail repair of a file read by [`read_file`]: a valid session whose last line has no
+/// newline gets one, on disk and in memory.
+pub fn end_tail(path: &Path, mut loaded: LoadedFile) -> Result<LoadedFile> {
+    if loaded.has_valid_header() && !loaded.ends_with_newline() {
+        super::end_torn_tail(path, loaded.text.len() as u64, false)?;
+        // The line ends here whoever ended it on disk.
         loaded.text.push(b'\n');
     }
-    Ok(Some(loaded))
+    Ok(loaded)
 }
 
 #[cfg(test)]
@@ -174,7 +255,7 @@ mod tests {
             text.len() > 3 * PARALLEL_PIECE_BYTES,
             "big enough to be cut into pieces"
         );
-        let sequential = split_lines(&text, 0, text.len());
+        let sequential = split_lines(&text, 0, text.len()).0;
         let loaded = LoadedFile::parse(text.clone());
         assert_eq!(loaded.lines.len(), sequential.len());
         assert_eq!(format!("{:?}", loaded.lines), format!("{sequential:?}"));
@@ -188,19 +269,67 @@ mod tests {
     #[test]
     fn any_number_of_pieces_gives_the_lines_of_one_sequential_pass() {
         let text = mixed_text(20_000);
-        let sequential = format!("{:?}", split_lines(&text, 0, text.len()));
+        let sequential = format!("{:?}", split_lines(&text, 0, text.len()).0);
         for pieces in [2, 3, 4, 7, 64] {
             assert_eq!(
-                format!("{:?}", lines_in_pieces(&text, pieces)),
+                format!("{:?}", lines_in_pieces(&text, pieces).0),
                 sequential,
                 "{pieces} pieces"
             );
         }
         let short = b"{\"a\":1}\n{\"b\":2}";
         assert_eq!(
-            format!("{:?}", lines_in_pieces(short, 8)),
-            format!("{:?}", split_lines(short, 0, short.len()))
+            format!("{:?}", lines_in_pieces(short, 8).0),
+            format!("{:?}", split_lines(short, 0, short.len()).0)
         );
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    const TORN: &str = r#"{"type":"message","id":"t","parentId":"a","message":{"role":"toolResult","content":"cut he"#;
+
+    fn entry(id: &str, parent: &str) -> String {
+        format!(r#"{{"type":"custom","id":"{id}","parentId":"{parent}","customType":"x"}}"#)
+    }
+
+    #[test]
+    fn a_line_of_torn_bytes_and_a_glued_entry_is_read_as_two() {
+        let glued = format!("{TORN}{}", entry("b", "a"));
+        let text = format!(
+            "{HEADER}\n{}\n{glued}\n{}\n",
+            entry("a", "s"),
+            entry("c", "b")
+        );
+        let loaded = LoadedFile::parse(text.clone().into_bytes());
+        let ids: Vec<&str> = loaded.records().map(|(_, m)| &*m.id).collect();
+        assert_eq!(ids, ["\"s\"", "\"a\"", "\"b\"", "\"c\""]);
+        let start = text.find(&glued).unwrap();
+        let torn = (start, start + TORN.len(), None::<()>);
+        let split: Vec<_> = loaded
+            .lines
+            .iter()
+            .map(|l| (l.0, l.1, l.2.as_ref().map(|_| ())))
+            .collect();
+        assert_eq!(split[2], torn, "the torn bytes: a line that is no record");
+        assert_eq!(
+            split[3],
+            (torn.1, start + glued.len(), Some(())),
+            "then the entry"
+        );
+        assert_eq!(loaded.lines.len(), 5);
+    }
+
+    #[test]
+    fn before_the_header_a_glued_entry_is_not_read() {
+        let text = format!(
+            "{TORN}{}\n{HEADER}\n{TORN}{}\n",
+            entry("b", "a"),
+            entry("c", "s")
+        );
+        let loaded = LoadedFile::parse(text.into_bytes());
+        let ids: Vec<&str> = loaded.records().map(|(_, m)| &*m.id).collect();
+        assert_eq!(ids, ["\"s\"", "\"c\""]);
+        assert!(loaded.has_valid_header());
+        assert_eq!(loaded.lines.len(), 4, "the first line stays one line");
     }
 
     #[test]

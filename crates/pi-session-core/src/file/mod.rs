@@ -4,16 +4,17 @@
 //! repair of a torn tail. Nothing here knows the in-memory session.
 
 pub mod migrate;
+pub mod preread;
 pub mod scan;
 
 mod load;
 
-pub use load::{load_file, Line, LoadedFile};
+pub use load::{end_tail, load_file, read_file, Line, LoadedFile};
 
 use std::path::Path;
 
 use crate::error::Result;
-use crate::fsio::{self, Durability};
+use crate::fsio;
 
 /// The fingerprint of a line whose bytes stay in the file (length and up to 16 bytes at each
 /// end, folded): cheap, and any rewrite in place changes it. Checked on every read of the line,
@@ -27,16 +28,16 @@ pub fn fingerprint(line: &[u8]) -> u32 {
     h.finish() as u32
 }
 
-/// The torn-tail repair of `loadEntriesFromFile`, for a session file the caller found valid: when
-/// its last line has no newline (`ends_with_newline` false; an empty file counts as ended), one
-/// `\n` is appended so that later appends start on a fresh line. Nothing else is changed. Returns
-/// whether the file was repaired.
-pub fn end_torn_tail(path: &Path, ends_with_newline: bool) -> Result<bool> {
+/// The torn-tail repair of `loadEntriesFromFile`, for a session file the caller found valid and
+/// `len` bytes long: when its last line has no newline (`ends_with_newline` false; an empty file
+/// counts as ended), one `\n` is appended so that later appends start on a fresh line, unless
+/// another writer ended that line since (see [`fsio::end_last_line`]). Nothing else is changed.
+/// Returns whether the file was repaired.
+pub fn end_torn_tail(path: &Path, len: u64, ends_with_newline: bool) -> Result<bool> {
     if ends_with_newline {
         return Ok(false);
     }
-    fsio::append(path, b"\n", Durability::Buffered)?;
-    Ok(true)
+    fsio::end_last_line(path, len)
 }
 
 #[cfg(test)]
@@ -51,7 +52,8 @@ mod tests {
         let dir = temp_dir("torn");
         let path = dir.join("s.jsonl");
         std::fs::write(&path, format!("{HEADER}\n{{\"type\":\"message\"")).unwrap();
-        assert!(end_torn_tail(&path, false).unwrap());
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(end_torn_tail(&path, len, false).unwrap());
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(
             bytes,
@@ -65,7 +67,7 @@ mod tests {
         let dir = temp_dir("ended");
         let path = dir.join("s.jsonl");
         std::fs::write(&path, format!("{HEADER}\n")).unwrap();
-        assert!(!end_torn_tail(&path, true).unwrap());
+        assert!(!end_torn_tail(&path, 0, true).unwrap());
         assert_eq!(
             std::fs::read(&path).unwrap(),
             format!("{HEADER}\n").as_bytes()

@@ -8,19 +8,31 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::fsio::{read_at, read_exact_at};
 use crate::json::{self, Value};
+use crate::lazy::{self, LazyScratch, Shapes};
 use crate::record::{self, Kind, Meta};
+use crate::store::records::NO_SKELETON;
+use crate::torn;
 
-/// A record found in a file: `(start, end, meta, fingerprint)` (byte range of its line without
-/// the newline).
-pub type ScannedRec = (usize, usize, Meta, u32);
+/// A record found in a file: `(start, end, meta, fingerprint, skeleton)` (byte range of its line
+/// without the newline; where its skeleton is in [`Scan::skeletons`], or [`NO_SKELETON`]).
+pub type ScannedRec = (usize, usize, Meta, u32, u32);
+
+/// Lines longer than this keep no skeleton (their skeleton is made from the line when asked for).
+const MAX_KEPT_SKELETON: usize = 64 << 10;
 
 /// What a scan found: one [`ScannedRec`] per record, in file order.
 pub struct Scan {
     pub recs: Vec<ScannedRec>,
+    /// The shapes of the records' lazy values (see [`crate::lazy`]).
+    pub shapes: Shapes,
+    /// The records' skeletons, one after the other.
+    pub skeletons: Vec<u8>,
     pub header_id: String,
     /// The first header's `version` (1 when absent; NaN when not a number).
     pub header_version: f64,
     pub ends_with_newline: bool,
+    /// The file's length as scanned.
+    pub len: u64,
 }
 
 /// Reads a stream in big chunks of whole lines through one reused buffer, so lines are looked at
@@ -125,9 +137,10 @@ pub const PARALLEL_SCAN_BYTES: u64 = 16 << 20;
 /// At most this many threads scan one file.
 const MAX_SCAN_THREADS: usize = 4;
 
-/// Scan `path` line by line (split on `\n`, as the loader does). `Ok(None)` when it is missing.
-/// Records also learn whether they are canonical ([`Meta::canonical`]), which lets
-/// `createBranchedSession` copy them without looking at them again.
+/// Scan `path` line by line (split on `\n`, as the loader does), each line validated once and
+/// its lazy values found in that pass (see [`crate::lazy`]). `Ok(None)` when it is missing.
+/// Whether a line is canonical is not asked here (that check costs as much as the rest of the
+/// scan): `createBranchedSession` checks the lines it copies.
 pub fn scan_file(path: &Path) -> Result<Option<Scan>> {
     scan_file_in_parts(path, Split::by_size())
 }
@@ -211,22 +224,18 @@ fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
         };
     let mut scan = Scan {
         recs: Vec::new(),
+        shapes: Shapes::default(),
+        skeletons: Vec::new(),
         header_id: String::new(),
         header_version: 1.0,
         ends_with_newline: true,
+        len: bounds.last().copied().unwrap_or(0),
     };
     let mut header = None;
     for part in parts {
         let part = part.map_err(|e| Error::io(&e, "read", path))?;
-        header = header.or(part.header);
-        if let Some(nl) = part.ends_with_newline {
-            scan.ends_with_newline = nl;
-        }
-        if scan.recs.is_empty() {
-            scan.recs = part.recs;
-        } else {
-            scan.recs.extend(part.recs);
-        }
+        header = header.or_else(|| part.header.clone());
+        scan.take_part(part);
     }
     if let Some((id, version)) = header {
         (scan.header_id, scan.header_version) = (id, version);
@@ -234,14 +243,48 @@ fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
     let leading = record::leading_count(scan.recs.iter().map(|r| &r.2));
     for r in &mut scan.recs[..leading] {
         r.2.kind = Kind::Leading;
+        r.2.lazy = None;
     }
     Ok(Some(scan))
+}
+
+impl Scan {
+    /// Appends the records of the next part of the file (its shape ids and skeleton offsets made
+    /// the scan's).
+    fn take_part(&mut self, part: Part) {
+        if let Some(nl) = part.ends_with_newline {
+            self.ends_with_newline = nl;
+        }
+        let ids = self.shapes.absorb(&part.shapes);
+        let shift = self.skeletons.len() as u32;
+        let mut recs = part.recs;
+        for r in &mut recs {
+            if let Some(lazy) = &mut r.2.lazy {
+                lazy.shape = ids[lazy.shape as usize];
+            }
+            if r.4 != NO_SKELETON {
+                r.4 = r.4.checked_add(shift).unwrap_or(NO_SKELETON);
+            }
+        }
+        if self.skeletons.is_empty() {
+            self.skeletons = part.skeletons;
+        } else {
+            self.skeletons.extend_from_slice(&part.skeletons);
+        }
+        if self.recs.is_empty() {
+            self.recs = recs;
+        } else {
+            self.recs.extend(recs);
+        }
+    }
 }
 
 /// What one part of a file holds: its records, its first header's id and version, and whether
 /// its last line ends with a newline (`None`: no line).
 struct Part {
     recs: Vec<ScannedRec>,
+    shapes: Shapes,
+    skeletons: Vec<u8>,
     header: Option<(String, f64)>,
     ends_with_newline: Option<bool>,
 }
@@ -304,28 +347,59 @@ fn scan_range(file: &File, start: u64, end: u64) -> std::io::Result<Part> {
     let mut chunks = LineChunks::new(reader, SCAN_CHUNK_BYTES);
     let mut part = Part {
         recs: Vec::new(),
+        shapes: Shapes::default(),
+        skeletons: Vec::new(),
         header: None,
         ends_with_newline: None,
     };
+    let mut lazy = LazyScratch::default();
     while let Some((base, chunk)) = chunks.next_chunk()? {
-        for (at, body, has_nl) in chunk_lines(chunk) {
+        for (at, line, has_nl) in chunk_lines(chunk) {
             part.ends_with_newline = Some(has_nl);
-            let Some(meta) = record::read_meta_canonical(body) else {
+            // A part after the first reads glued entries from its first line: the first part,
+            // megabytes long, holds the header of any session file. (If it does not, an entry
+            // read before the header fails the file's header check, and the file is read whole,
+            // by the exact rule, instead.)
+            let after_header = start > 0 || part.header.is_some();
+            // (An entry glued after torn bytes is rare: it is read whole, with no lazy values.)
+            let read = match record::read_meta_lazy(line, &mut lazy) {
+                Some(meta) => Some((0, meta)),
+                None if after_header => torn::glued_entry(line, record::read_meta),
+                None => None,
+            };
+            let Some((skip, meta)) = read else {
                 continue;
             };
+            let body = &line[skip..];
             if part.header.is_none() && meta.kind == Kind::Header {
                 part.header = Some(header_of(body));
             }
             let check = super::fingerprint(body);
-            let line_start = (start + base) as usize + at;
+            let rec_start = (start + base) as usize + at + skip;
+            let skel = keep_skeleton(body, &meta, &mut part.skeletons);
             part.recs
-                .push((line_start, line_start + body.len(), meta, check));
+                .push((rec_start, rec_start + body.len(), meta, check, skel));
         }
     }
+    part.shapes = lazy.shapes;
     Ok(part)
 }
 
 /// A header line's `id` and `version` (1 when absent; NaN when not a number).
+/// Keeps the skeleton of a line in `skeletons` (see [`crate::lazy`]); where it is, or
+/// [`NO_SKELETON`] for a line too long to keep.
+fn keep_skeleton(line: &[u8], meta: &Meta, skeletons: &mut Vec<u8>) -> u32 {
+    let at = skeletons.len();
+    match &meta.lazy {
+        Some(lazy) if lazy::skeleton_len(line.len(), lazy) <= MAX_KEPT_SKELETON => {
+            lazy::push_skeleton(line, lazy, skeletons)
+        }
+        None if line.len() <= MAX_KEPT_SKELETON => skeletons.extend_from_slice(line),
+        _ => return NO_SKELETON,
+    }
+    u32::try_from(at).unwrap_or(NO_SKELETON)
+}
+
 fn header_of(body: &[u8]) -> (String, f64) {
     let mut out = (String::new(), 1.0);
     if let Ok(v) = json::parse(body) {
@@ -342,110 +416,4 @@ fn header_of(body: &[u8]) -> (String, f64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Files that differ in where their lines, header and end fall.
-    fn files() -> Vec<Vec<u8>> {
-        let header = br#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}"#;
-        let entry = |i: usize| {
-            format!(
-                r#"{{"type":"message","id":"e{i}","parentId":null,"timestamp":"t","message":{{"role":"user","content":"{}"}}}}"#,
-                "x".repeat(i * 7 % 300)
-            )
-        };
-        let mut out = Vec::new();
-        let body: Vec<String> = (0..200).map(entry).collect();
-        let lines = |pre: &[&[u8]], post: &str| {
-            let mut f = Vec::new();
-            for l in pre {
-                f.extend_from_slice(l);
-                f.push(b'\n');
-            }
-            f.extend_from_slice(header);
-            f.push(b'\n');
-            f.extend_from_slice(body.join("\n").as_bytes());
-            f.extend_from_slice(post.as_bytes());
-            f
-        };
-        out.push(lines(&[], "\n"));
-        // A torn tail, blank lines, CRLF, garbage and a second header.
-        out.push(lines(&[], "\n\n{\"type\":\"message\",\"id\":\"torn"));
-        out.push(lines(
-            &[b"not json", b"", br#"{"type":"message","id":"lead"}"#],
-            "\r\n\n",
-        ));
-        let mut second = lines(&[], "\n");
-        second.extend_from_slice(
-            br#"{"type":"session","version":2,"id":"s2","timestamp":"t","cwd":"/w"}"#,
-        );
-        out.push(second);
-        // The header far into the file (found by a later part), one long line.
-        let lead: Vec<Vec<u8>> = (0..150).map(|i| entry(i).into_bytes()).collect();
-        let lead: Vec<&[u8]> = lead.iter().map(|l| l.as_slice()).collect();
-        out.push(lines(&lead, ""));
-        let long = format!(
-            r#"{{"type":"message","id":"long","parentId":null,"timestamp":"t","message":{{"role":"user","content":"{}"}}}}"#,
-            "y".repeat(100_000)
-        );
-        out.push(format!("{}\n{long}\n", String::from_utf8_lossy(header)).into_bytes());
-        out.push(Vec::new());
-        out
-    }
-
-    fn summary(s: &Scan) -> (String, String, String, bool) {
-        (
-            format!("{:?}", s.recs),
-            s.header_id.clone(),
-            format!("{:?}", s.header_version),
-            s.ends_with_newline,
-        )
-    }
-
-    #[test]
-    fn a_file_scanned_in_parts_is_scanned_as_in_one() {
-        let dir = crate::testing::temp_dir("scan-parts");
-        for (i, bytes) in files().iter().enumerate() {
-            let path = dir.join(format!("f{i}.jsonl"));
-            std::fs::write(&path, bytes).unwrap();
-            let whole = scan_file_in_parts(&path, Split::never()).unwrap().unwrap();
-            for threads in [2, 3, 7, 64] {
-                let parts = scan_file_in_parts(&path, Split::always(threads))
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(
-                    summary(&parts),
-                    summary(&whole),
-                    "file {i}, {threads} threads"
-                );
-            }
-        }
-        assert!(scan_file_in_parts(&dir.join("missing"), Split::always(2))
-            .unwrap()
-            .is_none());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn parts_start_after_a_newline_and_never_split_a_line() {
-        let dir = crate::testing::temp_dir("scan-bounds");
-        let path = dir.join("f.jsonl");
-        let bytes = b"aaaa\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\ncc\nd";
-        std::fs::write(&path, bytes).unwrap();
-        let file = File::open(&path).unwrap();
-        let len = bytes.len() as u64;
-        for parts in 1..12 {
-            let b = part_bounds(&file, len, parts).unwrap();
-            assert_eq!((b[0], *b.last().unwrap()), (0, len));
-            assert!(b.windows(2).all(|w| w[0] < w[1]), "{b:?}");
-            assert!(
-                b[1..b.len() - 1]
-                    .iter()
-                    .all(|&x| bytes[x as usize - 1] == b'\n'),
-                "{b:?}"
-            );
-        }
-        drop(file);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

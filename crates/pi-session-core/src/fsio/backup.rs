@@ -3,7 +3,8 @@
 use super::*;
 
 /// Keep the original bytes next to the file as `<file>.bak` before we rewrite it (`<file>.bak.1`,
-/// `.bak.2`, ... when that name is taken: an older backup is never overwritten).
+/// `.bak.2`, ... when that name is taken: an older backup is never overwritten). Private (0600 on
+/// Unix): it is ours, not the reference's, and may hold what a redaction took out.
 pub fn backup(path: &Path, original: &[u8]) -> Result<PathBuf> {
     for n in 0u32.. {
         let mut name = path.as_os_str().to_owned();
@@ -12,7 +13,7 @@ pub fn backup(path: &Path, original: &[u8]) -> Result<PathBuf> {
             name.push(format!(".{n}"));
         }
         let bak = PathBuf::from(name);
-        match create_new_atomic(&bak, original) {
+        match create_new_private(&bak, original) {
             Err(e) if e.errno_name == Some("EEXIST") => continue,
             other => return other.map(|_| bak),
         }

@@ -1,8 +1,10 @@
 //! File operations with the guarantees the store documents.
 //!
 //! - Appends: one `write` of a complete line on an `O_APPEND` descriptor, so concurrent writers
-//!   never interleave bytes inside a line. The file is opened per append, like the reference's
-//!   `appendFileSync`, so a file deleted behind our back is recreated.
+//!   never interleave bytes inside a line, and never after another writer's torn bytes (a
+//!   newline first when the file does not end with one; see `append`). The descriptor is
+//!   checked before each append (kept open, see [`Appender`]), so a file deleted behind our back
+//!   is recreated, as the reference's `appendFileSync` would.
 //! - First write of a session: exclusive create (`EEXIST` when the name is taken), whole content in
 //!   one write.
 //! - Rewrites of an existing file (migration, initialisation of an empty file): a temp file in the
@@ -38,11 +40,13 @@ use crate::fault::{self, Point};
 
 mod append;
 mod backup;
+mod private;
 mod read;
 mod temp;
 
 pub use append::*;
 pub use backup::*;
+pub use private::*;
 pub use read::*;
 pub use temp::*;
 
@@ -167,6 +171,23 @@ fn still_at(f: &File, path: &Path) -> bool {
 #[cfg(not(any(unix, windows)))]
 fn still_at(_f: &File, _path: &Path) -> bool {
     false
+}
+
+/// [`still_at`], and the file's length when it is (`None` when it is not): on Unix the one
+/// `fstat` that tells both.
+#[cfg(unix)]
+fn length_if_still_at(f: &File, _path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata().ok()?;
+    (m.nlink() > 0).then_some(m.len())
+}
+
+#[cfg(not(unix))]
+fn length_if_still_at(f: &File, path: &Path) -> Option<u64> {
+    if !still_at(f, path) {
+        return None;
+    }
+    f.metadata().ok().map(|m| m.len())
 }
 
 /// Rename `from` over `to`, replacing it even while another handle holds it (see the module

@@ -4,7 +4,18 @@ use super::*;
 
 /// Create a file that must not exist yet, with all its content.
 pub fn create_new(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    let mut f = shared_options()
+    create_new_with(shared_options(), path, bytes, durability)
+}
+
+/// [`create_new`] opened with `options` (a private session file: [`session_options`]).
+pub fn create_new_with(
+    options: OpenOptions,
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<()> {
+    let mut options = options;
+    let mut f = options
         .write(true)
         .create_new(true)
         .open(path)
@@ -58,14 +69,35 @@ pub struct TempFile {
     /// Taken out when the finished file is handed over.
     file: Option<File>,
     linked: bool,
+    /// Made 0600 for a file of ours; otherwise it takes the mode of the file it replaces.
+    private: bool,
 }
 
 impl TempFile {
     /// Create the temp file for `target` (readable too: the finished file can be read back
     /// through [`TempFile::file`] without opening it again).
     pub fn create(target: &Path) -> Result<TempFile> {
+        TempFile::create_with(target, shared_options(), false)
+    }
+
+    /// A temp file for a new session file: private when `private` (`PI_SESSION_PRIVATE`).
+    pub fn create_session(target: &Path, private: bool) -> Result<TempFile> {
+        if private {
+            TempFile::create_private(target)
+        } else {
+            TempFile::create(target)
+        }
+    }
+
+    /// [`TempFile::create`] for a file of ours (see `fsio::private`): 0600 from the start, and
+    /// still 0600 after it replaces a file.
+    pub fn create_private(target: &Path) -> Result<TempFile> {
+        TempFile::create_with(target, private_options(), true)
+    }
+
+    fn create_with(target: &Path, mut options: OpenOptions, private: bool) -> Result<TempFile> {
         let tmp = temp_path(target);
-        let file = shared_options()
+        let file = options
             .read(true)
             .write(true)
             .create_new(true)
@@ -75,6 +107,7 @@ impl TempFile {
             tmp,
             file: Some(file),
             linked: false,
+            private,
         })
     }
 
@@ -126,6 +159,9 @@ impl TempFile {
         durability: Durability,
         before_rename: impl FnOnce(&Path) -> Result<()>,
     ) -> Result<File> {
+        if !self.private {
+            keep_mode(self.file(), target);
+        }
         self.sync(durability)?;
         before_rename(&self.tmp)?;
         rename_replace(&self.tmp, target).map_err(|e| Error::io(&e, "rename", target))?;

@@ -6,8 +6,9 @@
 //! compared as record keys (the canonical JSON of the value), which is how the reference's `Map`
 //! compares them.
 //!
-//! [`inspect`] here reads the lines (blank, torn, malformed, BOM, CRLF); `records` checks the
-//! header and the shape of each entry, `links` the id index, the parent links and their cycles.
+//! [`inspect`] here reads the lines (blank, torn, malformed, BOM, CRLF, a torn record with an entry
+//! glued after it: see [`crate::torn`]); `records` checks the header and the shape of each entry,
+//! `links` the id index, the parent links and their cycles.
 
 use crate::json::{self, Value};
 
@@ -199,6 +200,7 @@ pub fn inspect(bytes: &[u8]) -> Inspection {
         mut findings,
         recs,
         crlf,
+        ..
     } = read;
     if !crlf.is_empty() {
         findings.push(Finding::warning(
@@ -224,6 +226,8 @@ struct Read {
     recs: Vec<Rec>,
     /// Lines ending in CRLF, reported once for the file.
     crlf: Vec<usize>,
+    /// A header was kept: from here on, an entry glued after a torn record is read.
+    after_header: bool,
 }
 
 impl Read {
@@ -245,6 +249,7 @@ impl Read {
             if parses {
                 // Analyse the rest as if the mark were gone, so one defect gives one finding.
                 if let Ok(v) = json::parse(line) {
+                    self.after_header |= records::is_header(&v);
                     self.recs.push(Rec { line: n, value: v });
                 }
                 return;
@@ -257,6 +262,13 @@ impl Read {
                 "blank line (readers skip it)",
             ));
             return;
+        }
+        if self.after_header && !json::validate(line) {
+            // The checks below look at the entry alone: the torn bytes are reported as such.
+            if let Some((at, _)) = crate::torn::glued_entry(line, crate::record::read_meta) {
+                f.push(torn_record(n, &line[..at]));
+                line = &line[at..];
+            }
         }
         if line.last() == Some(&b'\r') {
             self.crlf.push(n);
@@ -288,16 +300,34 @@ impl Read {
                     ));
                 }
                 if torn_tail {
-                    f.push(Finding::warning(
-                        "no-trailing-newline",
-                        n,
-                        "the last line has no newline (pi appends one when it opens the file)",
-                    ));
+                    f.push(no_trailing_newline(n));
                 }
+                self.after_header |= records::is_header(&v);
                 self.recs.push(Rec { line: n, value: v });
             }
         }
     }
+}
+
+fn no_trailing_newline(n: usize) -> Finding {
+    Finding::warning(
+        "no-trailing-newline",
+        n,
+        "the last line has no newline (pi appends one when it opens the file)",
+    )
+}
+
+/// The torn bytes before an entry glued after them.
+fn torn_record(n: usize, torn: &[u8]) -> Finding {
+    Finding::error(
+        "torn-record",
+        n,
+        format!(
+            "a torn record ({} bytes of an interrupted write, not JSON) with a whole entry glued after it on the same line: this library reads the entry, the reference skips the whole line (`repair` splits it): {}",
+            torn.len(),
+            preview(torn, 40)
+        ),
+    )
 }
 
 /// A line that is not JSON: torn when it is the last one without a newline, else malformed.

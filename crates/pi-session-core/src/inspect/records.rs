@@ -5,7 +5,7 @@ use super::links::check_links;
 use super::{kind_name, Finding, Inspection, Rec};
 use crate::json::Value;
 
-fn is_header(v: &Value) -> bool {
+pub(super) fn is_header(v: &Value) -> bool {
     matches!(v.get("type"), Some(Value::String(t)) if t.eq_str("session"))
 }
 

@@ -8,6 +8,7 @@ use super::discover::{may_lead, mtime_ms};
 use super::js::{js_join_item, js_trim_escaped};
 use super::lines::for_each_line;
 use crate::json::{self, JsStr, Value};
+use crate::{record, torn};
 
 /// One file's `SessionInfo` ingredients: [`SummaryInfo`] and the two texts, kept apart as escaped
 /// JSON string contents because they are most of the bytes and cross to JS without a JSON round
@@ -293,7 +294,14 @@ impl Summary {
         match is_object {
             Ok(true) => {}
             Ok(false) => return self.feed_non_object(line),
-            // Unparseable.
+            // Unparseable: after the header, an entry glued after a torn record in it counts,
+            // as the open reads it ([`crate::torn`]).
+            Err(_) if self.header.is_some() => {
+                return match torn::glued_entry(line, record::read_meta) {
+                    Some((at, _)) => self.feed(&line[at..]),
+                    None => Feed::Continue,
+                };
+            }
             Err(_) => return Feed::Continue,
         }
         let ty = top.get(line, L_TYPE);

@@ -1,7 +1,7 @@
 //! The lease file itself: taken by an atomic link, taken over when stale, released when dropped,
 //! and the process-wide list of the leases this process holds.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -120,7 +120,10 @@ fn take_over(lock: &Path, judged: &[u8]) -> io::Result<()> {
 fn create_exclusive(lock: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = sibling(lock, "tmp");
     let linked = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = crate::fsio::private_options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         drop(f);
         fs::hard_link(&tmp, lock)
@@ -131,7 +134,10 @@ fn create_exclusive(lock: &Path, bytes: &[u8]) -> io::Result<()> {
             if e.kind() != io::ErrorKind::AlreadyExists && e.kind() != io::ErrorKind::NotFound =>
         {
             // No hard links here (some network and FUSE file systems): plain O_EXCL.
-            let mut f = OpenOptions::new().write(true).create_new(true).open(lock)?;
+            let mut f = crate::fsio::private_options()
+                .write(true)
+                .create_new(true)
+                .open(lock)?;
             f.write_all(bytes)
         }
         other => other,

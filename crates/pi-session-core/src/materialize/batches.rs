@@ -7,6 +7,7 @@
 //! of native time against 20 ms of `JSON.parse`), and pi asks for every entry right after a
 //! resume; batches are independent, so a second core halves it.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,6 +35,16 @@ pub struct PreparedBatch {
     pub names: Vec<Box<[u8]>>,
     pub wide: Vec<u16>,
     pub values: Vec<CutValue>,
+    /// Skeleton batches only (see [`Session::for_each_skeleton_batch`]): for each item whose
+    /// entry has lazy values, the item and its holder's shape id (see [`crate::lazy`]).
+    pub holders: Vec<u32>,
+}
+
+/// What a batch holds of each record: its whole line, or its skeleton (see [`crate::lazy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Whole,
+    Skeleton,
 }
 
 /// A path step of [`PreparedBatch::plan`] that is a member name.
@@ -210,62 +221,53 @@ impl Session {
         budget: usize,
         max_total: usize,
         threads: usize,
+        consume: impl FnMut(PreparedBatch) -> bool,
+    ) -> Result<usize> {
+        self.run_batches(Form::Whole, positions, budget, max_total, threads, consume)
+    }
+
+    /// [`Session::for_each_batch`] of skeletons: each record's line with its lazy values
+    /// replaced by `0`, and the batch's `holders` saying which items have them (see
+    /// [`crate::lazy`]).
+    pub fn for_each_skeleton_batch(
+        &self,
+        positions: &[u32],
+        budget: usize,
+        max_total: usize,
+        threads: usize,
+        consume: impl FnMut(PreparedBatch) -> bool,
+    ) -> Result<usize> {
+        self.run_batches(
+            Form::Skeleton,
+            positions,
+            budget,
+            max_total,
+            threads,
+            consume,
+        )
+    }
+
+    fn run_batches(
+        &self,
+        form: Form,
+        positions: &[u32],
+        budget: usize,
+        max_total: usize,
+        threads: usize,
         mut consume: impl FnMut(PreparedBatch) -> bool,
     ) -> Result<usize> {
-        let spans = self.batch_spans(positions, budget, max_total)?;
-        let prepare = |k: usize| self.prepare_batch(&positions[spans[k].clone()]);
-        let next = AtomicUsize::new(0);
-        let claim = || {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            (k < spans.len()).then_some(k)
-        };
-        let helpers = threads.min(spans.len()).saturating_sub(1);
+        let spans = self.batch_spans(form, positions, budget, max_total)?;
+        let prepare = |k: usize| self.prepare_batch(form, &positions[spans[k].clone()]);
         let mut covered = 0;
         // Hands batch k (or its error) over; false: stop. A failing batch after the first ends
         // the run without an error (the caller asks for the rest and meets it then).
-        let mut deliver = |k: usize, batch: Result<PreparedBatch>| match batch {
+        in_order(spans.len(), threads, prepare, |k, batch| match batch {
             Ok(b) => {
                 covered += b.count;
                 Ok(consume(b))
             }
             Err(e) if k == 0 => Err(e),
             Err(_) => Ok(false),
-        };
-        if helpers == 0 {
-            // One batch (a single line) or one thread: no channel, no thread scope.
-            for k in 0..spans.len() {
-                if !deliver(k, prepare(k))? {
-                    break;
-                }
-            }
-            return Ok(covered);
-        }
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<PreparedBatch>)>();
-        std::thread::scope(|scope| {
-            for _ in 0..helpers {
-                let tx = tx.clone();
-                scope.spawn(move || {
-                    while let Some(k) = claim() {
-                        // The caller stopped: nobody wants the rest.
-                        if tx.send((k, prepare(k))).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx);
-            // Owned here, so that leaving this closure (at the end, or early) drops it before the
-            // scope waits for the helpers: their next send fails and they stop.
-            let rx = rx;
-            let mut ready: Vec<Option<Result<PreparedBatch>>> =
-                (0..spans.len()).map(|_| None).collect();
-            for k in 0..spans.len() {
-                let batch = batch_in_order(k, &mut ready, &claim, &prepare, &rx)?;
-                if !deliver(k, batch)? {
-                    break;
-                }
-            }
-            Ok(())
         })?;
         Ok(covered)
     }
@@ -274,6 +276,7 @@ impl Session {
     /// checked to be in range.
     fn batch_spans(
         &self,
+        form: Form,
         positions: &[u32],
         budget: usize,
         max_total: usize,
@@ -281,7 +284,11 @@ impl Session {
         let mut spans = Vec::new();
         let (mut start, mut size, mut total) = (0, 0usize, 0usize);
         for (i, &p) in positions.iter().enumerate() {
-            size += self.line_len(self.checked(p)?) + 1;
+            let p = self.checked(p)?;
+            size += match form {
+                Form::Whole => self.line_len(p),
+                Form::Skeleton => self.skeleton_len(p),
+            } + 1;
             if size >= budget {
                 spans.push(start..i + 1);
                 total += size;
@@ -297,37 +304,129 @@ impl Session {
         Ok(spans)
     }
 
-    /// One batch: every position of `positions` (already checked).
-    fn prepare_batch(&self, positions: &[u32]) -> Result<PreparedBatch> {
-        let mut cuts = Collect::default();
-        let mut scratch = WalkScratch::default();
-        let mut out = Vec::with_capacity(2 + positions.len() * 64);
-        out.push(b'[');
-        for (i, &p) in positions.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+    /// One batch: every position of `positions` (already checked), in `form`.
+    fn prepare_batch(&self, form: Form, positions: &[u32]) -> Result<PreparedBatch> {
+        let mut b = BatchBuilder::default();
+        match form {
+            Form::Whole => {
+                for &p in positions {
+                    b.push(self.full_line(p)?);
+                }
             }
-            push_any_line(
-                self.full_line(p)?,
-                i as u32,
-                &mut out,
-                &mut cuts,
-                &mut scratch,
-            );
+            Form::Skeleton => {
+                let mut scratch = Vec::new();
+                for (i, &p) in positions.iter().enumerate() {
+                    let shape = {
+                        let (skeleton, shape) = self.skeleton(p, &mut scratch)?;
+                        b.push(skeleton);
+                        shape
+                    };
+                    if let Some(shape) = shape {
+                        b.holders.extend([i as u32, shape]);
+                    }
+                }
+            }
         }
-        out.push(b']');
-        Ok(PreparedBatch {
-            count: positions.len(),
-            text: json::json_text_units(out),
-            plan: cuts.plan,
-            names: cuts.names,
-            wide: cuts.wide,
-            values: cuts.values,
-        })
+        Ok(b.finish())
     }
 }
 
-/// Batch `k` for the in-order hand-over of [`Session::for_each_batch`]: from `ready` when a
+/// A batch being made: JSON texts (lines, skeletons or lazy values) pushed one by one become the
+/// items of its JSON array, with their long strings cut out (see [`crate::materialize`]).
+#[derive(Default)]
+pub(crate) struct BatchBuilder {
+    cuts: Collect,
+    scratch: WalkScratch,
+    out: Vec<u8>,
+    count: usize,
+    pub(crate) holders: Vec<u32>,
+}
+
+impl BatchBuilder {
+    pub(crate) fn push(&mut self, item: Cow<'_, [u8]>) {
+        self.out.push(if self.count == 0 { b'[' } else { b',' });
+        push_any_line(
+            item,
+            self.count as u32,
+            &mut self.out,
+            &mut self.cuts,
+            &mut self.scratch,
+        );
+        self.count += 1;
+    }
+
+    pub(crate) fn finish(mut self) -> PreparedBatch {
+        if self.count == 0 {
+            self.out.push(b'[');
+        }
+        self.out.push(b']');
+        PreparedBatch {
+            count: self.count,
+            text: json::json_text_units(self.out),
+            plan: self.cuts.plan,
+            names: self.cuts.names,
+            wide: self.cuts.wide,
+            values: self.cuts.values,
+            holders: self.holders,
+        }
+    }
+}
+
+/// Prepares `count` batches, `prepare(k)` each, on up to `threads` threads (the calling one
+/// included), and hands each to `deliver(k, batch)` on the calling thread, in order, as soon as it
+/// is ready: the caller's work on one batch overlaps the preparing of the next. Stops when
+/// `deliver` returns false, or with its error.
+pub(crate) fn in_order<T: Send>(
+    count: usize,
+    threads: usize,
+    prepare: impl Fn(usize) -> Result<T> + Sync,
+    mut deliver: impl FnMut(usize, Result<T>) -> Result<bool>,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let claim = || {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        (k < count).then_some(k)
+    };
+    let helpers = threads.min(count).saturating_sub(1);
+    if helpers == 0 {
+        // One batch (a single line) or one thread: no channel, no thread scope.
+        for k in 0..count {
+            if !deliver(k, prepare(k))? {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..helpers {
+            let tx = tx.clone();
+            let (claim, prepare) = (&claim, &prepare);
+            scope.spawn(move || {
+                while let Some(k) = claim() {
+                    // The caller stopped: nobody wants the rest.
+                    if tx.send((k, prepare(k))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Owned here, so that leaving this closure (at the end, or early) drops it before the
+        // scope waits for the helpers: their next send fails and they stop.
+        let rx = rx;
+        let mut ready: Vec<Option<Result<T>>> = (0..count).map(|_| None).collect();
+        for k in 0..count {
+            let batch = batch_in_order(k, &mut ready, &claim, &prepare, &rx)?;
+            if !deliver(k, batch)? {
+                break;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Batch `k` for the in-order hand-over of [`in_order`]: from `ready` when a
 /// helper (or this thread) has made it, else prepared here while the helpers are busy, else
 /// waited for.
 fn batch_in_order<T>(

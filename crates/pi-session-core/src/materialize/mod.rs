@@ -25,9 +25,10 @@ use crate::session::Session;
 mod batches;
 mod strings;
 
+pub(crate) use batches::{in_order, BatchBuilder};
 pub use batches::{
-    CutRef, CutValue, OwnedStep, PreparedBatch, PreparedCut, FROM_VALUES, FROM_WIDE, STEP_INDEX,
-    STEP_NAME,
+    CutRef, CutValue, Form, OwnedStep, PreparedBatch, PreparedCut, FROM_VALUES, FROM_WIDE,
+    STEP_INDEX, STEP_NAME,
 };
 pub use strings::{strings_where, FoundStrings, Step, WalkScratch};
 

@@ -10,7 +10,9 @@
 //! (tie: the larger id) is moved to the end, so that a reader which resumes at the file's last
 //! entry resumes there. Lines that are no entry (do not parse, or carry no string `id`) are kept
 //! once each, right after the entry that preceded them in their file (right after the header
-//! when none did). Blank lines are dropped, and so is a CR before a newline.
+//! when none did). Blank lines are dropped, and so is a CR before a newline. A line holding an
+//! entry glued after a torn record ([`crate::torn`]) is read as two: the torn bytes, kept as a
+//! line that is no entry, then the entry.
 //! The output depends only on the two inputs' bytes.
 
 use std::cmp::Reverse;
@@ -20,6 +22,7 @@ use std::path::Path;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fsio;
 use crate::json::{self, JsStr, Value};
+use crate::{record, torn};
 
 /// An entry of `b` that `a` has under the same id with other bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,24 +89,44 @@ fn parse_file(bytes: &[u8], which: &str) -> Result<Parsed> {
         return Err(not_session());
     }
     let id = str_field(&hv, "id").ok_or_else(not_session)?;
-    let items = lines
-        .map(|line| match json::parse(line) {
-            Ok(v) if v.as_object().is_some() => match str_field(&v, "id") {
-                Some(id) => Item::Entry {
-                    id,
-                    parent: str_field(&v, "parentId"),
-                    line: line.to_vec(),
-                },
-                None => Item::Other(line.to_vec()),
+    let mut items = Vec::new();
+    for line in lines {
+        let v = match json::parse(line) {
+            Ok(v) => v,
+            Err(_) => match torn::glued_entry(line, record::read_meta) {
+                // The torn bytes and the entry glued after them become two lines.
+                Some((at, _)) => {
+                    items.push(Item::Other(line[..at].to_vec()));
+                    items.push(item(&line[at..]));
+                    continue;
+                }
+                None => Value::Null,
             },
-            _ => Item::Other(line.to_vec()),
-        })
-        .collect();
+        };
+        items.push(item_of(line, &v));
+    }
     Ok(Parsed {
         header: header.to_vec(),
         id,
         items,
     })
+}
+
+/// A line after the header as a merge sees it: an entry (an object with a string `id`) or
+/// another line.
+fn item(line: &[u8]) -> Item {
+    item_of(line, &json::parse(line).unwrap_or(Value::Null))
+}
+
+fn item_of(line: &[u8], v: &Value) -> Item {
+    match (v.as_object().is_some(), str_field(v, "id")) {
+        (true, Some(id)) => Item::Entry {
+            id,
+            parent: str_field(v, "parentId"),
+            line: line.to_vec(),
+        },
+        _ => Item::Other(line.to_vec()),
+    }
 }
 
 /// FNV-1a, 64 bits: stable across versions and platforms (unlike `std`'s hasher).

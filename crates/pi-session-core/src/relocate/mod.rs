@@ -440,25 +440,30 @@ fn move_one(
     let id = header_id(&header);
     let copied = old.len() as u64;
     let mut tail = 0;
-    match fsio::read_all(to)? {
+    // The length this move left `to` at: later carries continue from there.
+    let left = match fsio::read_all(to)? {
         Some(dest) => {
             let missing = match compare_dest(&old, &dest, id.as_deref()) {
                 Ok(n) => n,
                 Err(skip) => return Ok(Done::Skipped(skip)),
             };
+            let mut left = dest.len() as u64;
             if missing > 0 {
-                fsio::append(to, &old[old.len() - missing as usize..], Durability::Fsync)?;
+                let rest = &old[old.len() - missing as usize..];
+                left = fsio::append_continuing(to, rest, Some(left), Durability::Fsync)?;
                 tail += missing;
             }
+            left
         }
         None => {
             let (new_line, _) = rewrite_header(&header, line, new_cwd, moved);
             let mut bytes = new_line;
             bytes.extend_from_slice(body);
             fsio::create_new_atomic(to, &bytes)?;
+            bytes.len() as u64
         }
-    }
-    let (carried, left_at_old) = retire_old(from, to, copied)?;
+    };
+    let (carried, left_at_old) = retire_old(from, to, copied, Some(left))?;
     Ok(Done::Moved {
         tail: tail + carried,
         left_at_old,

@@ -14,8 +14,17 @@ use crate::fsio::{self, Durability};
 const SETTLE: Duration = Duration::from_millis(25);
 
 /// Carry over what `held` (the old file, open) has beyond `copied` bytes to `to`, until its length
-/// holds still; `copied` follows. Returns the bytes carried.
-fn follow_held(held: &fs::File, from: &Path, to: &Path, copied: &mut u64) -> Result<u64> {
+/// holds still; `copied` follows, and so does `left`, the length this move left `to` at (a chunk
+/// continues the last one directly while nobody else wrote to `to`, and starts on a line of its
+/// own after another writer's torn bytes: see [`fsio::append_continuing`]). Returns the bytes
+/// carried.
+fn follow_held(
+    held: &fs::File,
+    from: &Path,
+    to: &Path,
+    copied: &mut u64,
+    left: &mut Option<u64>,
+) -> Result<u64> {
     let mut carried = 0;
     loop {
         let len = held
@@ -27,7 +36,7 @@ fn follow_held(held: &fs::File, from: &Path, to: &Path, copied: &mut u64) -> Res
         }
         let mut buf = vec![0; (len - *copied) as usize];
         fsio::read_exact_at(held, &mut buf, *copied).map_err(|e| Error::io(&e, "read", from))?;
-        fsio::append(to, &buf, Durability::Fsync)?;
+        *left = Some(fsio::append_continuing(to, &buf, *left, Durability::Fsync)?);
         carried += buf.len() as u64;
         *copied = len;
     }
@@ -47,8 +56,14 @@ const RETIRE_ROUNDS: usize = 4;
 ///   for a few rounds. A pi still at work in the old directory after them keeps its newest lines
 ///   in that file, which is left (reported, never removed).
 ///
-/// Returns the bytes carried, and whether such a file was left.
-pub(super) fn retire_old(from: &Path, to: &Path, mut copied: u64) -> Result<(u64, bool)> {
+/// `left` is the length this move left `to` at. Returns the bytes carried, and whether such a
+/// file was left.
+pub(super) fn retire_old(
+    from: &Path,
+    to: &Path,
+    mut copied: u64,
+    mut left: Option<u64>,
+) -> Result<(u64, bool)> {
     let mut carried = 0;
     for _ in 0..RETIRE_ROUNDS {
         let held = match fsio::open_read(from) {
@@ -56,10 +71,10 @@ pub(super) fn retire_old(from: &Path, to: &Path, mut copied: u64) -> Result<(u64
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((carried, false)),
             Err(e) => return Err(Error::io(&e, "open", from)),
         };
-        carried += follow_held(&held, from, to, &mut copied)?;
+        carried += follow_held(&held, from, to, &mut copied, &mut left)?;
         remove_old(from)?;
         std::thread::sleep(SETTLE);
-        carried += follow_held(&held, from, to, &mut copied)?;
+        carried += follow_held(&held, from, to, &mut copied, &mut left)?;
         // Anything at the path now is a new file of late lines, read from its start.
         copied = 0;
     }

@@ -11,6 +11,7 @@ use crate::fsio::{self, Durability};
 use crate::json;
 use crate::paths;
 use crate::record::{self, Kind, Meta};
+use crate::store::records::NO_SKELETON;
 
 /// What `forkFrom` wrote: the new file, and (unless the source needed a migration) its records as
 /// a scan of the new file would find them, so the session opened on it need not read it again.
@@ -44,7 +45,25 @@ pub fn fork_file(
     dir: &Path,
     custom_id: Option<&str>,
 ) -> Result<PathBuf> {
-    fork(source, target_cwd, dir, custom_id, Durability::Buffered).map(|f| f.file)
+    fork(source, target_cwd, dir, custom_id, ForkWrites::default()).map(|f| f.file)
+}
+
+/// How `forkFrom`'s new file is written: fsynced or not, and private (`PI_SESSION_PRIVATE`: 0600
+/// from the start, its directory 0700 when made) or with the reference's modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ForkWrites {
+    pub durability: Durability,
+    pub private: bool,
+}
+
+impl ForkWrites {
+    /// As a manager of `config` writes.
+    pub fn of(config: &crate::Config) -> ForkWrites {
+        ForkWrites {
+            durability: config.durability,
+            private: config.private_files,
+        }
+    }
 }
 
 /// The new file's name and header line (after the checks the reference makes before writing).
@@ -53,8 +72,9 @@ fn fork_target(
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
+    private: bool,
 ) -> Result<(PathBuf, String, String)> {
-    fsio::ensure_dir(dir)?;
+    fsio::ensure_session_dir(dir, private)?;
     let Identity { id, timestamp } = new_identity(custom_id)?;
     let file = session_file_path(dir, &timestamp, &id);
     let parent = json::string_to_json(&source.to_string_lossy());
@@ -73,7 +93,7 @@ pub fn fork(
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
-    durability: Durability,
+    writes: ForkWrites,
 ) -> Result<Forked> {
     use scan::{chunk_lines, LineChunks, CHUNK_BYTES};
     let src = match crate::fsio::open_read(source) {
@@ -89,9 +109,10 @@ pub fn fork(
     let mut out: Option<ForkWriter> = None;
     while let Some((_, chunk)) = chunks.next_chunk().map_err(read_err)? {
         for (at, line, has_nl) in chunk_lines(chunk) {
-            let Some(meta) = record::read_meta_canonical(line) else {
+            let Some((skip, meta)) = crate::torn::read_line(line, out.is_some()) else {
                 continue;
             };
+            let (at, line) = (at + skip, &line[skip..]);
             let Some(o) = out.as_mut() else {
                 // Records leading the header stay with the source (a fork is a file of its own);
                 // a run of them not followed by a header fails on the record after it, or at
@@ -105,10 +126,11 @@ pub fn fork(
                 }
                 end_source_tail(&src, source)?;
                 if needs_migration(line) {
-                    return fork_migrated(source, target_cwd, dir, custom_id, durability);
+                    return fork_migrated(source, target_cwd, dir, custom_id, writes);
                 }
-                let (file, header, id) = fork_target(source, target_cwd, dir, custom_id)?;
-                out = Some(ForkWriter::start(file, &header, id)?);
+                let (file, header, id) =
+                    fork_target(source, target_cwd, dir, custom_id, writes.private)?;
+                out = Some(ForkWriter::start(file, &header, id, writes.private)?);
                 continue;
             };
             o.record(chunk, at, line, has_nl, meta)?;
@@ -120,7 +142,7 @@ pub fn fork(
     let Some(o) = out else {
         return Err(fork_source_invalid(source));
     };
-    o.finish(durability)
+    o.finish(writes.durability)
 }
 
 /// A v1 or v2 header (or one whose version is not a number): the fork takes the in-memory path.
@@ -140,7 +162,7 @@ fn end_source_tail(src: &std::fs::File, source: &Path) -> Result<()> {
         crate::fsio::read_exact_at(src, &mut last, len - 1)
             .map_err(|e| Error::io(&e, "read", source))?;
     }
-    file::end_torn_tail(source, last[0] == b'\n')?;
+    file::end_torn_tail(source, len, last[0] == b'\n')?;
     Ok(())
 }
 
@@ -192,13 +214,19 @@ impl ForkWriter {
     }
 
     /// A temp file next to `file` holding the header line.
-    fn start(file: PathBuf, header: &str, id: String) -> Result<ForkWriter> {
-        let mut tmp = fsio::TempFile::create(&file)?;
+    fn start(file: PathBuf, header: &str, id: String, private: bool) -> Result<ForkWriter> {
+        let mut tmp = fsio::TempFile::create_session(&file, private)?;
         tmp.write_all(header.as_bytes())?;
         tmp.write_all(b"\n")?;
         let header_meta =
             record::read_meta_trusted(header.as_bytes()).expect("header line is JSON");
-        let recs = vec![(0, header.len(), header_meta, fingerprint(header.as_bytes()))];
+        let recs = vec![(
+            0,
+            header.len(),
+            header_meta,
+            fingerprint(header.as_bytes()),
+            NO_SKELETON,
+        )];
         Ok(ForkWriter {
             file,
             tmp,
@@ -219,8 +247,13 @@ impl ForkWriter {
         }
         let start = self.written + self.run.len();
         self.run.end = at + line.len() + 1;
-        self.recs
-            .push((start, start + line.len(), meta, fingerprint(line)));
+        self.recs.push((
+            start,
+            start + line.len(),
+            meta,
+            fingerprint(line),
+            NO_SKELETON,
+        ));
         Ok(())
     }
 
@@ -242,6 +275,7 @@ impl ForkWriter {
             self.written + text.len(),
             meta,
             fingerprint(text),
+            NO_SKELETON,
         ));
         self.written += text.len() + 1;
         Ok(())
@@ -271,13 +305,14 @@ fn fork_migrated(
     target_cwd: &str,
     dir: &Path,
     custom_id: Option<&str>,
-    durability: Durability,
+    writes: ForkWrites,
 ) -> Result<Forked> {
+    let durability = writes.durability;
     let loaded = match load_file(source)? {
         Some(l) if l.has_valid_header() => l,
         _ => return Err(fork_source_invalid(source)),
     };
-    let (file, header, _) = fork_target(source, target_cwd, dir, custom_id)?;
+    let (file, header, _) = fork_target(source, target_cwd, dir, custom_id, writes.private)?;
     let mut out = header.into_bytes();
     out.push(b'\n');
     match migrate::migrate_file(&loaded) {
@@ -306,7 +341,7 @@ fn fork_migrated(
             }
         }
     }
-    let mut tmp = fsio::TempFile::create(&file)?;
+    let mut tmp = fsio::TempFile::create_session(&file, writes.private)?;
     tmp.write_all(&out)?;
     let reader = tmp.link_new(&file, durability)?;
     Ok(Forked {

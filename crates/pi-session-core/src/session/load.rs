@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::header::header_id_string;
 use super::{Forked, Session};
 use crate::error::{Error, ErrorCode, Result};
-use crate::file::scan::{self, ScannedRec};
-use crate::file::{self, load_file, migrate, Line, LoadedFile};
+use crate::file::scan::{self, Scan, ScannedRec};
+use crate::file::{self, load_file, migrate, preread, Line, LoadedFile};
 use crate::fsio;
 use crate::record::{self, Kind, Meta};
 use crate::store::Rec;
@@ -52,8 +52,17 @@ impl Session {
             .filter(|m| m.is_file())
             .map(|m| m.len());
         let lazy = size.filter(|&n| n >= self.tuning.lazy_file_bytes);
+        // What pi-native read ahead of this open, if it is this file as it is now.
+        let (mut ahead_whole, mut ahead_scan) = (None, None);
+        if preloaded.is_none() {
+            match preread::take(&path, self.tuning.lazy_file_bytes) {
+                Some(preread::Read::Whole(l)) => ahead_whole = Some(l),
+                Some(preread::Read::Scanned(s)) => ahead_scan = Some(s),
+                None => {}
+            }
+        }
         if let (None, Some(size)) = (&preloaded, lazy) {
-            if let Some(report) = self.load_streaming(&path)? {
+            if let Some(report) = self.load_streaming(&path, ahead_scan)? {
                 self.file = Some(path);
                 self.flushed = true;
                 return Ok(LoadReport {
@@ -62,9 +71,10 @@ impl Session {
                 });
             }
         }
-        let loaded = match preloaded {
-            Some(l) => Some(l),
-            None => load_file(&path)?,
+        let loaded = match (preloaded, ahead_whole) {
+            (Some(l), _) => Some(l),
+            (None, Some(l)) => Some(file::end_tail(&path, l)?),
+            (None, None) => load_file(&path)?,
         };
         match loaded {
             None => {
@@ -115,10 +125,11 @@ impl Session {
             report.migrated = true;
         }
         // Records keep pointing into the file's bytes (no copy); a migration brings its own text.
-        let (text, lines): (Vec<u8>, Vec<Line>) = match migration {
+        let (text, lines, shapes): (Vec<u8>, Vec<Line>, _) = match migration {
             Some(m) => (
                 m.text,
                 m.records.into_iter().map(|(s, e)| (s, e, None)).collect(),
+                Default::default(),
             ),
             None => (
                 loaded.text,
@@ -127,9 +138,11 @@ impl Session {
                     .into_iter()
                     .filter(|(_, _, m)| m.is_some())
                     .collect(),
+                loaded.shapes,
             ),
         };
         self.reset_state();
+        self.records.shapes = shapes;
         self.records.text = Text::loaded(text);
         self.records.recs.reserve(lines.len());
         for (s, e, meta) in lines {
@@ -151,12 +164,17 @@ impl Session {
         Ok(report)
     }
 
-    /// Load a big file in one streaming pass: only what we read from each line is kept; the
-    /// lines stay in the file and are read back when an entry is asked for. Returns `Ok(None)`
-    /// when the file needs the in-memory path (not a valid session, or an old version to migrate).
-    fn load_streaming(&mut self, path: &Path) -> Result<Option<LoadReport>> {
-        let Some(scan) = scan::scan_file(path)? else {
-            return Ok(None);
+    /// Load a big file in one streaming pass (done already when `ahead` is given): only what we
+    /// read from each line is kept; the lines stay in the file and are read back when an entry is
+    /// asked for. Returns `Ok(None)` when the file needs the in-memory path (not a valid session,
+    /// or an old version to migrate).
+    fn load_streaming(&mut self, path: &Path, ahead: Option<Scan>) -> Result<Option<LoadReport>> {
+        let scan = match ahead {
+            Some(scan) => scan,
+            None => match scan::scan_file(path)? {
+                Some(scan) => scan,
+                None => return Ok(None),
+            },
         };
         let header_ok = scan
             .recs
@@ -166,9 +184,11 @@ impl Session {
         if !header_ok || scan.header_version < 3.0 {
             return Ok(None);
         }
-        file::end_torn_tail(path, scan.ends_with_newline)?;
+        file::end_torn_tail(path, scan.len, scan.ends_with_newline)?;
         let reader = crate::fsio::open_read(path).map_err(|e| Error::io(&e, "open", path))?;
         self.adopt_scan(path, scan.recs, scan.header_id, reader);
+        self.records.shapes = scan.shapes;
+        self.records.skeletons = Arc::new(scan.skeletons);
         Ok(Some(LoadReport {
             loaded: true,
             ..LoadReport::default()
@@ -185,9 +205,10 @@ impl Session {
     ) {
         self.reset_state();
         self.records.reader = Some((path.to_path_buf(), Arc::new(reader)));
-        let recs = recs
-            .into_iter()
-            .map(|(start, end, meta, check)| Rec::in_file(start, end, meta, check));
+        let recs = recs.into_iter().map(|(start, end, meta, check, skel)| Rec {
+            skel,
+            ..Rec::in_file(start, end, meta, check)
+        });
         self.adopt_recs(recs, session_id);
     }
 

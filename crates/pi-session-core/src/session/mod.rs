@@ -34,7 +34,7 @@ pub use crate::store::Leaf;
 pub use append::AppendHow;
 pub use branch::Branched;
 pub use edit::{check_replacement, context_edit_wraps_text, Replacement};
-pub use fork::{fork, fork_file, Forked};
+pub use fork::{fork, fork_file, ForkWrites, Forked};
 pub use header::{header_line, NewSession};
 pub use load::LoadReport;
 pub use open::Opened;
@@ -68,6 +68,8 @@ pub struct Session {
     reserved: Reservations,
     /// Restore a vanished directory or file at write time (see [`Session::set_restore_missing`]).
     restore_missing: bool,
+    /// New session files and directories are private (`PI_SESSION_PRIVATE`, see `fsio::private`).
+    private_files: bool,
     /// Explicit bumps of the generation (see [`Session::changed`]); the rest of it is the count
     /// of writes to `records` and `ids`.
     generation: u64,
@@ -96,7 +98,7 @@ impl Session {
         config: Config,
     ) -> Result<Session> {
         if persist && !session_dir.is_empty() {
-            fsio::ensure_dir(Path::new(&session_dir))?;
+            fsio::ensure_session_dir(Path::new(&session_dir), config.private_files)?;
         }
         Ok(Session {
             cwd,
@@ -114,6 +116,7 @@ impl Session {
             guard: lock::WriterGuard::new(config.exclusive),
             reserved: Reservations::default(),
             restore_missing: config.restore_missing,
+            private_files: config.private_files,
             generation: 0,
         })
     }
@@ -192,6 +195,31 @@ impl Session {
     }
     pub fn full_line(&self, pos: u32) -> Result<std::borrow::Cow<'_, [u8]>> {
         self.records.full_line(pos)
+    }
+    /// The record's skeleton and its holder's shape (see [`crate::lazy`]), `pos` in range.
+    pub(crate) fn skeleton<'a>(
+        &'a self,
+        pos: u32,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<(std::borrow::Cow<'a, [u8]>, Option<u32>)> {
+        self.records.skeleton(pos, scratch)
+    }
+    /// The length of the record's skeleton, `pos` in range.
+    pub(crate) fn skeleton_len(&self, pos: u32) -> usize {
+        self.records.skeleton_len(pos)
+    }
+    /// How many bytes the skeletons of all records are: what making every entry object parses.
+    pub fn skeleton_bytes(&self) -> usize {
+        (0..self.record_count() as u32)
+            .map(|p| self.records.skeleton_len(p))
+            .sum()
+    }
+    /// The reader of the lazy values of the records loaded last (see [`crate::lazy`]): made at
+    /// the first call after a load, and valid for as long as it is kept, whatever the session
+    /// does next.
+    pub fn lazy_reader(&mut self) -> std::sync::Arc<crate::lazy::LazyReader> {
+        // Where values are read from changes nothing the records say.
+        self.records.storage_mut().lazy_reader()
     }
     pub fn entry_count(&self) -> usize {
         self.view().entry_count()

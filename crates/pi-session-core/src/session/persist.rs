@@ -79,7 +79,12 @@ impl Session {
             if self.restore_missing && fsio::ensure_parent(&file, durability)? {
                 self.guard.renew(&file)?;
             }
-            fsio::create_new(&file, &self.records.all_lines()?, durability)?;
+            fsio::create_new_with(
+                fsio::session_options(self.private_files),
+                &file,
+                &self.records.all_lines()?,
+                durability,
+            )?;
             self.flushed = true;
             return Ok(());
         }
@@ -183,7 +188,12 @@ impl Session {
             if self.restore_missing && fsio::ensure_parent(&file, Durability::Fsync)? {
                 self.guard.renew(&file)?;
             }
-            fsio::create_new(&file, &self.records.all_lines()?, Durability::Fsync)?;
+            fsio::create_new_with(
+                fsio::session_options(self.private_files),
+                &file,
+                &self.records.all_lines()?,
+                Durability::Fsync,
+            )?;
             self.flushed = true;
         }
         Ok(true)

@@ -8,7 +8,7 @@ use super::header::header_id_string;
 use super::{LoadReport, Session};
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::{migrate, LoadedFile};
-use crate::record::Kind;
+use crate::record::{Kind, Meta};
 use crate::store::Rec;
 use crate::text::Text;
 
@@ -87,6 +87,9 @@ impl Session {
         self.records.text = text;
         self.records.reader = reader;
         self.adopt_recs(recs.into_iter(), session_id);
+        // The records' lazy values are described by the source's shapes and skeletons.
+        self.records.shapes = source.records.shapes.clone();
+        self.records.skeletons = Arc::clone(&source.records.skeletons);
         Ok(())
     }
 
@@ -98,7 +101,11 @@ impl Session {
         let loaded = LoadedFile::parse(join_lines(&lines));
         let first = self.records.recs.len();
         for (line, meta) in loaded.records() {
-            let meta = meta.clone();
+            // Their shapes are the parse's own, which these records do not keep.
+            let meta = Meta {
+                lazy: None,
+                ..meta.clone()
+            };
             self.push_record(line, meta);
         }
         if skeletons {

@@ -302,7 +302,10 @@ impl Session {
         leaf_key: Option<Key>,
     ) -> (Vec<u32>, Vec<(u32, &'static str, String)>) {
         let null_leaf = matches!(self.ids.leaf, Leaf::Null);
+        // The kept lines that were not edited keep their lazy values, described by these shapes.
+        let shapes = std::mem::take(&mut self.records.shapes);
         self.reset_state();
+        self.records.shapes = shapes;
         self.appender = fsio::Appender::default();
         let session_id = std::mem::take(&mut self.session_id);
         self.records.text = Text::loaded(kept.text);

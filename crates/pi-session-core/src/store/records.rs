@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::fingerprint;
+use crate::lazy::{LazyReader, Shapes};
 use crate::record::Meta;
 use crate::text::Text;
 
@@ -22,8 +23,14 @@ pub struct Rec {
     /// For file-backed lines: a fingerprint of the bytes ([`fingerprint`]), checked on every
     /// read so a file changed behind our back is reported instead of misread.
     pub(crate) check: u32,
+    /// For file-backed lines: where the line's skeleton is in `Records::skeletons` (see
+    /// [`crate::lazy`]), or [`NO_SKELETON`] (read the line from the file instead).
+    pub(crate) skel: u32,
     pub meta: Meta,
 }
+
+/// [`Rec::skel`] of a line whose skeleton is not kept.
+pub const NO_SKELETON: u32 = u32::MAX;
 
 impl Rec {
     /// A record whose line is `text[start..end]`.
@@ -33,6 +40,7 @@ impl Rec {
             end,
             in_file: false,
             check: 0,
+            skel: NO_SKELETON,
             meta,
         }
     }
@@ -44,6 +52,7 @@ impl Rec {
             end,
             in_file: true,
             check,
+            skel: NO_SKELETON,
             meta,
         }
     }
@@ -64,6 +73,13 @@ pub(crate) struct Records {
     pub(crate) reader: Option<(PathBuf, Arc<std::fs::File>)>,
     /// How many records are user or assistant messages (the lazy first write waits for one).
     pub(crate) conversation: usize,
+    /// The holder shapes of the loaded records' lazy values (see [`crate::lazy`]).
+    pub(crate) shapes: Shapes,
+    /// The skeletons of file-backed lines (see [`Rec::skel`]): what JavaScript gets of an entry
+    /// at first, kept so that handing out thousands of entries reads nothing from the file.
+    pub(crate) skeletons: Arc<Vec<u8>>,
+    /// The snapshot lazy values are read from, once asked for (until the records are replaced).
+    pub(crate) lazy_reader: Option<Arc<LazyReader>>,
 }
 
 impl Records {
@@ -72,6 +88,66 @@ impl Records {
         self.reader = None;
         self.recs.clear();
         self.conversation = 0;
+        self.shapes = Shapes::default();
+        self.skeletons = Arc::default();
+        self.lazy_reader = None;
+    }
+
+    /// The reader of this load's lazy values (made at the first call after a load).
+    pub(crate) fn lazy_reader(&mut self) -> Arc<LazyReader> {
+        if let Some(r) = &self.lazy_reader {
+            return Arc::clone(r);
+        }
+        let r = Arc::new(LazyReader::of(self));
+        self.lazy_reader = Some(Arc::clone(&r));
+        r
+    }
+
+    /// The skeleton of the record at `pos` (its line when it has no lazy values), built in
+    /// `scratch` where it must be; and its holder's shape id when it has lazy values.
+    pub(crate) fn skeleton<'a>(
+        &'a self,
+        pos: u32,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<(Cow<'a, [u8]>, Option<u32>)> {
+        let r = &self.recs[pos as usize];
+        let lazy = self.lazy_of(r);
+        let shape = lazy.map(|l| l.shape);
+        if r.in_file && r.skel != NO_SKELETON {
+            let len = self.skeleton_len(pos);
+            let at = r.skel as usize;
+            return Ok((Cow::Borrowed(&self.skeletons[at..at + len]), shape));
+        }
+        let line = self.full_line(pos)?;
+        match &lazy {
+            None => Ok((line, None)),
+            Some(lazy) => {
+                scratch.clear();
+                crate::lazy::push_skeleton(&line, lazy, scratch);
+                Ok((Cow::Borrowed(&scratch[..]), shape))
+            }
+        }
+    }
+
+    /// A record's lazy values, when its shape is one of these records' (a record carried over
+    /// from other records without their shapes would otherwise be misread: it is whole instead).
+    fn lazy_of<'a>(&self, r: &'a Rec) -> Option<&'a crate::lazy::LazyMeta> {
+        let lazy = r.meta.lazy.as_ref()?;
+        let known = (lazy.shape as usize) < self.shapes.len();
+        debug_assert!(
+            known,
+            "a record's lazy values have a shape of other records"
+        );
+        known.then_some(lazy)
+    }
+
+    /// How long the skeleton of the record at `pos` is.
+    pub(crate) fn skeleton_len(&self, pos: u32) -> usize {
+        let r = &self.recs[pos as usize];
+        match self.lazy_of(r) {
+            Some(lazy) => crate::lazy::skeleton_len(r.len(), lazy),
+            None => r.len(),
+        }
     }
 
     pub(crate) fn len(&self) -> usize {

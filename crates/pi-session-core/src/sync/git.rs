@@ -1,5 +1,6 @@
 //! Running the `git` binary for sync: no terminal prompts, C locale (so its messages can be
-//! matched), and a failure turned into `SYNC_GIT_FAILED` with git's stderr.
+//! matched), umask 077 (what it makes under the sync's private directory is private too), and a
+//! failure turned into `SYNC_GIT_FAILED` with git's stderr.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,8 +16,27 @@ fn command(dir: Option<&Path>, args: &[&str]) -> Command {
     c.args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C");
+    private_umask(&mut c);
     c
 }
+
+/// The work tree and repository git makes under the sync's private directory are private too:
+/// git runs with umask 077 (its files 0600, its directories 0700).
+#[cfg(unix)]
+fn private_umask(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: runs in the forked child before exec; umask is async-signal-safe, allocates
+    // nothing and takes no lock, which is all pre_exec asks of its closure.
+    unsafe {
+        c.pre_exec(|| {
+            libc::umask(0o077);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn private_umask(_c: &mut Command) {}
 
 fn not_run(e: std::io::Error) -> Error {
     Error::new(

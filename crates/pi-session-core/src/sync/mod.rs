@@ -2,9 +2,11 @@
 //! through a git remote or a shared folder (see `transport`).
 //!
 //! A round: the remote is brought up to date (git: fetch, reset the sync's own work tree), both
-//! sides are listed (`scan`), every session that changed on either side since the state recorded
-//! it is reconciled (`reconcile`), one the state saw that is gone from a side is judged a deletion
-//! or not (`deletion`), and the remote is published (git: commit, push; a push someone beat is
+//! sides are listed (`scan`), the local sessions that would leave the machine are scanned for
+//! credentials (`gate`: one held back sits the round out on both sides, deletions included),
+//! every other session that changed on either side since the state recorded it is reconciled
+//! (`reconcile`), one the state saw that is gone from a side is judged a deletion or not
+//! (`deletion`), and the remote is published (git: commit, push; a push someone beat is
 //! answered by another round, up to three). Then the state is saved: only once the remote holds
 //! what it describes, so that a run killed or refused before that is judged again from the old
 //! state and never takes a session it failed to publish for one deleted there.
@@ -18,6 +20,7 @@
 //! remote's history.
 
 mod deletion;
+pub mod gate;
 mod git;
 pub mod header;
 pub mod names;
@@ -28,11 +31,12 @@ pub mod report;
 pub mod scan;
 pub mod state;
 pub mod transport;
-mod write;
+pub(crate) mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use gate::{Flagged, SecretPolicy};
 pub use pathmap::PathMap;
 pub use report::{Action, Deleted, Place, Problem, Purged, Removal, Report, Synced};
 pub use transport::Kind;
@@ -62,11 +66,13 @@ pub struct Options {
     /// Sessions (ids, id prefixes or file names) to take out of a git remote's history after
     /// the sync (see `purge`); each must be deleted already.
     pub purge: Vec<String>,
+    /// What happens to sessions holding unacknowledged credentials (see `gate`).
+    pub secrets: SecretPolicy,
 }
 
 impl Options {
     /// A sync of `agent_dir` with `remote` that writes, on `main`, with the default path map,
-    /// deleting without a trash command, purging nothing.
+    /// deleting without a trash command, purging nothing, with the default secrets policy.
     pub fn new(agent_dir: impl Into<String>, remote: impl Into<String>, kind: Kind) -> Options {
         Options {
             agent_dir: agent_dir.into(),
@@ -77,6 +83,7 @@ impl Options {
             branch: None,
             trash: None,
             purge: Vec::new(),
+            secrets: SecretPolicy::default(),
         }
     }
 }
@@ -98,7 +105,9 @@ pub fn sync(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Re
     }
     // One sync per remote at a time (a second is refused with SESSION_LOCKED); under this lease a
     // lock git left in the work tree is a killed sync's, and safe to clear.
-    crate::fsio::ensure_dir(&t.home)?;
+    // Ours, and it holds copies of every session: private (see `fsio::private`).
+    crate::fsio::ensure_private_dir(&agent.join("sync"))?;
+    crate::fsio::ensure_private_dir(&t.home)?;
     let _lease = crate::lock::acquire(&t.home.join("sync"))?;
     for rounds in 1..=3 {
         let pulled = t.pull()?;
@@ -165,6 +174,16 @@ fn remote_trust(t: &Transport, pulled: Pulled) -> Result<Trust> {
     })
 }
 
+/// Whether the gate held session `id` back. Such a session is left out of the round on both
+/// sides, deletions included: the remote's copy (or its absence) is not judged against it, so
+/// what the remote lacks is not taken for a deletion there (which would delete the copy here),
+/// and the state keeps what it recorded at the last sync the session went through (or nothing),
+/// never bytes this run did not send (which would make the next run take the remote's lack of
+/// them for a deletion). Once it may go, it is judged as any session changed here since.
+fn held_back(flagged: &[gate::Flagged], id: &str) -> bool {
+    flagged.iter().any(|f| !f.sent && f.id == id)
+}
+
 /// One round: every session of either side or of the state reconciled. Returns the report and
 /// the state to save once the remote is published.
 fn round(
@@ -179,6 +198,9 @@ fn round(
     let mut problems = Vec::new();
     let remote_dir = t.sessions_dir();
     let (local, remote) = scan_sides(&opts.agent_dir, &st, &remote_dir, &mut problems)?;
+    // Before anything is written: a refusal stops the run here, and a session held back is
+    // left out of the round altogether (see `held_back`).
+    let flagged = gate::check(opts.secrets, t, &opts.agent_dir, &local, &st, opts.dry_run)?;
     let mut ids: Vec<String> = local
         .by_id
         .keys()
@@ -188,6 +210,7 @@ fn round(
         .collect();
     ids.sort();
     ids.dedup();
+    ids.retain(|id| !held_back(&flagged, id));
     let trust = remote_trust(t, pulled)?;
     let ctx = reconcile::Ctx {
         agent_dir: &opts.agent_dir,
@@ -204,20 +227,9 @@ fn round(
         local_present: Path::new(&crate::paths::sessions_root(&opts.agent_dir)).is_dir(),
         remote_trust: &trust,
         trash: opts.trash.as_deref(),
+        remote_private: t.kind == Kind::Git,
     };
-    let mut report = Report {
-        remote: t.remote.clone(),
-        kind: t.kind,
-        branch: (t.kind == Kind::Git).then(|| t.branch.clone()),
-        dry_run: opts.dry_run,
-        synced: Vec::new(),
-        deleted: Vec::new(),
-        unchanged: 0,
-        problems: Vec::new(),
-        rounds: 1,
-        rewritten: pulled.rewritten,
-        purged: Vec::new(),
-    };
+    let mut report = Report::start(opts, t, pulled, flagged);
     for (i, id) in ids.iter().enumerate() {
         progress(i, ids.len());
         let seen = st.sessions.get(id);
@@ -244,6 +256,27 @@ fn round(
     progress(ids.len(), ids.len());
     report.problems = problems;
     Ok((report, st))
+}
+
+impl Report {
+    /// The report of a round that has done nothing yet.
+    fn start(opts: &Options, t: &Transport, pulled: Pulled, secrets: Vec<gate::Flagged>) -> Report {
+        Report {
+            remote: t.remote.clone(),
+            kind: t.kind,
+            branch: (t.kind == Kind::Git).then(|| t.branch.clone()),
+            dry_run: opts.dry_run,
+            synced: Vec::new(),
+            deleted: Vec::new(),
+            unchanged: 0,
+            problems: Vec::new(),
+            rounds: 1,
+            rewritten: pulled.rewritten,
+            purged: Vec::new(),
+            secrets_policy: gate::effective(opts.secrets, t),
+            secrets,
+        }
+    }
 }
 
 /// Both sides' sessions; a file whose size and mtime are as `st` recorded is known without

@@ -201,7 +201,7 @@ fn rewrite(t: &Transport, tip: &str, found: &[Purged]) -> Result<()> {
     record(t, found)?;
     // From here a kill leaves the remote rewritten and this clone not yet cleaned: the mark
     // makes the next sync clean it.
-    fsio::replace_atomic(&t.home.join("rewritten"), b"")?;
+    fsio::replace_private(&t.home.join("rewritten"), b"")?;
     let lease = format!("--force-with-lease={branch}:{tip}");
     let spec = format!("HEAD:{branch}");
     let out = git::run(Some(repo), &["push", "-q", &lease, "origin", &spec])?;
@@ -240,7 +240,7 @@ fn record(t: &Transport, found: &[Purged]) -> Result<()> {
     for p in found {
         text.push_str(&format!("{}\t{}\n", p.remote, p.id));
     }
-    fsio::replace_atomic(&path, text.as_bytes())?;
+    fsio::replace_private(&path, text.as_bytes())?;
     git::ok(&t.root, &["add", "--", RECORD])?;
     let msg = format!(
         "pi-sessions purge from {}: {} session file(s) removed from the history",

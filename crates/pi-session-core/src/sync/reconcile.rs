@@ -33,6 +33,9 @@ pub struct Ctx<'a> {
     pub remote_trust: &'a Trust,
     /// The `trash` command a local deletion goes through, if there is one.
     pub trash: Option<&'a Path>,
+    /// Remote files are private: a git work tree under the sync's own directory is (see
+    /// `fsio::private`); a shared folder is the user's and keeps the usual modes.
+    pub remote_private: bool,
 }
 
 /// What one session comes to.
@@ -276,8 +279,8 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result
             }
         }
         if remote_changes {
-            fsio::ensure_dir(ctx.remote_dir)?;
-            let mut tmp = fsio::TempFile::create(&t.remote_path)?;
+            fsio::ensure_session_dir(ctx.remote_dir, ctx.remote_private)?;
+            let mut tmp = fsio::TempFile::create_session(&t.remote_path, ctx.remote_private)?;
             tmp.write_all(&t.remote_new)?;
             tmp.rename_over(&t.remote_path, ctx.remote_durability)?;
         }

@@ -1,7 +1,9 @@
-//! What a sync tells its caller: each session it wrote, deleted or left alone, and why.
+//! What a sync tells its caller: each session it wrote, deleted, held back or left alone, and
+//! why.
 
 use std::path::{Path, PathBuf};
 
+use super::gate::{Flagged, SecretPolicy};
 use super::Kind;
 pub use crate::trash::Removal;
 
@@ -129,6 +131,11 @@ pub struct Report {
     pub rewritten: bool,
     /// Sessions removed from the remote's history by this run's purge.
     pub purged: Vec<Purged>,
+    /// The secrets policy in force (`skip` or `warn`; `auto` resolved).
+    pub secrets_policy: SecretPolicy,
+    /// Sessions holding unacknowledged credentials: held back (neither side touched, nothing
+    /// deleted on their account), or sent with a warning.
+    pub secrets: Vec<Flagged>,
 }
 
 impl Report {

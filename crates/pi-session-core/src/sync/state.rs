@@ -155,9 +155,9 @@ impl State {
             ));
         }
         if let Some(dir) = path.parent() {
-            fsio::ensure_dir(dir)?;
+            fsio::ensure_private_dir(dir)?;
         }
-        fsio::replace_atomic(path, out.as_bytes())
+        fsio::replace_private(path, out.as_bytes())
     }
 }
 

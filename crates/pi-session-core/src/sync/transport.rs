@@ -165,7 +165,7 @@ impl Transport {
         let repo = &self.root;
         let b = self.branch.as_str();
         if !repo.join(".git").exists() {
-            fsio::ensure_dir(repo)?;
+            fsio::ensure_private_dir(repo)?;
             git::ok(repo, &["init", "-q"])?;
             git::ok(repo, &["symbolic-ref", "HEAD", &format!("refs/heads/{b}")])?;
             git::ok(repo, &["config", "core.autocrlf", "false"])?;
@@ -195,7 +195,7 @@ impl Transport {
             _ => false,
         };
         if newly {
-            fsio::replace_atomic(&self.rewritten_mark(), b"")?;
+            fsio::replace_private(&self.rewritten_mark(), b"")?;
         }
         git::ok(repo, &["reset", "-q", "--hard", &tracking])?;
         git::ok(repo, &["clean", "-q", "-f", "-d"])?;

@@ -1,8 +1,9 @@
 //! Writing a session file that stock pi may be appending to at the same moment. pi reopens the
 //! file by path for every append and takes no lease, so: a result that only adds lines at the end
-//! is appended (pi's own appends land before or after it, whole); any other result replaces the
-//! file atomically, and then the replaced file, still open here, is read again until its length
-//! holds still, so that what pi appended to it meanwhile is carried over to the new one.
+//! is appended (pi's own appends land before or after it, whole; after torn bytes a pi killed
+//! mid-write left, it starts on a line of its own); any other result replaces the file
+//! atomically, and then the replaced file, still open here, is read again until its length holds
+//! still, so that what pi appended to it meanwhile is carried over to the new one.
 
 use std::fs::File;
 use std::path::Path;
@@ -34,16 +35,25 @@ pub fn extends(new: &[u8], old: &[u8]) -> bool {
 pub fn replace(path: &Path, opened: &Opened, new: &[u8]) -> Result<Vec<u8>> {
     let old = &opened.bytes;
     if extends(new, old) {
-        fsio::append(path, &new[old.len()..], Durability::Fsync)?;
+        // After another writer's torn bytes (appended since the read), on a line of its own.
+        let left = Some(old.len() as u64);
+        fsio::append_continuing(path, &new[old.len()..], left, Durability::Fsync)?;
         return Ok(Vec::new());
     }
     fsio::replace_atomic(path, new)?;
-    carry_tail(path, &opened.file, old.len() as u64)
+    carry_tail(path, &opened.file, old.len() as u64, new.len() as u64)
 }
 
-/// Copy what `old` (the replaced file) has beyond `copied` bytes to `path`, until its length
-/// has held still across a short pause.
-fn carry_tail(path: &Path, old: &File, mut copied: u64) -> Result<Vec<u8>> {
+/// Copy what `old` (the replaced file) has beyond `copied` bytes to `path` (`written` bytes long
+/// as this sync left it), until its length has held still across a short pause. A chunk that
+/// continues a line the last one began follows it directly while nobody else wrote to `path`.
+pub(crate) fn carry_tail(
+    path: &Path,
+    old: &File,
+    mut copied: u64,
+    written: u64,
+) -> Result<Vec<u8>> {
+    let mut left = Some(written);
     let mut carried = Vec::new();
     let mut quiet = 0;
     while quiet < 2 {
@@ -59,9 +69,38 @@ fn carry_tail(path: &Path, old: &File, mut copied: u64) -> Result<Vec<u8>> {
         quiet = 0;
         let mut buf = vec![0; (len - copied) as usize];
         fsio::read_exact_at(old, &mut buf, copied).map_err(|e| Error::io(&e, "read", path))?;
-        fsio::append(path, &buf, Durability::Fsync)?;
+        left = Some(fsio::append_continuing(
+            path,
+            &buf,
+            left,
+            Durability::Fsync,
+        )?);
         carried.extend_from_slice(&buf);
         copied = len;
     }
     Ok(carried)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::temp_dir;
+
+    #[test]
+    fn lines_added_after_a_torn_line_another_writer_left_start_on_a_line_of_their_own() {
+        let dir = temp_dir("sync-extend-torn");
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, "h\na\n").unwrap();
+        let opened = open(&path).unwrap();
+        // Between the sync's read and its write, pi is killed inside an append.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"type\":\"mess").unwrap();
+        assert!(replace(&path, &opened, b"h\na\nb\n").unwrap().is_empty());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "h\na\n{\"type\":\"mess\nb\n");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

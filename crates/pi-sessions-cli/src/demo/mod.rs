@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use pi_session_core::json::{self, Value};
-use pi_session_core::{ids, paths, timefmt, Session};
+use pi_session_core::session::header_line;
+use pi_session_core::{fsio, ids, paths, timefmt, Session};
 
 use crate::args::{Command, Opt, Parsed};
 use crate::catalog;
@@ -39,8 +40,9 @@ so you can try the other commands (the last lines tell you how).",
 };
 
 /// Appends entries as `SessionManager`'s append methods write them.
-/// Create the sample agent directory under `root`; returns (agent dir, project cwd, main file).
-pub fn build(root: &Path) -> Result<(PathBuf, String, PathBuf), CliError> {
+/// Create the sample agent directory under `root`, its sessions ending before `now_ms`; returns
+/// (agent dir, project cwd, main file).
+pub fn build(root: &Path, now_ms: f64) -> Result<(PathBuf, String, PathBuf), CliError> {
     let agent = root.join("agent");
     let project = root.join("weather-app");
     let other = root.join("notes-cli");
@@ -59,24 +61,24 @@ pub fn build(root: &Path) -> Result<(PathBuf, String, PathBuf), CliError> {
     short_session(
         &dir_of(&other),
         &other.to_string_lossy(),
-        30.0 * 3_600_000.0,
+        (now_ms, 30.0 * 3_600_000.0),
         "Rename the --out flag to --output and keep --out as an alias.",
         "Renamed it in src/cli.ts; `--out` still works and prints a deprecation hint.",
     )?;
     short_session(
         &dir_of(&project),
         &cwd,
-        3.0 * 3_600_000.0,
+        (now_ms, 3.0 * 3_600_000.0),
         "How do I run only the weather tests?",
         "Use `npm test -- weather`: vitest filters test files by that pattern.",
     )?;
-    let main = weather_session(&dir_of(&project), &cwd)?;
+    let main = weather_session(&dir_of(&project), &cwd, now_ms)?;
     Ok((agent, cwd, main.file()))
 }
 
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let root = PathBuf::from(paths::resolve(&demo_root(p)?.to_string_lossy()));
-    let (agent, cwd, main) = build(&root)?;
+    let (agent, cwd, main) = build(&root, ctx.env.now_ms() as f64)?;
     let env = demo_env(ctx.env, &agent, &cwd);
     let ids: Vec<String> = verify_ids(&env);
     let main_id = crate::resolve::header_id(&main).unwrap_or_default();
@@ -120,9 +122,10 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     writeln!(ctx.out)?;
     writeln!(ctx.out, "{}", st.bold("Try it yourself:"))?;
     let q = |p: &Path| shell_quote(&p.to_string_lossy());
+    let cmd = ctx.env.command();
     writeln!(
         ctx.out,
-        "  export PI_CODING_AGENT_DIR={}\n  npx pi-sessions list --all\n  npx pi-sessions show {short} --full\n  npx pi-sessions search cache --all\n  npx pi-sessions export {short} --format html --out session.html\n  npx pi-sessions verify\n  rm -r {}   # when you are done",
+        "  export PI_CODING_AGENT_DIR={}\n  {cmd} list --all\n  {cmd} show {short} --full\n  {cmd} search cache --all\n  {cmd} export {short} --format html --out session.html\n  {cmd} verify\n  rm -r {}   # when you are done",
         q(&agent),
         q(&root)
     )?;
@@ -166,6 +169,7 @@ fn demo_env(env: &CliEnv, agent: &Path, cwd: &str) -> CliEnv {
         stdin: std::sync::Mutex::new(Box::new(std::io::empty())),
         list_cache: env.list_cache,
         session_config: env.session_config,
+        command: env.command.clone(),
     }
 }
 

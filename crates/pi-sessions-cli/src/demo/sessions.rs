@@ -54,19 +54,28 @@ pub(super) fn tool_call(id: &str, name: &str, args: Value) -> Value {
 }
 
 impl Writer {
-    /// A new session file in `dir`; entry times start at its header time and move forward. The
-    /// session id is a UUIDv7 of `id_age_ms` ago: sessions made in one go would otherwise share
-    /// a long id prefix, which real sessions (started minutes or days apart) do not.
-    pub(super) fn new(dir: &Path, cwd: &str, id_age_ms: f64) -> Result<Writer, CliError> {
+    /// A new session file in `dir`, started `age_ms` before `now_ms`; entry times start at its
+    /// header time and move forward, so a sample made now lies wholly in the past (its entries
+    /// span a few minutes at most). The session id is a UUIDv7 of that start: sessions made in
+    /// one go would otherwise share a long id prefix, which real sessions (started minutes or
+    /// days apart) do not.
+    pub(super) fn new(dir: &Path, cwd: &str, now_ms: f64, age_ms: f64) -> Result<Writer, CliError> {
+        let failed = |e: pi_session_core::Error| CliError::failed(e.message);
+        let start = (now_ms - age_ms).max(0.0);
+        let id = ids::session_uuid_v7(start as u64);
+        let timestamp = timefmt::iso_from_ms(start as u64);
         let mut s = Session::blank(cwd.to_owned(), dir.to_string_lossy().into_owned(), true)
-            .map_err(|e| CliError::failed(e.message))?;
-        let now = chrono::Utc::now().timestamp_millis() as f64;
-        let id = ids::session_uuid_v7((now - id_age_ms).max(0.0) as u64);
-        let created = s
-            .new_session(Some(&id), None)
-            .map_err(|e| CliError::failed(e.message))?;
-        let t = timefmt::parse_iso_strict(&created.timestamp).unwrap_or(0.0);
-        Ok(Writer { s, t })
+            .map_err(failed)?;
+        // The header `newSession` writes, dated at the start: the store itself would stamp a new
+        // session with the clock, and every entry after it would then lie in the future.
+        let file = dir.join(format!(
+            "{}_{id}.jsonl",
+            timefmt::file_timestamp(&timestamp)
+        ));
+        let header = format!("{}\n", header_line(&id, &timestamp, cwd, None));
+        fsio::create_new_atomic(&file, header.as_bytes()).map_err(failed)?;
+        s.set_session_file(file).map_err(failed)?;
+        Ok(Writer { s, t: start })
     }
 
     pub(super) fn leaf(&self) -> Value {
@@ -191,9 +200,9 @@ pub(super) const CLAUDE: (&str, &str) = ("anthropic", "claude-sonnet-4-5");
 pub(super) const GPT: (&str, &str) = ("openai", "gpt-5");
 
 /// The main sample: a feature built over a branch, a compaction and a model change.
-pub(super) fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError> {
+pub(super) fn weather_session(dir: &Path, cwd: &str, now_ms: f64) -> Result<Writer, CliError> {
     // long: fixture data, one sample session written turn by turn; it reads as the script it is.
-    let mut w = Writer::new(dir, cwd, 25.0 * 60_000.0)?;
+    let mut w = Writer::new(dir, cwd, now_ms, 25.0 * 60_000.0)?;
     w.simple(
         "model_change",
         vec![("provider", s(CLAUDE.0)), ("modelId", s(CLAUDE.1))],
@@ -400,11 +409,11 @@ pub(super) fn weather_session(dir: &Path, cwd: &str) -> Result<Writer, CliError>
 pub(super) fn short_session(
     dir: &Path,
     cwd: &str,
-    id_age_ms: f64,
+    (now_ms, age_ms): (f64, f64),
     q: &str,
     a: &str,
 ) -> Result<Writer, CliError> {
-    let mut w = Writer::new(dir, cwd, id_age_ms)?;
+    let mut w = Writer::new(dir, cwd, now_ms, age_ms)?;
     w.user(q)?;
     w.assistant(vec![text(a)], CLAUDE, usage(820.0, 64.0, 0.0, 0.0), "stop")?;
     Ok(w)

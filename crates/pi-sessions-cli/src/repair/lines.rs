@@ -3,7 +3,8 @@
 
 use pi_session_core::inspect::{self, split_lines, BOM};
 use pi_session_core::json::{self, JsStr, Value};
-use pi_session_core::record::{Key, UNDEFINED};
+use pi_session_core::record::{self, Key, UNDEFINED};
+use pi_session_core::torn::glued_entry;
 
 pub(super) struct Line {
     /// Line number in the original file (0 for an added header).
@@ -40,6 +41,8 @@ pub(super) struct Read {
     pub crlf: usize,
     /// The last line's number, when it is kept and had no newline after it.
     pub missing_newline: Option<usize>,
+    /// A header was kept: from here on, an entry glued after a torn record is split off.
+    after_header: bool,
 }
 
 pub(super) fn read_lines(bytes: &[u8], act: &mut impl FnMut(Option<usize>, String)) -> Read {
@@ -48,6 +51,7 @@ pub(super) fn read_lines(bytes: &[u8], act: &mut impl FnMut(Option<usize>, Strin
         dropped: 0,
         crlf: 0,
         missing_newline: None,
+        after_header: false,
     };
     let ranges = split_lines(bytes);
     let unterminated = !bytes.is_empty() && bytes.last() != Some(&b'\n');
@@ -80,6 +84,11 @@ fn read_line(
         read.dropped += 1;
         act(Some(n), "dropped a blank line".into());
         return;
+    }
+    if read.after_header {
+        // Before the checks below, so that they look at the entry alone (a write cut inside a
+        // character leaves invalid UTF-8 in the torn bytes only).
+        split_glued(read, n, &mut raw, act);
     }
     if raw.last() == Some(&b'\r') {
         raw.pop();
@@ -119,13 +128,42 @@ fn read_line(
                 format!("dropped `{}` (readers skip it)", inspect::preview(&raw, 20)),
             );
         }
-        Ok(v) => read.lines.push(Line {
-            orig: n,
-            raw,
-            value: v,
-            changed,
-        }),
+        Ok(v) => {
+            read.after_header |= is_header(&v);
+            read.lines.push(Line {
+                orig: n,
+                raw,
+                value: v,
+                changed,
+            })
+        }
     }
+}
+
+/// A line of torn bytes with a whole entry glued after them: the torn bytes go, as a line that is
+/// not JSON goes, and `raw` keeps the entry, its bytes as they are. Both are reported.
+fn split_glued(
+    read: &mut Read,
+    n: usize,
+    raw: &mut Vec<u8>,
+    act: &mut impl FnMut(Option<usize>, String),
+) {
+    if json::validate(raw) {
+        return;
+    }
+    let Some((at, _)) = glued_entry(raw, record::read_meta) else {
+        return;
+    };
+    read.dropped += 1;
+    act(
+        Some(n),
+        format!(
+            "split a torn record from the entry glued after it: dropped its {at} bytes (not JSON): {}",
+            inspect::preview(&raw[..at], 60)
+        ),
+    );
+    act(Some(n), "kept the entry glued after the torn record".into());
+    raw.drain(..at);
 }
 
 /// The repaired file, and how many of its records were written changed.

@@ -2,7 +2,9 @@
 //!
 //! The rule: nothing that parsed is dropped. Lines readers skip anyway are removed (blank lines,
 //! lines that are not JSON — including a torn last line — and `null`/`0`/`false`/`""`), every
-//! other line is kept byte for byte unless a fix below changes it, and each change is reported:
+//! other line is kept byte for byte unless a fix below changes it, and each change is reported.
+//! A line holding a torn record with a whole entry glued after it (`pi_session_core::torn`) is
+//! split: its torn bytes go, the entry stays, byte for byte. The fixes:
 //! - a byte order mark, CRLF line ends and invalid UTF-8 become what readers already see;
 //! - a missing header is added (id and time from the file name when it has them), a header that
 //!   is not first is moved to the top, a non-string header id is replaced;
@@ -36,13 +38,15 @@ pub const CMD: Command = Command {
     name: "repair",
     summary: "write a repaired copy of a session file (nothing that parsed is dropped)",
     usage: "<path> [--out FILE | --in-place]",
-    description: "Removes what readers skip anyway (blank lines, lines that are not JSON such as a \
-torn last line, null/false/0/\"\" lines), keeps every other record, and fixes the header, duplicate \
-ids, dangling parentId / firstKeptEntryId and parentId cycles the way readers already interpret \
-them. Every change is reported with its line number. The repaired file goes to FILE with --out \
-(which must not exist), replaces the original with --in-place (the original is kept as \
-<file>.bak), or to stdout otherwise. Exits with 1 when problems remain that repair leaves alone \
-(records that are not objects, dangling label targets).",
+    description:
+        "Removes what readers skip anyway (blank lines, lines that are not JSON such as a \
+torn last line, null/false/0/\"\" lines, the torn bytes a writer that died mid-line left before \
+the whole entry another writer glued after them, which is kept), keeps every other record, and \
+fixes the header, duplicate ids, dangling parentId / firstKeptEntryId and parentId cycles the way \
+readers already interpret them. Every change is reported with its line number. The repaired file \
+goes to FILE with --out (which must not exist), replaces the original with --in-place (the \
+original is kept as <file>.bak), or to stdout otherwise. Exits with 1 when problems remain that \
+repair leaves alone (records that are not objects, dangling label targets).",
     opts: &[
         Opt {
             long: "out",

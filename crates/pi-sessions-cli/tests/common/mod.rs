@@ -142,3 +142,36 @@ pub fn expect(name: &str) -> pi_session_core::json::Value {
     let p = fixture(&name.replace(".jsonl", ".expect.json"));
     pi_session_core::json::parse(&fs::read(p).unwrap()).unwrap()
 }
+
+/// A session whose third line is the torn start of a tool result (cut inside a character, so
+/// its bytes are not even UTF-8) with a whole assistant entry `b` glued after it, and `c` after
+/// that; and the entry line `b` alone.
+#[allow(dead_code)] // not every test file reads torn records
+pub fn glued_session() -> (Vec<u8>, String) {
+    let msg = |id: &str, parent: &str, role: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-15T10:00:01.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        )
+    };
+    let b = msg("b", "\"a\"", "assistant", "glued reply");
+    let mut out = Vec::new();
+    out.extend_from_slice(
+        br#"{"type":"session","version":3,"id":"sess-glued","timestamp":"2025-01-15T10:00:00.000Z","cwd":"/tmp/pi-fixture-project"}"#,
+    );
+    out.push(b'\n');
+    out.extend_from_slice(msg("a", "null", "user", "question").as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(
+        msg("t", "\"a\"", "toolResult", "caf\u{e9}")
+            .split('\u{e9}')
+            .next()
+            .unwrap()
+            .as_bytes(),
+    );
+    out.push(0xc3);
+    out.extend_from_slice(b.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(msg("c", "\"b\"", "user", "thanks").as_bytes());
+    out.push(b'\n');
+    (out, b)
+}

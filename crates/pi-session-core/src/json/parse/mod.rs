@@ -57,6 +57,12 @@ pub fn validate(bytes: &[u8]) -> bool {
     parse_document(bytes, &mut NoOp).is_ok()
 }
 
+/// [`validate`] that says where the text stops being JSON when it is not: the [`ParseError`] of
+/// the first offending byte (its offset is the input length when the text ends too soon).
+pub fn check(bytes: &[u8]) -> Result<(), ParseError> {
+    parse_document(bytes, &mut NoOp)
+}
+
 /// Top-level object members: canonical key and the byte range of the raw value.
 pub type Members = Vec<(JsStr, Range<usize>)>;
 

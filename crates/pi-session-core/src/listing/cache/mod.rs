@@ -239,7 +239,7 @@ impl ListCache {
         if !make_cache_dir(&file)? {
             return Ok(());
         }
-        let tmp = fsio::TempFile::create(&file)?;
+        let tmp = fsio::TempFile::create_private(&file)?;
         let io = |e: std::io::Error| crate::Error::io(&e, "write", &file);
         self.write_to(
             &mut std::io::BufWriter::with_capacity(1 << 20, tmp.file()),
@@ -328,6 +328,8 @@ fn make_cache_dir(file: &Path) -> crate::Result<bool> {
         return Ok(true);
     };
     if dir.is_dir() {
+        // Ours: made private by an older version's umask mode is narrowed now.
+        fsio::narrow(dir, 0o700)?;
         return Ok(true);
     }
     let parent_exists = dir
@@ -336,7 +338,11 @@ fn make_cache_dir(file: &Path) -> crate::Result<bool> {
     if !parent_exists {
         return Ok(false);
     }
-    if let Err(e) = fs::create_dir(dir) {
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut made = fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut made, fsio::PRIVATE_DIR_MODE);
+    if let Err(e) = made.create(dir) {
         if e.kind() != std::io::ErrorKind::AlreadyExists {
             return Err(crate::Error::io(&e, "mkdir", dir));
         }

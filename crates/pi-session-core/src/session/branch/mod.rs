@@ -79,6 +79,8 @@ impl Session {
             .persist
             .then(|| session_file_path(Path::new(&self.session_dir), &timestamp, &new_id));
         let write_to = new_file.as_deref().filter(|_| has_conversation);
+        // Lines copied as they were keep their lazy values, described by these shapes.
+        let shapes = self.records.shapes.clone();
         let total: usize =
             header.len() + 1 + plan.iter().map(|p| self.piece_len(p) + 1).sum::<usize>();
         if let Some(target) = write_to.filter(|_| total as u64 >= self.tuning.lazy_file_bytes) {
@@ -98,6 +100,7 @@ impl Session {
             }
             self.adopt_text(text, recs, new_id);
         }
+        self.records.shapes = shapes;
         if self.persist {
             self.file = new_file.clone();
             self.guard.follow(self.file.as_deref());

@@ -12,7 +12,7 @@ use crate::file::scan::{self, ScannedRec};
 use crate::fsio;
 use crate::record::Meta;
 use crate::session::Session;
-use crate::store::records::file_changed;
+use crate::store::records::{file_changed, NO_SKELETON};
 
 /// A record of an in-memory session: `(start, end, meta)` in its text.
 type TextRec = (usize, usize, Meta);
@@ -28,7 +28,8 @@ impl Sink {
     fn put(&mut self, line: &[u8], meta: Meta, check: u32) -> Result<()> {
         self.tmp.write_all(line)?;
         self.tmp.write_all(b"\n")?;
-        self.recs.push((self.at, self.at + line.len(), meta, check));
+        self.recs
+            .push((self.at, self.at + line.len(), meta, check, NO_SKELETON));
         self.at += line.len() + 1;
         Ok(())
     }
@@ -45,7 +46,7 @@ impl Session {
         metas: Vec<Meta>,
     ) -> Result<(Vec<ScannedRec>, std::fs::File)> {
         let mut out = Sink {
-            tmp: fsio::TempFile::create(target)?,
+            tmp: fsio::TempFile::create_session(target, self.private_files)?,
             recs: Vec::with_capacity(metas.len()),
             at: 0,
         };
@@ -127,7 +128,8 @@ impl Session {
                 return Err(file_changed(path));
             }
             let at = out.at + r.start - base;
-            out.recs.push((at, at + line.len(), meta(), r.check));
+            out.recs
+                .push((at, at + line.len(), meta(), r.check, NO_SKELETON));
         }
         out.tmp.write_all(buf)?;
         out.at += buf.len();
@@ -164,10 +166,11 @@ impl Session {
     /// this session's file again.
     pub(super) fn write_branched_text(&mut self, target: &Path, text: &[u8]) -> Result<()> {
         self.guard.before_write(target)?;
-        let written = fsio::TempFile::create(target).and_then(|mut tmp| {
-            tmp.write_all(text)?;
-            tmp.rename_over(target, self.durability)
-        });
+        let written =
+            fsio::TempFile::create_session(target, self.private_files).and_then(|mut tmp| {
+                tmp.write_all(text)?;
+                tmp.rename_over(target, self.durability)
+            });
         if let Err(e) = written {
             self.guard.follow(self.file.as_deref());
             return Err(e);

@@ -1,0 +1,309 @@
+"use strict";
+// Entry objects whose big values are read when code first reads them (the core's `lazy` module
+// says which members those are, and why).
+//
+// An entry made from a skeleton is the reference's plain object, member for member and in the
+// same order, except that each lazy member of its *holder* (the entry, or its `message`) is an
+// own enumerable accessor at its place. The first read fetches the value from the core, parses
+// it, and turns the member into the data property the reference has (so a second read is a
+// plain property read); an assignment or `delete` works on it as on any property. Everything
+// that reads properties sees the reference's values: JSON.stringify (same bytes, same order),
+// Object.keys, for…in, spread, Object.entries, structuredClone, assert.deepStrictEqual. For
+// util.inspect/console.log, which would show an accessor as `[Getter/Setter]`, a holder has a
+// non-enumerable own `Symbol.for("nodejs.util.inspect.custom")` method that reads every lazy
+// member first and then removes itself.
+//
+// Holders are made by one constructor per shape (the holder's member names in order, with the
+// lazy ones marked), so all holders of a shape share V8's fast layout; a member turned into
+// data later keeps it. Each holder keeps, in private fields no reflection sees, the load it came
+// from (the core's LazyValues, which reads values even after the manager moved on) and its
+// record's position.
+//
+// Code that reads one member of many entries in order (JSON.stringify of a branch, an export,
+// /tree's previews) reads ahead: when a read follows one of the same member and shape a little
+// earlier in the file, the values of the next holders of that shape are fetched in one call,
+// the window doubling up to READ_AHEAD_MAX holders (READ_AHEAD_BYTES of values).
+const { parseLines } = require("./wire.js");
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+/** The first read-ahead window (holders), and the largest. */
+const READ_AHEAD_MIN = 16;
+const READ_AHEAD_MAX = 1024;
+/** At most about this many bytes of values are read ahead at once, in batches of this many. */
+const READ_AHEAD_BYTES = 8 << 20;
+const READ_AHEAD_BATCH = 512 << 10;
+/** A read counts as "in order" when it is at most this many records after the one before. */
+const READ_AHEAD_GAP = 64;
+
+/** Lets `Holder`'s constructor add its private fields to an object made elsewhere. */
+class Stamp {
+  /** @param {object} o */
+  constructor(o) {
+    return o;
+  }
+}
+
+/** The private fields of a holder: its load, its record's position and its shape. */
+class Holder extends Stamp {
+  #load;
+  #pos;
+  #shape;
+  /** @param {object} o @param {LazyLoad} load @param {number} pos @param {Shape} shape */
+  constructor(o, load, pos, shape) {
+    super(o);
+    this.#load = load;
+    this.#pos = pos;
+    this.#shape = shape;
+  }
+  /** @param {any} o */
+  static is(o) {
+    return #load in o;
+  }
+  /** @param {any} o @returns {LazyLoad} */
+  static load(o) {
+    return o.#load;
+  }
+  /** @param {any} o @returns {number} */
+  static pos(o) {
+    return o.#pos;
+  }
+  /** @param {any} o @returns {Shape} */
+  static shape(o) {
+    return o.#shape;
+  }
+}
+
+/** @typedef {{ id: number, holder: number, keys: string[], lazy: number[], lazyKeys: string[], make: Function }} Shape */
+
+/** Values of holders that cannot take a data property (frozen, sealed): holder -> key -> value. */
+const pinned = new WeakMap();
+
+/** The accessor of each lazy member name, shared by every holder (one AccessorPair per name). */
+const accessors = new Map();
+
+/** @param {string} key */
+function accessorOf(key) {
+  let d = accessors.get(key);
+  if (d === undefined) {
+    d = {
+      get() {
+        return read(this, key);
+      },
+      set(/** @type {unknown} */ value) {
+        write(this, key, value);
+      },
+      enumerable: true,
+      configurable: true,
+    };
+    accessors.set(key, d);
+  }
+  return d;
+}
+
+/** The holder `obj` is, or inherits from (an `Object.create(holder)`); null if none. @param {any} obj */
+function holderOf(obj) {
+  for (let o = obj; o !== null && typeof o === "object"; o = Object.getPrototypeOf(o)) {
+    if (Holder.is(o)) return o;
+  }
+  return null;
+}
+
+/** A read of the lazy member `key` through `obj`. @param {any} obj @param {string} key */
+function read(obj, key) {
+  const h = holderOf(obj);
+  if (h === null) return undefined;
+  const kept = pinned.get(h);
+  if (kept !== undefined && key in kept) return kept[key];
+  return fetch(h, key);
+}
+
+/** An assignment to the lazy member `key` through `obj`: a data property from then on, as the
+ * reference's member is (on `obj` itself when it merely inherits from a holder).
+ * @param {any} obj @param {string} key @param {unknown} value */
+function write(obj, key, value) {
+  if (Holder.is(obj)) settle(obj, key, value);
+  else Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Makes `key` of holder `h` the data property `value`, or pins it if `h` cannot take it.
+ * @param {any} h @param {string} key @param {unknown} value */
+function settle(h, key, value) {
+  try {
+    Object.defineProperty(h, key, { value, writable: true, enumerable: true, configurable: true });
+  } catch {
+    let kept = pinned.get(h);
+    if (kept === undefined) pinned.set(h, (kept = Object.create(null)));
+    kept[key] = value;
+  }
+}
+
+/** Is `key` of `h` still the lazy accessor, not read yet? @param {any} h @param {string} key */
+function stillLazy(h, key) {
+  const kept = pinned.get(h);
+  if (kept !== undefined && key in kept) return false;
+  const d = Object.getOwnPropertyDescriptor(h, key);
+  return d !== undefined && d.get === accessorOf(key).get;
+}
+
+/** Reads the lazy member `key` of holder `h` from the core (with the holders after it of the same
+ * shape when reads go in order), settles it, and returns its value. @param {any} h @param {string} key */
+function fetch(h, key) {
+  const load = Holder.load(h);
+  const pos = Holder.pos(h);
+  const shape = Holder.shape(h);
+  const stream = load.streamOf(shape, key);
+  const inOrder = pos > stream.last && pos - stream.last <= READ_AHEAD_GAP;
+  stream.window = inOrder ? Math.min(stream.window * 2, READ_AHEAD_MAX) : READ_AHEAD_MIN / 2;
+  stream.last = pos;
+  if (inOrder) {
+    const ahead = load.holdersAfter(pos, shape, key, stream.window);
+    if (ahead.length > 1 && ahead.holders[0] === h) {
+      // In batches prepared on other threads while this one parses the one before; the batches
+      // cover a prefix of the holders asked for, the first being `h`.
+      let done = 0;
+      /** @type {unknown} */
+      let mine;
+      load.native.eachValues(ahead.positions, key, READ_AHEAD_BATCH, READ_AHEAD_BYTES, (/** @type {Uint32Array} */ of, /** @type {any} */ batch) => {
+        const values = parseLines(batch);
+        if (done === 0) mine = values[0];
+        for (let i = 0; i < values.length; i++) settle(ahead.holders[done + i], key, values[i]);
+        done += values.length;
+        stream.last = of[of.length - 1];
+      });
+      if (done > 0) return mine;
+    }
+  }
+  const value = parseLines(load.native.value(pos, key))[0];
+  settle(h, key, value);
+  return value;
+}
+
+/** Reads every lazy member of holder `h` that is still lazy. @param {any} h */
+function readAll(h) {
+  for (const key of Holder.shape(h).lazyKeys) {
+    if (stillLazy(h, key)) fetch(h, key);
+  }
+}
+
+/** The holder's util.inspect: its values first, then it is the plain object it shows.
+ * @this {any} */
+function inspectHolder() {
+  // `this` is the holder (Node and Bun call the method on the inspected object).
+  if (Holder.is(this)) {
+    readAll(this);
+    delete this[INSPECT];
+  }
+  return this;
+}
+const INSPECT_PROPERTY = { value: inspectHolder, writable: true, enumerable: false, configurable: true };
+
+/** Builds the constructor of a shape: from the parsed skeleton holder `o`, a new object with
+ * the same members in the same order, the lazy ones as accessors, then stamped.
+ * @param {{ holder: number, keys: string[], lazy: number[] }} spec */
+function makerOf(spec) {
+  const lazy = new Set(spec.lazy);
+  const descriptors = spec.keys.map((k, i) => (lazy.has(i) ? accessorOf(k) : null));
+  try {
+    // One straight-line function per shape: monomorphic stores, and V8 shares the layout.
+    let body = '"use strict"; const r = {};\n';
+    spec.keys.forEach((k, i) => {
+      const name = JSON.stringify(k);
+      body += lazy.has(i) ? `D(r, ${name}, A[${i}]);\n` : `r[${name}] = o[${name}];\n`;
+    });
+    body += "D(r, I, H); return r;";
+    const make = new Function("o", "D", "A", "I", "H", body);
+    return (/** @type {any} */ o) => make(o, Object.defineProperty, descriptors, INSPECT, INSPECT_PROPERTY);
+  } catch {
+    // Code generation is refused (--disallow-code-generation-from-strings): the same, by loop.
+    return (/** @type {any} */ o) => {
+      const r = {};
+      spec.keys.forEach((k, i) => {
+        if (lazy.has(i)) Object.defineProperty(r, k, descriptors[i]);
+        else /** @type {any} */ (r)[k] = o[k];
+      });
+      Object.defineProperty(r, INSPECT, INSPECT_PROPERTY);
+      return r;
+    };
+  }
+}
+
+/**
+ * The lazy values of one load (the core's LazyValues) and the entry objects made of it (the
+ * session state's `objs` of that load, by position).
+ */
+class LazyLoad {
+  /** @param {any} native @param {any[]} objs */
+  constructor(native, objs) {
+    // Its bytes go as soon as the GC has taken it (and with it every entry made from it).
+    native.track();
+    this.native = native;
+    this.objs = objs;
+    /** @type {Shape[] | null} */
+    this.shapes = null;
+    /** Read-ahead state per shape and member. @type {Map<string, { last: number, window: number }>} */
+    this.streams = new Map();
+  }
+
+  /** @param {number} id @returns {Shape} */
+  shape(id) {
+    if (this.shapes === null) {
+      this.shapes = this.native.shapes().map((/** @type {string} */ json, /** @type {number} */ i) => {
+        const spec = JSON.parse(json);
+        return { id: i, holder: spec.holder, keys: spec.keys, lazy: spec.lazy, lazyKeys: spec.lazy.map((/** @type {number} */ k) => spec.keys[k]), make: makerOf(spec) };
+      });
+    }
+    return /** @type {Shape[]} */ (this.shapes)[id];
+  }
+
+  /** @param {Shape} shape @param {string} key */
+  streamOf(shape, key) {
+    const name = `${shape.id}:${key}`;
+    let s = this.streams.get(name);
+    if (s === undefined) this.streams.set(name, (s = { last: -Infinity, window: READ_AHEAD_MIN / 2 }));
+    return s;
+  }
+
+  /** The holders of `shape` from position `pos` on whose `key` is still lazy, at most `count`.
+   * @param {number} pos @param {Shape} shape @param {string} key @param {number} count */
+  holdersAfter(pos, shape, key, count) {
+    /** @type {number[]} */
+    const positions = [];
+    /** @type {any[]} */
+    const holders = [];
+    const objs = this.objs;
+    for (let p = pos; p < objs.length && positions.length < count; p++) {
+      const e = objs[p];
+      if (e === undefined || e === null || typeof e !== "object") continue;
+      const h = shape.holder === 1 ? e.message : e;
+      if (h === null || typeof h !== "object" || !Holder.is(h) || Holder.shape(h) !== shape || Holder.pos(h) !== p) continue;
+      if (stillLazy(h, key)) {
+        positions.push(p);
+        holders.push(h);
+      }
+    }
+    return { positions: Uint32Array.from(positions), holders, length: positions.length };
+  }
+
+  /** Turns the parsed skeletons `items` (of the records `positions[at + i]`) into the entry
+   * objects, for the items `holders` names: pairs [item, shapeId, …] (eachSkeletonsJson).
+   * @param {any[]} items @param {Uint32Array} holders @param {ArrayLike<number>} positions @param {number} at */
+  adopt(items, holders, positions, at) {
+    for (let j = 0; j < holders.length; j += 2) {
+      const i = holders[j];
+      const shape = this.shape(holders[j + 1]);
+      const e = items[i];
+      const pos = positions[at + i];
+      if (shape.holder === 1) {
+        const m = shape.make(e.message);
+        new Holder(m, this, pos, shape);
+        e.message = m;
+      } else {
+        const r = shape.make(e);
+        new Holder(r, this, pos, shape);
+        items[i] = r;
+      }
+    }
+  }
+}
+
+module.exports = { LazyLoad, isLazyHolder: (/** @type {unknown} */ o) => o !== null && typeof o === "object" && Holder.is(o) };
