@@ -833,6 +833,13 @@ export interface SyncSessionsOptions {
   dryRun?: boolean;
   /** The path map: lines `<path on the remote> = <path here>` (default `<agentDir>/sync/paths`). */
   paths?: string;
+  /** The git branch the sessions are kept on (default `main`; a folder takes none). */
+  branch?: string;
+  /** Deleted sessions (ids, id prefixes as in pi's file names, or file names) to take out of the
+   * git remote's whole history after the sync: the branch is rewritten and force-pushed; other
+   * machines follow at their next sync. One still on the remote is reported in `problems`
+   * (`INVALID_ARGUMENT`) and nothing is purged. */
+  purge?: string[];
   /**
    * Sessions to send that hold unacknowledged credentials: `auto` (default) holds them back for a
    * git remote reached over the network and sends them with a warning to a local repository or
@@ -848,7 +855,8 @@ export interface SyncSecretsSession {
   /** The kinds found, each once (see {@link SecretFinding.kind}). */
   kinds: string[];
   findings: number;
-  /** False: held back (both sides left as they were); true: sent (`warn`). */
+  /** False: held back (both sides left as they were; what the remote lacks of it deletes nothing
+   * here, and the next sync judges it as a session changed here); true: sent (`warn`). */
   sent: boolean;
   /** This run reported it first; later runs only count it. */
   first: boolean;
@@ -871,6 +879,32 @@ export interface SyncedSession {
   copiesRemoved: string[];
   /** Bytes pi appended while the file was rewritten, carried over. */
   tail: number;
+  /** The side that had deleted this session since the last sync while the other continued it:
+   * it is back there now, with the other side's lines (new work beats an old deletion). */
+  restored: "here" | "remote" | null;
+}
+
+/** A session {@link syncSessions} deleted (or, in a dry run, would delete) because the other
+ * side had deleted it since the last sync. */
+export interface SyncDeletedSession {
+  id: string;
+  /** The local file (gone now, or going). */
+  local: string;
+  /** Its file name on the remote. */
+  remote: string;
+  /** The side it was removed from: `remote` (it was deleted here) or `here` (deleted on the
+   * remote, by another machine's sync). */
+  from: "here" | "remote";
+  /** `trash`: moved to the trash by a `trash` command; `removed`: deleted (a git remote keeps it
+   * in its history). */
+  how: "trash" | "removed";
+}
+
+/** A session {@link syncSessions} took out of the git remote's history (`purge`). */
+export interface SyncPurgedSession {
+  id: string;
+  /** Its file name on the remote. */
+  remote: string;
 }
 
 /** A session {@link syncSessions} left as it was. */
@@ -887,13 +921,22 @@ export interface SyncProblem {
 export interface SyncSessionsReport {
   remote: string;
   transport: "git" | "folder";
+  /** The git branch; null for a folder. */
+  branch: string | null;
   dryRun: boolean;
   /** Rounds run (more than one when another machine pushed first). */
   rounds: number;
+  /** The remote's history had been rewritten by a purge on another machine; this machine now
+   * follows the new history. */
+  rewritten: boolean;
   synced: SyncedSession[];
+  deleted: SyncDeletedSession[];
+  purged: SyncPurgedSession[];
   pushed: number;
   pulled: number;
   merged: number;
+  /** Sessions brought back on a side that had deleted them (see `SyncedSession.restored`). */
+  restored: number;
   /** Sessions both sides already held alike. */
   unchanged: number;
   problems: SyncProblem[];
@@ -904,8 +947,10 @@ export interface SyncSessionsReport {
 
 /**
  * Keep this machine's sessions and a remote's as one history, as `pi-sessions sync` does: a
- * session new on one side is copied, one changed on both is merged (every entry of both), file-sync
- * conflict copies are merged and removed, project paths mapped by the path map. Safe while pi
+ * session new on one side is copied, one changed on both is merged (every entry of both), one
+ * deleted on one side since the last sync is deleted on the other (to the trash here when a `trash`
+ * command is on PATH) unless the other side continued it, file-sync conflict copies are merged and
+ * removed, project paths (`cwd`, a fork's `parentSession`) mapped by the path map. Safe while pi
  * appends (appends made during the sync are carried over). Throws `SYNC_REMOTE_NOT_GIT`,
  * `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED` or `INVALID_ARGUMENT` with nothing written; a
  * session that cannot be synced is reported in `problems` and left alone. Not in the reference.

@@ -509,6 +509,19 @@ export declare function setTuning(options?: TuningOptions | undefined | null): v
  */
 export declare const SUMMARY_FIELDS: number
 
+/** A session `syncSessions` deleted (or, in a dry run, would delete) because the other side had. */
+export interface SyncDeleted {
+  id: string
+  /** The local file (gone now, or going). */
+  local: string
+  /** Its file name on the remote. */
+  remote: string
+  /** The side it was removed from: `remote` (deleted here) or `here` (deleted on the remote). */
+  from: string
+  /** `trash` (moved to the trash by a `trash` command) or `removed`. */
+  how: string
+}
+
 /** A session that `syncSessions` wrote (or, in a dry run, would write). */
 export interface SyncedSession {
   id: string
@@ -524,6 +537,31 @@ export interface SyncedSession {
   copiesRemoved: Array<string>
   /** Bytes pi appended during the write, carried over. */
   tail: number
+  /**
+   * `here` or `remote`: the side that had deleted this session, which another side continued;
+   * it is back there now. Null otherwise.
+   */
+  restored?: string
+}
+
+/** What `syncSessions` is asked, beyond the agent dir and the remote. */
+export interface SyncOptions {
+  folder: boolean
+  dryRun: boolean
+  /** The path map file (default `<agentDir>/sync/paths`). */
+  paths?: string
+  /** The git branch (default `main`). */
+  branch?: string
+  /**
+   * Sessions (ids, id prefixes or file names) to take out of the git remote's history after
+   * the sync.
+   */
+  purge: Array<string>
+  /**
+   * `auto` (default), `skip`, `refuse` or `warn`: what happens to sessions holding
+   * unacknowledged credentials.
+   */
+  secrets?: string
 }
 
 /** A session `syncSessions` left alone. */
@@ -538,17 +576,31 @@ export interface SyncProblem {
   message: string
 }
 
+/** A session a purge removed from the git remote's history. */
+export interface SyncPurged {
+  id: string
+  /** Its file name on the remote. */
+  remote: string
+}
+
 /** What a sync did (the shape of `pi-sessions sync --json`). */
 export interface SyncReport {
   remote: string
   /** `git` or `folder`. */
   transport: string
+  /** The git branch; null for a folder. */
+  branch?: string
   dryRun: boolean
   rounds: number
+  /** The remote's history had been rewritten by a purge elsewhere; this machine follows it. */
+  rewritten: boolean
   synced: Array<SyncedSession>
+  deleted: Array<SyncDeleted>
+  purged: Array<SyncPurged>
   pushed: number
   pulled: number
   merged: number
+  restored: number
   unchanged: number
   problems: Array<SyncProblem>
   /** `skip`, `refuse` or `warn`: the secrets policy in force. */
@@ -572,12 +624,13 @@ export interface SyncSecrets {
 
 /**
  * Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
- * `folder`. `paths` is the path map (default `<agentDir>/sync/paths`); `dry_run` writes
- * nothing. Remote errors throw (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`,
- * `SYNC_GIT_FAILED`); sessions left alone are in `problems`. `secrets` is `auto` (default),
- * `skip`, `refuse` (`SYNC_SECRETS_FOUND`, nothing sent) or `warn`.
+ * `folder`. A session deleted on one side since the last sync is deleted on the other (here
+ * through the `trash` command on `PATH` when there is one). Remote errors throw
+ * (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
+ * bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
+ * sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
  */
-export declare function syncSessions(agentDir: string, remote: string, folder: boolean, dryRun: boolean, paths?: string | undefined | null, secrets?: string | undefined | null): SyncReport
+export declare function syncSessions(agentDir: string, remote: string, options: SyncOptions): SyncReport
 
 /** Size thresholds of managers made from now on; an omitted one is the shipped default. */
 export interface TuningOptions {

@@ -43,6 +43,26 @@ function session(m, text) {
   return sm.getSessionFile();
 }
 
+/**
+ * A `trash` command of the test's own first on PATH (so nothing reaches the user's real trash),
+ * moving files into the returned folder; none on Windows, where files are deleted.
+ */
+function fakeTrash(t, root) {
+  const bin = path.join(root, "bin");
+  const can = path.join(root, "can");
+  fs.mkdirSync(bin);
+  fs.mkdirSync(can);
+  if (process.platform !== "win32") {
+    fs.writeFileSync(path.join(bin, "trash"), `#!/bin/sh\nmv "$@" '${can}'/\n`, { mode: 0o755 });
+  }
+  const saved = process.env.PATH;
+  process.env.PATH = `${bin}${path.delimiter}${saved}`;
+  t.after(() => {
+    process.env.PATH = saved;
+  });
+  return process.platform !== "win32" ? can : null;
+}
+
 const ids = (file, dir) =>
   Reference.open(file, dir)
     .getEntries()
@@ -210,6 +230,62 @@ test("a writer appending in a loop during syncs loses no acknowledged append, he
     const lost = acked.filter((id) => !have.has(id));
     assert.deepEqual(lost, [], `no acknowledged append is missing from ${file}`);
   }
+});
+
+test("a session deleted on one machine is deleted on the other at its sync, and one deleted there but continued here is kept", (t) => {
+  const root = tempDir(t);
+  const can = fakeTrash(t, root);
+  const remote = bareRepo(root);
+  const a = machine(root, "a");
+  const b = machine(root, "b");
+  const gone = session(a, "deleted on a");
+  const kept = session(a, "deleted on a, continued on b");
+  const other = session(a, "untouched");
+  a.sync(remote);
+  b.sync(remote);
+  const onB = (f) => path.join(b.sessionDir, path.basename(f));
+  const otherBefore = readText(onB(other));
+  // a deletes two sessions the way pi's /resume does (unlink); b goes on with one of them.
+  fs.unlinkSync(gone);
+  fs.unlinkSync(kept);
+  const cb = Reference.open(onB(kept), b.sessionDir);
+  cb.appendMessage(user("b goes on"));
+  const ra = a.sync(remote);
+  assert.deepEqual(
+    ra.deleted.map((d) => [d.from, d.how]),
+    [
+      ["remote", "removed"],
+      ["remote", "removed"],
+    ],
+  );
+  const dry = b.sync(remote, { dryRun: true });
+  assert.deepEqual(dry.deleted.map((d) => d.local), [onB(gone)]);
+  assert.ok(fs.existsSync(onB(gone)), "the dry run deleted nothing");
+  const rb = b.sync(remote);
+  assert.deepEqual(rb.deleted.map((d) => [d.local, d.from, d.how]), [[onB(gone), "here", can ? "trash" : "removed"]]);
+  if (can) assert.ok(fs.existsSync(path.join(can, path.basename(gone))), "b's copy went to the trash");
+  assert.deepEqual(rb.synced.map((x) => [x.local, x.action, x.restored]), [[onB(kept), "push", "remote"]]);
+  assert.equal(rb.restored, 1);
+  const back = a.sync(remote);
+  assert.deepEqual([back.pulled, back.deleted], [1, []]);
+  assert.equal(fs.existsSync(gone) || fs.existsSync(onB(gone)), false, "gone from both machines");
+  assert.equal(readText(kept), readText(onB(kept)), "kept on both, with b's lines");
+  assert.ok(ids(kept, a.sessionDir).length > ids(other, a.sessionDir).length);
+  assert.equal(readText(onB(other)), otherBefore, "nothing else touched");
+});
+
+test("a branch other than main is the library's option too, and a bad one throws INVALID_ARGUMENT", (t) => {
+  const root = tempDir(t);
+  const remote = bareRepo(root);
+  const a = machine(root, "a");
+  session(a, "on a branch");
+  const r = a.sync(remote, { branch: "pi-sessions" });
+  assert.deepEqual([r.branch, r.pushed], ["pi-sessions", 1]);
+  const heads = execFileSync("git", ["--git-dir", remote, "for-each-ref", "--format=%(refname)"], { encoding: "utf8" });
+  assert.equal(heads.trim(), "refs/heads/pi-sessions");
+  assert.throws(() => a.sync(remote, { branch: "bad..name" }), { code: "INVALID_ARGUMENT" });
+  assert.throws(() => a.sync(remote, { purge: "not-an-array" }), { code: "INVALID_ARGUMENT" });
+  assert.equal(a.sync(path.join(root, "a"), { folder: true }).branch, null);
 });
 
 test("moveSessions plans without apply and moves with it, the reference listing the moved session", async (t) => {

@@ -5,7 +5,8 @@
 // One machine (a temp agent dir) with SYNC_SESSIONS sessions of SYNC_ENTRIES entries each, and a
 // bare git repository as the remote, both made fresh in the OS temp dir and removed after.
 // Printed: the first sync (every session read and pushed), a resync after SYNC_CHANGED sessions
-// each gained an entry, a resync with nothing changed, and the ratio first / changed-resync. The
+// each gained an entry, a resync with nothing changed, a resync after SYNC_CHANGED other sessions
+// were deleted (their deletion carried to the remote), and the ratio first / changed-resync. The
 // resync reads only the changed files (the sync state records size and mtime of each file); what
 // remains per unchanged session is one stat on each side, and git's own index check.
 //
@@ -72,7 +73,7 @@ function timed(label) {
   const r = syncSessions(remote, { agentDir, folder: FOLDER });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   console.log(
-    `${label.padEnd(34)} ${ms.toFixed(0).padStart(7)} ms   pushed ${r.pushed}, pulled ${r.pulled}, merged ${r.merged}, unchanged ${r.unchanged}`,
+    `${label.padEnd(34)} ${ms.toFixed(0).padStart(7)} ms   pushed ${r.pushed}, pulled ${r.pulled}, merged ${r.merged}, deleted ${r.deleted.length}, unchanged ${r.unchanged}`,
   );
   return ms;
 }
@@ -94,6 +95,9 @@ try {
   console.log(
     `per changed session: ${((changed - idle) / CHANGED).toFixed(2)} ms; per session of the first sync: ${(first / N).toFixed(2)} ms; per unchanged session (idle / ${N}): ${(idle / N).toFixed(3)} ms`,
   );
+  for (let k = 0; k < CHANGED; k++) fs.unlinkSync(files[(k * step + 1) % N].file);
+  const deleted = timed(`resync (${CHANGED} deleted)`);
+  console.log(`per deleted session: ${((deleted - idle) / CHANGED).toFixed(2)} ms`);
 } finally {
   fs.rmSync(root, { recursive: true, force: true });
 }

@@ -49,39 +49,53 @@ function optionalPath(value, name, fn) {
 
 /**
  * Keep the sessions of this machine and a remote as one history (`pi-sessions sync`). `remote` is
- * a git URL or repository path, or a shared folder with `folder: true`. Throws
- * `SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED` (nothing written); sessions
- * left alone are listed in `problems` with their code.
- * @param {string} remote
+ * a git URL or repository path (sessions on branch `main`, or `branch`), or a shared folder with
+ * `folder: true`. A session deleted on one side since the last sync is deleted on the other (here
+ * through a `trash` command on PATH when there is one); `purge` names deleted sessions to take out
+ * of the git remote's history after the sync. Throws `SYNC_REMOTE_NOT_GIT`,
+ * `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` (nothing written); sessions left
+ * alone are listed in `problems` with their code.
  * `secrets` decides what happens to sessions holding unacknowledged credentials: `auto` (skip them
  * for a network git remote, warn for a local one), `skip`, `refuse` (throws `SYNC_SECRETS_FOUND`,
- * nothing sent) or `warn`.
- * @param {{ agentDir?: string, folder?: boolean, dryRun?: boolean, paths?: string, secrets?: string }} [options]
+ * nothing sent) or `warn`; a session held back is left as it is on both sides and deletes nothing.
+ * @param {string} remote
+ * @param {{ agentDir?: string, folder?: boolean, dryRun?: boolean, paths?: string, branch?: string,
+ *   purge?: string[], secrets?: string }} [options]
  */
 function syncSessions(remote, options = {}) {
   if (typeof remote !== "string" || remote === "") {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: remote must be a URL or a path", TypeError);
   }
-  const { agentDir, folder = false, dryRun = false, paths: pathMap, secrets = "auto" } = options ?? {};
+  const { agentDir, folder = false, dryRun = false, paths: pathMap, branch, purge = [], secrets = "auto" } =
+    options ?? {};
   if (!["auto", "skip", "refuse", "warn"].includes(secrets)) {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: secrets must be auto, skip, refuse or warn", TypeError);
   }
   const agent = optionalPath(agentDir, "agentDir", "syncSessions") ?? paths.resolvePath(paths.getAgentDir());
+  if (branch !== undefined && branch !== null && typeof branch !== "string") {
+    throw sessionError("INVALID_ARGUMENT", "syncSessions: branch must be a string", TypeError);
+  }
+  if (!Array.isArray(purge) || purge.some((p) => typeof p !== "string")) {
+    throw sessionError("INVALID_ARGUMENT", "syncSessions: purge must be an array of ids or file names", TypeError);
+  }
   // A URL (`https://…`, `git@host:path`) stays as given; a path is resolved here.
   const isUrl = remote.includes("://") || /^[^/\:]{2,}:/.test(remote);
-  const r = native.syncSessions(
-    agent,
-    isUrl ? remote : paths.resolvePath(remote),
-    Boolean(folder),
-    Boolean(dryRun),
-    optionalPath(pathMap, "paths", "syncSessions"),
+  // An absent optional field of a native options object is `undefined` (napi refuses `null`).
+  const r = native.syncSessions(agent, isUrl ? remote : paths.resolvePath(remote), {
+    folder: Boolean(folder),
+    dryRun: Boolean(dryRun),
+    paths: optionalPath(pathMap, "paths", "syncSessions") ?? undefined,
+    branch: branch ?? undefined,
+    purge,
     secrets,
-  );
+  });
   return {
     remote: r.remote,
     transport: r.transport,
+    branch: r.branch ?? null,
     dryRun: r.dryRun,
     rounds: r.rounds,
+    rewritten: r.rewritten,
     synced: r.synced.map((x) => ({
       id: x.id,
       local: x.local,
@@ -90,10 +104,14 @@ function syncSessions(remote, options = {}) {
       conflicts: x.conflicts,
       copiesRemoved: x.copiesRemoved,
       tail: x.tail,
+      restored: x.restored ?? null,
     })),
+    deleted: r.deleted.map((d) => ({ id: d.id, local: d.local, remote: d.remote, from: d.from, how: d.how })),
+    purged: r.purged.map((p) => ({ id: p.id, remote: p.remote })),
     pushed: r.pushed,
     pulled: r.pulled,
     merged: r.merged,
+    restored: r.restored,
     unchanged: r.unchanged,
     problems: r.problems.map((p) => ({ code: p.code, id: p.id ?? null, path: p.path, message: p.message })),
     secretsPolicy: r.secretsPolicy,

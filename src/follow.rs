@@ -116,6 +116,31 @@ pub struct SyncedSession {
     pub copies_removed: Vec<String>,
     /// Bytes pi appended during the write, carried over.
     pub tail: f64,
+    /// `here` or `remote`: the side that had deleted this session, which another side continued;
+    /// it is back there now. Null otherwise.
+    pub restored: Option<String>,
+}
+
+/// A session `syncSessions` deleted (or, in a dry run, would delete) because the other side had.
+#[napi(object)]
+pub struct SyncDeleted {
+    pub id: String,
+    /// The local file (gone now, or going).
+    pub local: String,
+    /// Its file name on the remote.
+    pub remote: String,
+    /// The side it was removed from: `remote` (deleted here) or `here` (deleted on the remote).
+    pub from: String,
+    /// `trash` (moved to the trash by a `trash` command) or `removed`.
+    pub how: String,
+}
+
+/// A session a purge removed from the git remote's history.
+#[napi(object)]
+pub struct SyncPurged {
+    pub id: String,
+    /// Its file name on the remote.
+    pub remote: String,
 }
 
 /// A session `syncSessions` left alone.
@@ -135,12 +160,19 @@ pub struct SyncReport {
     pub remote: String,
     /// `git` or `folder`.
     pub transport: String,
+    /// The git branch; null for a folder.
+    pub branch: Option<String>,
     pub dry_run: bool,
     pub rounds: u32,
+    /// The remote's history had been rewritten by a purge elsewhere; this machine follows it.
+    pub rewritten: bool,
     pub synced: Vec<SyncedSession>,
+    pub deleted: Vec<SyncDeleted>,
+    pub purged: Vec<SyncPurged>,
     pub pushed: u32,
     pub pulled: u32,
     pub merged: u32,
+    pub restored: u32,
     pub unchanged: u32,
     pub problems: Vec<SyncProblem>,
     /// `skip`, `refuse` or `warn`: the secrets policy in force.
@@ -173,12 +205,34 @@ fn sync_report(r: pi_session_core::sync::Report) -> SyncReport {
     SyncReport {
         remote: r.remote.clone(),
         transport: r.kind.name().to_owned(),
+        branch: r.branch.clone(),
         dry_run: r.dry_run,
         rounds: r.rounds,
+        rewritten: r.rewritten,
         pushed: n32(r.count(Action::Pushed)),
         pulled: n32(r.count(Action::Pulled)),
         merged: n32(r.count(Action::Merged)),
+        restored: n32(r.restored()),
         unchanged: n32(r.unchanged),
+        deleted: r
+            .deleted
+            .iter()
+            .map(|d| SyncDeleted {
+                id: d.id.clone(),
+                local: lossy(&d.local),
+                remote: d.remote.clone(),
+                from: d.from.name().to_owned(),
+                how: d.how.name().to_owned(),
+            })
+            .collect(),
+        purged: r
+            .purged
+            .iter()
+            .map(|p| SyncPurged {
+                id: p.id.clone(),
+                remote: p.remote.clone(),
+            })
+            .collect(),
         synced: r
             .synced
             .iter()
@@ -190,6 +244,7 @@ fn sync_report(r: pi_session_core::sync::Report) -> SyncReport {
                 conflicts: n32(x.conflicts),
                 copies_removed: x.copies_removed.iter().map(|c| lossy(c)).collect(),
                 tail: x.tail as f64,
+                restored: x.restored.map(|p| p.name().to_owned()),
             })
             .collect(),
         problems: r
@@ -218,23 +273,38 @@ fn sync_report(r: pi_session_core::sync::Report) -> SyncReport {
     }
 }
 
+/// What `syncSessions` is asked, beyond the agent dir and the remote.
+#[napi(object)]
+pub struct SyncOptions {
+    pub folder: bool,
+    pub dry_run: bool,
+    /// The path map file (default `<agentDir>/sync/paths`).
+    pub paths: Option<String>,
+    /// The git branch (default `main`).
+    pub branch: Option<String>,
+    /// Sessions (ids, id prefixes or file names) to take out of the git remote's history after
+    /// the sync.
+    pub purge: Vec<String>,
+    /// `auto` (default), `skip`, `refuse` or `warn`: what happens to sessions holding
+    /// unacknowledged credentials.
+    pub secrets: Option<String>,
+}
+
 /// Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
-/// `folder`. `paths` is the path map (default `<agentDir>/sync/paths`); `dry_run` writes
-/// nothing. Remote errors throw (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`,
-/// `SYNC_GIT_FAILED`); sessions left alone are in `problems`. `secrets` is `auto` (default),
-/// `skip`, `refuse` (`SYNC_SECRETS_FOUND`, nothing sent) or `warn`.
+/// `folder`. A session deleted on one side since the last sync is deleted on the other (here
+/// through the `trash` command on `PATH` when there is one). Remote errors throw
+/// (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
+/// bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
+/// sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
 #[napi(catch_unwind)]
 pub fn sync_sessions(
     env: Env,
     agent_dir: String,
     remote: String,
-    folder: bool,
-    dry_run: bool,
-    paths: Option<String>,
-    secrets: Option<String>,
+    options: SyncOptions,
 ) -> Result<SyncReport> {
     use pi_session_core::sync::{self, Kind, Options, SecretPolicy};
-    let policy = match secrets.as_deref() {
+    let policy = match options.secrets.as_deref() {
         None => Ok(SecretPolicy::Auto),
         Some(name) => SecretPolicy::from_name(name).ok_or_else(|| {
             CoreError::invalid_argument(format!(
@@ -244,12 +314,21 @@ pub fn sync_sessions(
     }
     .for_js(&env)?;
     let opts = Options {
+        dry_run: options.dry_run,
+        path_map: options.paths.map(std::path::PathBuf::from),
+        branch: options.branch,
+        trash: pi_session_core::trash::find(None),
+        purge: options.purge,
         secrets: policy,
-        agent_dir,
-        remote,
-        kind: if folder { Kind::Folder } else { Kind::Git },
-        dry_run,
-        path_map: paths.map(std::path::PathBuf::from),
+        ..Options::new(
+            agent_dir,
+            remote,
+            if options.folder {
+                Kind::Folder
+            } else {
+                Kind::Git
+            },
+        )
     };
     sync::sync(&opts, &mut |_, _| {})
         .map(sync_report)

@@ -278,11 +278,25 @@ for (const block of blocks.blocks) {
 }
 // The follow functions: merge, sync and move with their reports.
 const merged: Ours.MergeSessionsReport = mergeSessions("a.jsonl", "b.jsonl", { inPlace: true });
-const synced: Ours.SyncSessionsReport = syncSessions("/mnt/share/pi.git", { dryRun: true, paths: "map" });
+const synced: Ours.SyncSessionsReport = syncSessions("/mnt/share/pi.git", {
+  dryRun: true,
+  paths: "map",
+  branch: "pi",
+  purge: ["0193f0a0"],
+});
 for (const s of synced.synced) {
   const action: "push" | "pull" | "merge" = s.action;
-  void [action, s.copiesRemoved.length];
+  const restored: "here" | "remote" | null = s.restored;
+  void [action, restored, s.copiesRemoved.length];
 }
+for (const d of synced.deleted) {
+  const from: "here" | "remote" = d.from;
+  const how: "trash" | "removed" = d.how;
+  void [from, how, d.local];
+}
+const purgedNames: string[] = synced.purged.map((p) => p.remote);
+const branchName: string | null = synced.branch;
+void [purgedNames, branchName, synced.rewritten, synced.restored];
 const problemCodes: string[] = synced.problems.map((p) => p.code);
 const moved: Ours.MoveSessionsReport = moveSessions("/old", "/new", { apply: false });
 const moveStatus: Array<"planned" | "moved" | "skipped" | "failed"> = moved.files.map((f) => f.status);

@@ -35,6 +35,7 @@ pub mod text;
 pub mod timefmt;
 pub mod torn;
 pub mod transcript;
+pub mod trash;
 pub mod tree;
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
 //! `sync`: two agent dirs stand for two machines, a bare git repository (or a plain folder) for
 //! the remote. Sessions made on each side meet; one continued on both ends as one file with both
-//! continuations; conflict copies are merged and removed; homes that differ are mapped; bad input
-//! changes nothing; a second sync with nothing new writes nothing.
+//! continuations; conflict copies are merged and removed; homes that differ are mapped (a fork's
+//! `parentSession` too); a branch other than `main` is used when asked; bad input changes
+//! nothing; a second sync with nothing new writes nothing. Deletions: `sync_deletions.rs`; purges:
+//! `sync_purge.rs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pi_session_core::sync::{sync, Action, Kind, Options};
+use pi_session_core::sync::{Action, Kind, Options};
 use pi_session_core::ErrorCode;
 
 #[path = "sync/machines.rs"]
@@ -325,17 +327,10 @@ fn a_dry_run_reports_the_merge_it_would_make_and_writes_nothing() -> R {
     )?;
     a.sync(&remote, Kind::Git)?;
     let before = fs::read(&fb)?;
-    let dry = sync(
-        &Options {
-            agent_dir: b.agent.to_string_lossy().into_owned(),
-            remote: remote.clone(),
-            kind: Kind::Git,
-            dry_run: true,
-            path_map: None,
-            secrets: Default::default(),
-        },
-        &mut |_, _| {},
-    )?;
+    let dry = b.sync_with(&Options {
+        dry_run: true,
+        ..b.options(&remote, Kind::Git)
+    })?;
     assert!(dry.dry_run);
     assert_eq!(dry.count(Action::Merged), 1);
     assert_eq!(fs::read(&fb)?, before, "the dry run left b's file alone");
@@ -417,5 +412,71 @@ fn a_push_the_server_refuses_fails_with_its_message_and_the_next_sync_pushes() -
         "the session is on the remote's main"
     );
     assert_eq!(shown.stdout, before);
+    Ok(())
+}
+
+#[test]
+fn a_forks_parent_session_path_is_mapped_by_the_sync_to_the_parents_file_on_the_other_machine() -> R
+{
+    let root = temp("parent");
+    let remote = bare(&root);
+    let a = machine(&root, "a");
+    let b = machine(&root, "b");
+    // One line maps both the projects and the agent dirs of a onto b's.
+    b.map(&format!(
+        "{} = {}\n",
+        root.join("a").display(),
+        root.join("b").display()
+    ));
+    a.write("p", &[entry("p1", None, 1, "the parent")]);
+    let fork = a.file("f");
+    let header = header("f", &a.project).replace(
+        '}',
+        &format!(",\"parentSession\":\"{}\"}}", a.file("p").display()),
+    );
+    fs::write(
+        &fork,
+        format!("{header}\n{}\n", entry("p1", None, 1, "the parent")),
+    )?;
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    let on_b = fs::read_to_string(b.file("f"))?;
+    let want = format!("\"parentSession\":\"{}\"", b.file("p").display());
+    assert!(on_b.lines().next().unwrap().contains(&want), "{on_b}");
+    assert!(b.file("p").exists(), "it names the parent's file on b");
+    let quiet = b.sync(&remote, Kind::Git)?;
+    assert!(
+        quiet.synced.is_empty(),
+        "the mapping goes both ways: {:?}",
+        quiet.synced
+    );
+    Ok(())
+}
+
+#[test]
+fn a_sync_on_another_branch_leaves_main_alone_and_a_bad_branch_name_is_refused() -> R {
+    let root = temp("branch");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    a.write("s", &[entry("e1", None, 1, "on a branch")]);
+    let on = |m: &Machine, branch: &str| Options {
+        branch: Some(branch.to_owned()),
+        ..m.options(&remote, Kind::Git)
+    };
+    let ra = a.sync_with(&on(&a, "pi/sessions"))?;
+    assert_eq!(ra.branch.as_deref(), Some("pi/sessions"));
+    assert!(git_in(&remote, &["rev-parse", "--verify", "refs/heads/main"]).is_none());
+    assert!(git_in(
+        &remote,
+        &["rev-parse", "--verify", "refs/heads/pi/sessions"]
+    )
+    .is_some());
+    assert_eq!(b.sync(&remote, Kind::Git)?.count(Action::Pulled), 0);
+    assert_eq!(
+        b.sync_with(&on(&b, "pi/sessions"))?.count(Action::Pulled),
+        1
+    );
+    let e = a.sync_with(&on(&a, "no..good")).unwrap_err();
+    assert_eq!(e.code, pi_session_core::ErrorCode::InvalidArgument);
     Ok(())
 }

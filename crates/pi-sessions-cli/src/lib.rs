@@ -58,18 +58,26 @@
 //!   `resume` (an earlier run wrote the destination) or `skip`, `status` `planned` (without
 //!   `--yes`), `moved`, `skipped` or `failed`, `reason` a stable name (`locked`, `other-session`,
 //!   `diverged`, `not-a-session`) or `null`, `tail` the bytes carried over beyond the first copy.
-//! - `sync --json`: `{remote, transport, dryRun, rounds, synced: [{id, local, remote, action,
-//!   conflicts, copiesRemoved, tail}], pushed, pulled, merged, unchanged, problems: [{code, id,
-//!   path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`;
-//!   `transport` is `git` or `folder`, `action` `push`, `pull` or `merge`,
-//!   `remote` the file's name on the remote, `code` a stable name (`SESSION_MISMATCH`,
-//!   `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, an errno name). A remote
-//!   that is no git repository (`SYNC_REMOTE_NOT_GIT`) or no folder (`SYNC_REMOTE_NOT_FOLDER`)
-//!   fails the command (exit 1) before anything is written. `secretsPolicy` is `skip` or `warn`
-//!   (the default resolved: `skip` for a network git remote) or `refuse`; `secrets` lists the
-//!   sessions to send that hold unacknowledged credentials, `sent` false for one held back,
-//!   `first` true when this run reported it first. With `--refuse-secrets` such sessions fail
-//!   the command (`SYNC_SECRETS_FOUND`, exit 1) before anything is written.
+//! - `sync --json`: `{remote, transport, branch, dryRun, rounds, rewritten, synced: [{id, local,
+//!   remote, action, conflicts, copiesRemoved, tail, restored}], deleted: [{id, local, remote,
+//!   from, how}], purged: [{id, remote}], pushed, pulled, merged, restored, unchanged, problems:
+//!   [{code, id, path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent,
+//!   first}]}`; `transport` is `git` or `folder`, `branch` the git branch (`null` for a folder),
+//!   `action` `push`, `pull` or `merge`, `restored` `here` or `remote` (the side that had deleted
+//!   a session continued on the other, where it is back now) or `null`, `deleted[].from` the side
+//!   this sync removed the session from (`remote`: deleted here; `here`: deleted on the remote),
+//!   `how` `trash` or `removed`, `rewritten` whether the remote's history had been rewritten by a
+//!   purge elsewhere, `remote` the file's name on the remote, `code` a stable name
+//!   (`SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`,
+//!   `INVALID_SESSION_FILE`, `INVALID_ARGUMENT` for a `--purge` that names no deleted session, an
+//!   errno name). A remote that is no git repository (`SYNC_REMOTE_NOT_GIT`) or no folder
+//!   (`SYNC_REMOTE_NOT_FOLDER`) fails the command (exit 1) before anything is written; a bad
+//!   `--branch` is a usage error (exit 2). `secretsPolicy` is `skip` or `warn` (the default
+//!   resolved: `skip` for a network git remote) or `refuse`; `secrets` lists the sessions to send
+//!   that hold unacknowledged credentials, `sent` false for one held back (left as it is on both
+//!   sides, and never deleted on account of what the remote lacks), `first` true when this run
+//!   reported it first. With `--refuse-secrets` such sessions fail the command
+//!   (`SYNC_SECRETS_FOUND`, exit 1) before anything is written.
 
 mod args;
 mod catalog;

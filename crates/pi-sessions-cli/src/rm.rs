@@ -1,8 +1,7 @@
 //! `rm`: delete a session the way pi does: through a `trash` command when one is installed (the
 //! file can be restored), else for good; after a confirmation on a terminal.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command as Process, Stdio};
+use pi_session_core::trash::{self, Removal};
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK};
@@ -27,32 +26,6 @@ pub const CMD: Command = Command {
         "pi-sessions rm ./old.jsonl --yes",
     ],
 };
-
-/// An executable named `trash` on the search path.
-fn find_trash(path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let var = match path_var {
-        Some(v) => v.to_owned(),
-        None => std::env::var_os("PATH")?,
-    };
-    std::env::split_paths(&var)
-        .map(|d| d.join("trash"))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    let Ok(m) = std::fs::metadata(p) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        m.is_file() && m.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        m.is_file()
-    }
-}
 
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let path = resolve::session(ctx.env, &p.pos[0])?;
@@ -82,25 +55,13 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
             return Ok(EXIT_OK);
         }
     }
-    if let Some(trash) = find_trash(ctx.env.path_var.as_deref()) {
-        let arg = path.as_os_str();
-        let mut cmd = Process::new(&trash);
-        if arg.to_string_lossy().starts_with('-') {
-            cmd.arg("--");
-        }
-        let status = cmd
-            .arg(arg)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if status.is_ok_and(|s| s.success()) || !path.exists() {
-            writeln!(ctx.out, "Moved to the trash: {}", path.display())?;
-            return Ok(EXIT_OK);
-        }
+    let trash = trash::find(ctx.env.path_var.as_deref());
+    let how = trash::remove(&path, trash.as_deref()).map_err(|e| {
+        CliError::failed(format!("{}: cannot delete: {}", path.display(), e.message))
+    })?;
+    match how {
+        Removal::Trash => writeln!(ctx.out, "Moved to the trash: {}", path.display())?,
+        Removal::Removed => writeln!(ctx.out, "Deleted {}", path.display())?,
     }
-    std::fs::remove_file(&path)
-        .map_err(|e| CliError::failed(format!("{}: cannot delete: {e}", path.display())))?;
-    writeln!(ctx.out, "Deleted {}", path.display())?;
     Ok(EXIT_OK)
 }

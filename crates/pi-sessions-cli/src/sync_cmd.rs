@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use pi_session_core::json::Value;
 use pi_session_core::paths::{self, Style};
-use pi_session_core::sync::{self, Kind, Options, Report, SecretPolicy};
+use pi_session_core::sync::{self, Kind, Options, Place, Report, SecretPolicy};
+use pi_session_core::{trash, ErrorCode};
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK, EXIT_PROBLEMS};
@@ -16,21 +17,31 @@ use crate::Ctx;
 pub const CMD: Command = Command {
     name: "sync",
     summary: "keep the sessions of several machines as one history",
-    usage: "<remote> [--folder] [--paths FILE] [--dry-run] [--skip-secrets | --refuse-secrets | --send-secrets] [--json]",
+    usage: "<remote> [--folder] [--branch NAME] [--paths FILE] [--purge ID|FILE]… [--dry-run] [--skip-secrets | --refuse-secrets | --send-secrets] [--json]",
     description: "The remote is a git repository (any URL git understands, or a bare repository \
-on a shared disk) or, with --folder, a directory a file-sync tool keeps in step. A session new on \
-one side is copied to the other; one changed on both is merged (every entry of both, the latest \
-continuation last) and both sides get the result. Syncthing and Dropbox conflict copies of a \
-session are merged into it and removed. Project paths that differ between machines are mapped by \
-<agent dir>/sync/paths (or --paths FILE), lines `<path on the remote> = <path here>`. A file pi \
-appends to meanwhile keeps what it gained; one under a live writer lease is skipped. Sessions that \
-cannot be synced (another session under the same name, an unmapped path) are reported (exit 1) \
-and left as they were. Nothing is ever deleted except merged conflict copies. Before anything \
-leaves the machine, the sessions to send are scanned for credentials (see `pi-sessions secrets`): \
-to a git remote reached over the network (https, ssh, git@host:) such sessions are held back and \
-named once (later runs count them), to a local repository or folder they go with a warning; \
-acknowledged or redacted ones always go. --skip-secrets, --refuse-secrets (nothing is sent, exit \
-1) and --send-secrets choose for yourself.",
+on a shared disk; sessions on branch main, or --branch NAME) or, with --folder, a directory a \
+file-sync tool keeps in step. A session new on one side is copied to the other; one changed on \
+both is merged (every entry of both, the latest continuation last) and both sides get the result. \
+A session deleted on one side since the last sync (by `pi-sessions rm`, pi's /resume, or any \
+unlink) is deleted on the other: removed from the remote (git keeps it in its history), and on \
+the other machines at their next sync moved to the trash when a `trash` command exists, else \
+deleted. A session deleted on one side but continued on the other since is kept, with the other \
+side's lines, and brought back where it was deleted. Syncthing and Dropbox conflict copies of a \
+session are merged into it and removed. Project paths that differ between machines (a header's \
+cwd, and a fork's parentSession) are mapped by <agent dir>/sync/paths (or --paths FILE), lines \
+`<path on the remote> = <path here>`. A file pi appends to meanwhile keeps what it gained; one \
+under a live writer lease is skipped. Sessions that cannot be synced (another session under the \
+same name, an unmapped path) are reported (exit 1) and left as they were. Before anything leaves \
+the machine, the sessions to send are scanned for credentials (see `pi-sessions secrets`): to a \
+git remote reached over the network (https, ssh, git@host:) such sessions are held back and named \
+once (later runs count them), to a local repository or folder they go with a warning; \
+acknowledged or redacted ones always go. A session held back is left as it is on both sides, \
+and what the remote lacks of it deletes nothing here. --skip-secrets, --refuse-secrets (nothing \
+is sent, exit 1) and --send-secrets choose for yourself. --purge, after the sync, takes deleted \
+sessions out of the git remote's history: every commit of the branch is rewritten without the \
+file and the branch is force-pushed; the other machines follow the new history at their next \
+sync, with no step by hand (a hosted remote keeps the old objects until its own garbage \
+collection).",
     opts: &[
         Opt {
             long: "folder",
@@ -39,16 +50,28 @@ acknowledged or redacted ones always go. --skip-secrets, --refuse-secrets (nothi
             help: "the remote is a shared folder, not a git repository",
         },
         Opt {
+            long: "branch",
+            short: None,
+            value: Some("NAME"),
+            help: "the git branch the sessions are kept on (default main)",
+        },
+        Opt {
             long: "paths",
             short: None,
             value: Some("FILE"),
             help: "the path map (default <agent dir>/sync/paths)",
         },
         Opt {
+            long: "purge",
+            short: None,
+            value: Some("ID|FILE"),
+            help: "after the sync, remove this deleted session from the git history (repeatable)",
+        },
+        Opt {
             long: "dry-run",
             short: Some('n'),
             value: None,
-            help: "show what would change, change nothing",
+            help: "show what would change (deletions included), change nothing",
         },
         Opt {
             long: "skip-secrets",
@@ -79,8 +102,9 @@ acknowledged or redacted ones always go. --skip-secrets, --refuse-secrets (nothi
     max_pos: Some(1),
     examples: &[
         "pi-sessions sync git@github.com:ana/pi-sessions.git",
-        "pi-sessions sync /mnt/share/pi-sessions.git",
+        "pi-sessions sync /mnt/share/pi-sessions.git --branch laptop-and-desktop",
         "pi-sessions sync ~/Sync/pi --folder",
+        "pi-sessions rm 0193f0a0 --yes && pi-sessions sync /mnt/share/pi-sessions.git --purge 0193f0a0",
     ],
 };
 
@@ -131,6 +155,9 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         path_map: p
             .value("paths")
             .map(|f| PathBuf::from(Style::HOST.resolve_input(&ctx.env.cwd(), f, &paths::home()))),
+        branch: p.value("branch").map(str::to_owned),
+        trash: trash::find(ctx.env.path_var.as_deref()),
+        purge: p.values("purge").into_iter().map(str::to_owned).collect(),
     };
     let tty = ctx.env.is_tty_err;
     let report = {
@@ -152,7 +179,14 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         }
         r
     }
-    .map_err(|e| CliError::failed(format!("sync: {} ({})", e.message, e.js_code())))?;
+    .map_err(|e| {
+        let msg = format!("{} ({})", e.message, e.js_code());
+        if e.code == ErrorCode::InvalidArgument {
+            CliError::usage_in("sync", msg)
+        } else {
+            CliError::failed(format!("sync: {msg}"))
+        }
+    })?;
     if p.flag("json") {
         emit(ctx.out, &report_json(&report))?;
     } else {
@@ -165,36 +199,86 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     })
 }
 
+/// What a deleted or restored session's report line adds.
+fn deletion_note(from: Place, how: sync::Removal) -> &'static str {
+    match (from, how) {
+        (Place::Remote, _) => "deleted here: removed from the remote",
+        (Place::Here, sync::Removal::Trash) => "deleted on the remote: moved to the trash here",
+        (Place::Here, sync::Removal::Removed) => "deleted on the remote: deleted here",
+    }
+}
+
+fn restored_note(on: Place) -> &'static str {
+    match on {
+        Place::Here => "deleted here but continued on the remote: kept, with the remote's lines",
+        Place::Remote => "deleted on the remote but continued here: kept, and back on the remote",
+    }
+}
+
+fn synced_lines(o: &mut String, x: &sync::Synced) {
+    o.push_str(&format!(
+        "  {:<6} {}\n",
+        x.action.name(),
+        crate::text::sanitize(&x.local.to_string_lossy())
+    ));
+    if let Some(on) = x.restored {
+        o.push_str(&format!("         {}\n", restored_note(on)));
+    }
+    if x.conflicts > 0 {
+        o.push_str(&format!(
+            "         {} entr{} kept beside a differing one (mergedFrom)\n",
+            x.conflicts,
+            if x.conflicts == 1 { "y" } else { "ies" }
+        ));
+    }
+    for c in &x.copies_removed {
+        o.push_str(&format!(
+            "         conflict copy merged and removed: {}\n",
+            c.display()
+        ));
+    }
+    if x.tail > 0 {
+        o.push_str(&format!(
+            "         {} bytes appended meanwhile carried over\n",
+            x.tail
+        ));
+    }
+}
+
 fn text(ctx: &mut Ctx, r: &Report) -> CliResult {
     let st = ctx.style;
     let mut o = String::new();
     let verb = if r.dry_run { "Would sync" } else { "Synced" };
-    o.push_str(&st.bold(&format!("{verb} with {} ({})\n", r.remote, r.kind.name())));
+    let on = r
+        .branch
+        .as_ref()
+        .map_or(String::new(), |b| format!(", {b}"));
+    o.push_str(&st.bold(&format!(
+        "{verb} with {} ({}{on})\n",
+        r.remote,
+        r.kind.name()
+    )));
+    if r.rewritten {
+        o.push_str("  the remote's history was rewritten (a purge): this machine follows it\n");
+    }
     for x in &r.synced {
+        synced_lines(&mut o, x);
+    }
+    for d in &r.deleted {
         o.push_str(&format!(
-            "  {:<5} {}\n",
-            x.action.name(),
-            crate::text::sanitize(&x.local.to_string_lossy())
+            "  {:<6} {}\n         {}\n",
+            "delete",
+            crate::text::sanitize(&d.local.to_string_lossy()),
+            deletion_note(d.from, d.how)
         ));
-        if x.conflicts > 0 {
-            o.push_str(&format!(
-                "        {} entr{} kept beside a differing one (mergedFrom)\n",
-                x.conflicts,
-                if x.conflicts == 1 { "y" } else { "ies" }
-            ));
-        }
-        for c in &x.copies_removed {
-            o.push_str(&format!(
-                "        conflict copy merged and removed: {}\n",
-                c.display()
-            ));
-        }
-        if x.tail > 0 {
-            o.push_str(&format!(
-                "        {} bytes appended meanwhile carried over\n",
-                x.tail
-            ));
-        }
+    }
+    for p in &r.purged {
+        o.push_str(&format!(
+            "  {:<6} {} ({}): removed from the remote's history\n",
+            "purge",
+            crate::text::sanitize(&p.remote),
+            crate::text::sanitize(&p.id)
+        ));
     }
     secrets_text(&mut o, st, r);
     for pr in &r.problems {
@@ -207,10 +291,12 @@ fn text(ctx: &mut Ctx, r: &Report) -> CliResult {
         ));
     }
     o.push_str(&format!(
-        "{} pushed, {} pulled, {} merged, {} unchanged, {} skipped.{}\n",
+        "{} pushed, {} pulled, {} merged, {} deleted, {} restored, {} unchanged, {} skipped.{}\n",
         r.count(sync::Action::Pushed),
         r.count(sync::Action::Pulled),
         r.count(sync::Action::Merged),
+        r.deleted.len(),
+        r.restored(),
         r.unchanged,
         r.problems.len(),
         if r.dry_run {
@@ -264,9 +350,10 @@ fn secrets_text(o: &mut String, st: crate::style::Style, r: &Report) {
     }
 }
 
-/// `{remote, transport, dryRun, rounds, synced: [{id, local, remote, action, conflicts,
-/// copiesRemoved, tail}], pushed, pulled, merged, unchanged, problems: [{code, id, path,
-/// message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`.
+/// `{remote, transport, branch, dryRun, rounds, rewritten, synced: [{id, local, remote, action,
+/// conflicts, copiesRemoved, tail, restored}], deleted: [{id, local, remote, from, how}],
+/// purged: [{id, remote}], pushed, pulled, merged, restored, unchanged, problems: [{code, id,
+/// path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`.
 fn report_json(r: &Report) -> Value {
     let synced = r
         .synced
@@ -287,8 +374,27 @@ fn report_json(r: &Report) -> Value {
                         .collect()),
                 ),
                 ("tail", num(x.tail as f64)),
+                ("restored", opt(x.restored.map(Place::name))),
             ])
         })
+        .collect();
+    let deleted = r
+        .deleted
+        .iter()
+        .map(|d| {
+            obj(vec![
+                ("id", s(&d.id)),
+                ("local", s(&d.local.to_string_lossy())),
+                ("remote", s(&d.remote)),
+                ("from", s(d.from.name())),
+                ("how", s(d.how.name())),
+            ])
+        })
+        .collect();
+    let purged = r
+        .purged
+        .iter()
+        .map(|p| obj(vec![("id", s(&p.id)), ("remote", s(&p.remote))]))
         .collect();
     let problems = r
         .problems
@@ -305,31 +411,32 @@ fn report_json(r: &Report) -> Value {
     obj(vec![
         ("remote", s(&r.remote)),
         ("transport", s(r.kind.name())),
+        ("branch", opt(r.branch.as_deref())),
         ("dryRun", Value::Bool(r.dry_run)),
         ("rounds", num(f64::from(r.rounds))),
+        ("rewritten", Value::Bool(r.rewritten)),
         ("synced", arr(synced)),
+        ("deleted", arr(deleted)),
+        ("purged", arr(purged)),
         ("pushed", num(r.count(sync::Action::Pushed) as f64)),
         ("pulled", num(r.count(sync::Action::Pulled) as f64)),
         ("merged", num(r.count(sync::Action::Merged) as f64)),
+        ("restored", num(r.restored() as f64)),
         ("unchanged", num(r.unchanged as f64)),
         ("problems", arr(problems)),
         ("secretsPolicy", s(r.secrets_policy.name())),
-        (
-            "secrets",
-            arr(r
-                .secrets
-                .iter()
-                .map(|f| {
-                    obj(vec![
-                        ("id", s(&f.id)),
-                        ("path", s(&f.path.to_string_lossy())),
-                        ("kinds", arr(f.kinds.iter().map(|k| s(k.name())).collect())),
-                        ("findings", num(f.findings as f64)),
-                        ("sent", Value::Bool(f.sent)),
-                        ("first", Value::Bool(f.first)),
-                    ])
-                })
-                .collect()),
-        ),
+        ("secrets", arr(r.secrets.iter().map(flagged_json).collect())),
+    ])
+}
+
+/// `{id, path, kinds, findings, sent, first}`.
+fn flagged_json(f: &sync::Flagged) -> Value {
+    obj(vec![
+        ("id", s(&f.id)),
+        ("path", s(&f.path.to_string_lossy())),
+        ("kinds", arr(f.kinds.iter().map(|k| s(k.name())).collect())),
+        ("findings", num(f.findings as f64)),
+        ("sent", Value::Bool(f.sent)),
+        ("first", Value::Bool(f.first)),
     ])
 }

@@ -98,3 +98,104 @@ fn progress_is_drawn_on_stderr_only_when_it_is_a_terminal() {
     assert!(quiet.err.is_empty(), "{:?}", quiet.err);
     assert!(quiet.out.contains("120 unchanged"), "{}", quiet.out);
 }
+
+/// Two machines holding `one.jsonl` (session s-1) and `two.jsonl` (s-2) after a sync of each.
+fn two_synced(name: &str) -> (String, World, World) {
+    let remote = bare(&format!("{name}-remote"));
+    let a = World::new(&format!("{name}-a"));
+    let b = World::new(&format!("{name}-b"));
+    for (file, id) in [("one.jsonl", "s-1"), ("two.jsonl", "s-2")] {
+        a.write(FIXTURE_CWD, file, &format!("{}\n{ENTRY}\n", header(id)));
+    }
+    std::fs::create_dir_all(b.project_dir(FIXTURE_CWD)).unwrap();
+    for w in [&a, &b] {
+        let o = w.run(&["sync", &remote]);
+        assert_eq!(o.code, 0, "{}", o.err);
+    }
+    (remote, a, b)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_session_removed_with_rm_is_deleted_by_the_other_machines_sync_and_named_in_the_report() {
+    use std::os::unix::fs::PermissionsExt;
+    let (remote, a, b) = two_synced("sync-cli-rm");
+    let one_a = a.project_dir(FIXTURE_CWD).join("one.jsonl");
+    let one_b = b.project_dir(FIXTURE_CWD).join("one.jsonl");
+    let two_b = b.project_dir(FIXTURE_CWD).join("two.jsonl");
+    let kept = std::fs::read(&two_b).unwrap();
+    let o = a.run(&["rm", &one_a.to_string_lossy(), "--yes"]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    let o = a.run(&["sync", &remote, "--json"]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    let deleted = arr(json(&o.out).get("deleted").unwrap()).clone();
+    assert_eq!(deleted.len(), 1);
+    assert_eq!(s(deleted[0].get("id")).as_deref(), Some("s-1"));
+    assert_eq!(s(deleted[0].get("from")).as_deref(), Some("remote"));
+    assert_eq!(s(deleted[0].get("how")).as_deref(), Some("removed"));
+
+    let dry = b.run(&["sync", &remote, "--dry-run"]);
+    assert!(
+        dry.out.contains("delete") && dry.out.contains("1 deleted"),
+        "{}",
+        dry.out
+    );
+    assert!(one_b.exists(), "the dry run deleted nothing");
+
+    // b has a trash command: the file goes there.
+    let bin = b.root.join("bin");
+    let can = b.root.join("can");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&can).unwrap();
+    let script = bin.join("trash");
+    let body = format!("#!/bin/sh\nmv \"$@\" '{}'/\n", can.display());
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut env = b.env();
+    env.path_var = Some(bin.into_os_string());
+    let o = b.run_with(&env, &["sync", &remote]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(
+        o.out
+            .contains("deleted on the remote: moved to the trash here"),
+        "{}",
+        o.out
+    );
+    assert!(!one_b.exists() && can.join("one.jsonl").exists());
+    assert_eq!(std::fs::read(&two_b).unwrap(), kept, "nothing else touched");
+}
+
+#[test]
+fn a_purge_through_the_cli_reports_the_file_it_took_out_of_the_history_and_a_bad_branch_is_usage() {
+    let (remote, a, _b) = two_synced("sync-cli-purge");
+    let one = a.project_dir(FIXTURE_CWD).join("one.jsonl");
+    std::fs::remove_file(&one).unwrap();
+    let o = a.run(&["sync", &remote, "--purge", "one.jsonl", "--json"]);
+    assert_eq!(o.code, 0, "{}", o.err);
+    let v = json(&o.out);
+    let purged = arr(v.get("purged").unwrap());
+    assert_eq!(s(purged[0].get("id")).as_deref(), Some("s-1"));
+    let log = std::process::Command::new("git")
+        .args([
+            "--git-dir",
+            &remote,
+            "log",
+            "--all",
+            "--",
+            "sessions/one.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert!(log.status.success() && log.stdout.is_empty());
+    let bad = a.run(&["sync", &remote, "--branch", "two..dots"]);
+    assert_eq!(bad.code, 2, "{}", bad.err);
+    assert!(bad.err.contains("INVALID_ARGUMENT"), "{}", bad.err);
+    let folder = a.run(&[
+        "sync",
+        &a.root.to_string_lossy(),
+        "--folder",
+        "--purge",
+        "x",
+    ]);
+    assert_eq!(folder.code, 2, "{}", folder.err);
+}

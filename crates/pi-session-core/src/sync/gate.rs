@@ -200,6 +200,7 @@ mod tests {
             remote: r.to_owned(),
             home: PathBuf::new(),
             root: PathBuf::new(),
+            branch: crate::sync::transport::DEFAULT_BRANCH.to_owned(),
         }
     }
 

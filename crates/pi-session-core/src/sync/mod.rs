@@ -2,26 +2,32 @@
 //! through a git remote or a shared folder (see `transport`).
 //!
 //! A round: the remote is brought up to date (git: fetch, reset the sync's own work tree), both
-//! sides are listed (`scan`), every session that changed on either side since the state recorded
-//! it is reconciled (`reconcile`), the state is saved and the remote published (git: commit,
-//! push; a push someone beat is answered by another round, up to three). A session is never
-//! deleted by a sync: one removed on one side comes back from the other.
+//! sides are listed (`scan`), the local sessions that would leave the machine are scanned for
+//! credentials (`gate`: one held back sits the round out on both sides, deletions included),
+//! every other session that changed on either side since the state recorded it is reconciled
+//! (`reconcile`), one the state saw that is gone from a side is judged a deletion or not
+//! (`deletion`), and the remote is published (git: commit, push; a push someone beat is
+//! answered by another round, up to three). Then the state is saved: only once the remote holds
+//! what it describes, so that a run killed or refused before that is judged again from the old
+//! state and never takes a session it failed to publish for one deleted there.
 //!
 //! Safe while pi runs: local files are written as `write` describes (appends carried over), and a
 //! file under this store's writer lease is skipped and reported (`SESSION_LOCKED`). Per session
 //! problems (`SESSION_MISMATCH`: two files of different sessions; `SYNC_UNMAPPED_PATH`: a
 //! project path of another machine with no place here) leave that session's files as they were
 //! and the rest goes on. A remote that is not what it should be fails the whole sync before
-//! anything is written.
-//!
-//! Not mapped: a header's `parentSession` (the path of the session a fork came from) travels as
-//! the machine that pushed it wrote it; on the other machine it may name no file.
+//! anything is written. After the sync, a purge (`purge`) can take deleted sessions out of a git
+//! remote's history.
 
+mod deletion;
 pub mod gate;
+mod git;
 pub mod header;
 pub mod names;
 pub mod pathmap;
+mod purge;
 mod reconcile;
+pub mod report;
 pub mod scan;
 pub mod state;
 pub mod transport;
@@ -32,12 +38,14 @@ use std::path::{Path, PathBuf};
 
 pub use gate::{Flagged, SecretPolicy};
 pub use pathmap::PathMap;
+pub use report::{Action, Deleted, Place, Problem, Purged, Removal, Report, Synced};
 pub use transport::Kind;
 
 use crate::error::{Error, ErrorCode, Result};
+use deletion::Trust;
 use reconcile::Step;
 use state::State;
-use transport::{Pushed, Transport};
+use transport::{Pulled, Pushed, Transport};
 
 /// What to sync with, and how.
 #[derive(Debug, Clone)]
@@ -50,90 +58,33 @@ pub struct Options {
     pub dry_run: bool,
     /// The path map config; `None` is `<agentDir>/sync/paths`.
     pub path_map: Option<PathBuf>,
+    /// The git branch; `None` is `main`. A branch for a folder is `INVALID_ARGUMENT`.
+    pub branch: Option<String>,
+    /// The `trash` command a session deleted on the remote goes through here (see
+    /// [`crate::trash::find`]); `None` deletes it.
+    pub trash: Option<PathBuf>,
+    /// Sessions (ids, id prefixes or file names) to take out of a git remote's history after
+    /// the sync (see `purge`); each must be deleted already.
+    pub purge: Vec<String>,
     /// What happens to sessions holding unacknowledged credentials (see `gate`).
     pub secrets: SecretPolicy,
 }
 
-/// What a sync did to one session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Copied (or its changes copied) from this machine to the remote.
-    Pushed,
-    /// Copied (or its changes copied) from the remote to this machine.
-    Pulled,
-    /// Both sides (or conflict copies) changed it: joined, and both sides hold the union.
-    Merged,
-}
-
-impl Action {
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::Pushed => "push",
-            Action::Pulled => "pull",
-            Action::Merged => "merge",
+impl Options {
+    /// A sync of `agent_dir` with `remote` that writes, on `main`, with the default path map,
+    /// deleting without a trash command, purging nothing, with the default secrets policy.
+    pub fn new(agent_dir: impl Into<String>, remote: impl Into<String>, kind: Kind) -> Options {
+        Options {
+            agent_dir: agent_dir.into(),
+            remote: remote.into(),
+            kind,
+            dry_run: false,
+            path_map: None,
+            branch: None,
+            trash: None,
+            purge: Vec::new(),
+            secrets: SecretPolicy::default(),
         }
-    }
-}
-
-/// A session a sync wrote (or, in a dry run, would write).
-#[derive(Debug, Clone)]
-pub struct Synced {
-    pub id: String,
-    pub local: PathBuf,
-    /// Its file name on the remote.
-    pub remote: String,
-    pub action: Action,
-    /// Entries kept under a new id because both sides had the id with other content.
-    pub conflicts: usize,
-    /// Conflict copies merged in and removed.
-    pub copies_removed: Vec<PathBuf>,
-    /// Bytes pi appended while the file was rewritten, carried over.
-    pub tail: u64,
-}
-
-/// A session left alone, and why.
-#[derive(Debug, Clone)]
-pub struct Problem {
-    /// A stable code: `SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`,
-    /// `SYNC_DUPLICATE_SESSION`, or an I/O errno name.
-    pub code: &'static str,
-    pub id: Option<String>,
-    pub path: PathBuf,
-    pub message: String,
-}
-
-impl Problem {
-    pub fn new(code: &'static str, id: Option<&str>, path: &Path, message: String) -> Problem {
-        Problem {
-            code,
-            id: id.map(str::to_owned),
-            path: path.to_path_buf(),
-            message,
-        }
-    }
-}
-
-/// What a sync did.
-#[derive(Debug, Clone)]
-pub struct Report {
-    pub remote: String,
-    pub kind: Kind,
-    pub dry_run: bool,
-    pub synced: Vec<Synced>,
-    /// Sessions both sides already held alike.
-    pub unchanged: usize,
-    pub problems: Vec<Problem>,
-    /// Rounds run (more than one when a push was beaten by another machine's).
-    pub rounds: u32,
-    /// The secrets policy in force (`skip` or `warn`; `auto` resolved).
-    pub secrets_policy: SecretPolicy,
-    /// Sessions holding unacknowledged credentials: held back, or sent with a warning.
-    pub secrets: Vec<Flagged>,
-}
-
-impl Report {
-    pub fn count(&self, a: Action) -> usize {
-        self.synced.iter().filter(|s| s.action == a).count()
     }
 }
 
@@ -146,7 +97,12 @@ pub fn sync(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Re
         .clone()
         .unwrap_or_else(|| agent.join("sync").join("paths"));
     let map = PathMap::load(&map_path)?;
-    let t = Transport::open(agent, &opts.remote, opts.kind)?;
+    let t = Transport::open(agent, &opts.remote, opts.kind, opts.branch.as_deref())?;
+    if !opts.purge.is_empty() && t.kind == Kind::Folder {
+        return Err(Error::invalid_argument(
+            "a purge is for a git remote (a shared folder keeps no history of its own)",
+        ));
+    }
     // One sync per remote at a time (a second is refused with SESSION_LOCKED); under this lease a
     // lock git left in the work tree is a killed sync's, and safe to clear.
     // Ours, and it holds copies of every session: private (see `fsio::private`).
@@ -154,21 +110,31 @@ pub fn sync(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Re
     crate::fsio::ensure_private_dir(&t.home)?;
     let _lease = crate::lock::acquire(&t.home.join("sync"))?;
     for rounds in 1..=3 {
-        t.pull()?;
-        let mut report = round(opts, &t, &map, &map_path, progress)?;
+        let pulled = t.pull()?;
+        let (mut report, st) = round(opts, &t, pulled, &map, &map_path, progress)?;
         report.rounds = rounds;
         if opts.dry_run {
+            purge_into(&t, opts, &mut report)?;
             return Ok(report);
         }
         let msg = format!(
-            "pi-sessions sync from {}: {} pushed, {} merged",
+            "pi-sessions sync from {}: {} pushed, {} merged, {} deleted",
             crate::lock::hostname(),
             report.count(Action::Pushed),
-            report.count(Action::Merged)
+            report.count(Action::Merged),
+            report
+                .deleted
+                .iter()
+                .filter(|d| d.from == Place::Remote)
+                .count()
         );
-        if t.push(&msg)? != Pushed::Rejected {
-            return Ok(report);
+        if t.push(&msg)? == Pushed::Rejected {
+            continue;
         }
+        st.save(&t.state_path())?;
+        t.settled();
+        purge_into(&t, opts, &mut report)?;
+        return Ok(report);
     }
     Err(Error::new(
         ErrorCode::SyncGitFailed,
@@ -179,23 +145,73 @@ pub fn sync(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Re
     ))
 }
 
+/// The purge asked for, after the sync: a target that names no deleted session is a problem of
+/// the report (nothing is purged then), a failure of git an error.
+fn purge_into(t: &Transport, opts: &Options, report: &mut Report) -> Result<()> {
+    if opts.purge.is_empty() {
+        return Ok(());
+    }
+    match purge::purge(t, &opts.purge, opts.dry_run) {
+        Ok(p) => report.purged = p,
+        Err(e) if e.code == ErrorCode::InvalidArgument => {
+            report
+                .problems
+                .push(Problem::new(e.js_code(), None, Path::new(""), e.message));
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Which sessions missing on the remote it deleted (see `deletion`).
+fn remote_trust(t: &Transport, pulled: Pulled) -> Result<Trust> {
+    Ok(if !pulled.present {
+        Trust::Nothing
+    } else if pulled.rewritten {
+        Trust::Only(purge::deleted_in_history(t)?)
+    } else {
+        Trust::All
+    })
+}
+
+/// Whether the gate held session `id` back. Such a session is left out of the round on both
+/// sides, deletions included: the remote's copy (or its absence) is not judged against it, so
+/// what the remote lacks is not taken for a deletion there (which would delete the copy here),
+/// and the state keeps what it recorded at the last sync the session went through (or nothing),
+/// never bytes this run did not send (which would make the next run take the remote's lack of
+/// them for a deletion). Once it may go, it is judged as any session changed here since.
+fn held_back(flagged: &[gate::Flagged], id: &str) -> bool {
+    flagged.iter().any(|f| !f.sent && f.id == id)
+}
+
+/// One round: every session of either side or of the state reconciled. Returns the report and
+/// the state to save once the remote is published.
 fn round(
     opts: &Options,
     t: &Transport,
+    pulled: Pulled,
     map: &PathMap,
     map_path: &Path,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<Report> {
-    let state_path = t.state_path();
-    let mut st = State::load(&state_path);
+) -> Result<(Report, State)> {
+    let mut st = State::load(&t.state_path());
     let mut problems = Vec::new();
     let remote_dir = t.sessions_dir();
     let (local, remote) = scan_sides(&opts.agent_dir, &st, &remote_dir, &mut problems)?;
+    // Before anything is written: a refusal stops the run here, and a session held back is
+    // left out of the round altogether (see `held_back`).
     let flagged = gate::check(opts.secrets, t, &opts.agent_dir, &local, &st, opts.dry_run)?;
-    let mut ids: Vec<&String> = local.by_id.keys().chain(remote.by_id.keys()).collect();
+    let mut ids: Vec<String> = local
+        .by_id
+        .keys()
+        .chain(remote.by_id.keys())
+        .chain(st.sessions.keys())
+        .cloned()
+        .collect();
     ids.sort();
     ids.dedup();
-    ids.retain(|id| !flagged.iter().any(|f| !f.sent && &f.id == *id));
+    ids.retain(|id| !held_back(&flagged, id));
+    let trust = remote_trust(t, pulled)?;
     let ctx = reconcile::Ctx {
         agent_dir: &opts.agent_dir,
         map,
@@ -208,40 +224,59 @@ fn round(
             Kind::Git => crate::fsio::Durability::Buffered,
             Kind::Folder => crate::fsio::Durability::Fsync,
         },
+        local_present: Path::new(&crate::paths::sessions_root(&opts.agent_dir)).is_dir(),
+        remote_trust: &trust,
+        trash: opts.trash.as_deref(),
         remote_private: t.kind == Kind::Git,
     };
-    let mut report = Report {
-        remote: t.remote.clone(),
-        kind: t.kind,
-        dry_run: opts.dry_run,
-        synced: Vec::new(),
-        unchanged: 0,
-        problems: Vec::new(),
-        rounds: 1,
-        secrets_policy: gate::effective(opts.secrets, t),
-        secrets: flagged,
-    };
+    let mut report = Report::start(opts, t, pulled, flagged);
     for (i, id) in ids.iter().enumerate() {
         progress(i, ids.len());
-        match reconcile::one(&ctx, id, st.sessions.get(*id)) {
+        let seen = st.sessions.get(id);
+        match reconcile::one(&ctx, id, seen) {
             Ok(Step::Unchanged) => report.unchanged += 1,
             Ok(Step::Same(seen)) => {
                 report.unchanged += 1;
-                st.sessions.insert((*id).clone(), seen);
+                st.sessions.insert(id.clone(), seen);
             }
             Ok(Step::Synced(s, seen)) => {
                 report.synced.push(s);
-                st.sessions.insert((*id).clone(), seen);
+                st.sessions.insert(id.clone(), seen);
             }
-            Err(e) => problems.push(problem(&local, &remote, id, e)),
+            Ok(Step::Deleted(d)) => {
+                report.deleted.push(d);
+                st.sessions.remove(id);
+            }
+            Ok(Step::Forget) => {
+                st.sessions.remove(id);
+            }
+            Err(e) => problems.push(problem(&local, &remote, &st, id, e)),
         }
     }
     progress(ids.len(), ids.len());
     report.problems = problems;
-    if !opts.dry_run {
-        st.save(&state_path)?;
+    Ok((report, st))
+}
+
+impl Report {
+    /// The report of a round that has done nothing yet.
+    fn start(opts: &Options, t: &Transport, pulled: Pulled, secrets: Vec<gate::Flagged>) -> Report {
+        Report {
+            remote: t.remote.clone(),
+            kind: t.kind,
+            branch: (t.kind == Kind::Git).then(|| t.branch.clone()),
+            dry_run: opts.dry_run,
+            synced: Vec::new(),
+            deleted: Vec::new(),
+            unchanged: 0,
+            problems: Vec::new(),
+            rounds: 1,
+            rewritten: pulled.rewritten,
+            purged: Vec::new(),
+            secrets_policy: gate::effective(opts.secrets, t),
+            secrets,
+        }
     }
-    Ok(report)
 }
 
 /// Both sides' sessions; a file whose size and mtime are as `st` recorded is known without
@@ -281,12 +316,13 @@ fn scan_sides(
     ))
 }
 
-fn problem(local: &scan::Side, remote: &scan::Side, id: &str, e: Error) -> Problem {
+fn problem(local: &scan::Side, remote: &scan::Side, st: &State, id: &str, e: Error) -> Problem {
     let path = local
         .by_id
         .get(id)
         .or_else(|| remote.by_id.get(id))
         .map(|g| g.main.path.clone())
+        .or_else(|| st.sessions.get(id).map(|s| s.local.clone()))
         .unwrap_or_default();
     Problem::new(e.js_code(), Some(id), &path, e.message)
 }

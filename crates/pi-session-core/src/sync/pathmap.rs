@@ -4,11 +4,16 @@
 //! the remote's). `#` starts a comment. The remote always holds the left side: a session's `cwd`
 //! under a right-side prefix is written there with the left-side prefix, and read back the other
 //! way. A path under no prefix is the same on both sides.
+//!
+//! A fork's `parentSession` (the file it was made from) moves the same way, and when it lies in
+//! the session dir named for the session's own project (`--home-ana-src-app--`, the usual fork)
+//! that directory's name is renamed for the project's path on the other side, so that with the
+//! agent dirs mapped too (a line for the home dirs) it names the parent's file on each machine.
 
 use std::path::Path;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fsio;
+use crate::{fsio, paths};
 
 /// The prefix pairs of a config, longest first (so `/a/b` wins over `/a`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -125,6 +130,34 @@ impl PathMap {
     }
 }
 
+/// `path` with its directory's name `--<from>--` (the session dir of project `from`) renamed for
+/// project `to`; as it was when its directory has another name.
+fn rename_session_dir(path: &str, from: &str, to: &str) -> String {
+    let (from, to) = (paths::encode_cwd(from), paths::encode_cwd(to));
+    let file_at = path.rfind(['/', '\\']);
+    let dir_at = file_at.and_then(|f| path[..f].rfind(['/', '\\']));
+    match (dir_at, file_at) {
+        (Some(d), Some(f)) if path[d + 1..f] == from => {
+            format!("{}{to}{}", &path[..=d], &path[f..])
+        }
+        _ => path.to_owned(),
+    }
+}
+
+impl PathMap {
+    /// A fork's `parentSession` of a local session (project `local_cwd`, `remote_cwd` on the
+    /// remote) as the remote names it.
+    pub fn parent_to_remote(&self, parent: &str, local_cwd: &str, remote_cwd: &str) -> String {
+        rename_session_dir(&self.to_remote(parent), local_cwd, remote_cwd)
+    }
+
+    /// A remote session's `parentSession` as this machine names it, the inverse of
+    /// [`PathMap::parent_to_remote`].
+    pub fn parent_to_local(&self, parent: &str, remote_cwd: &str, local_cwd: &str) -> String {
+        rename_session_dir(&self.to_local(parent).0, remote_cwd, local_cwd)
+    }
+}
+
 /// The error for a remote project path that has no place here.
 pub fn unmapped(cwd: &str, config: &Path) -> Error {
     Error::new(
@@ -173,6 +206,25 @@ mod tests {
         // POSIX prefixes stay case-sensitive.
         let m = PathMap::parse("/Users/ana = /home/ana\n").unwrap();
         assert_eq!(m.to_local("/users/ana/x"), ("/users/ana/x".into(), false));
+    }
+
+    #[test]
+    fn a_parent_in_the_projects_own_session_dir_follows_the_project_and_others_only_the_prefix() {
+        let m = PathMap::parse("/Users/ana = /home/ana\n").unwrap();
+        let (lc, rc) = ("/home/ana/src/app", "/Users/ana/src/app");
+        let own = "/home/ana/.pi/agent/sessions/--home-ana-src-app--/p.jsonl";
+        let there = m.parent_to_remote(own, lc, rc);
+        assert_eq!(
+            there,
+            "/Users/ana/.pi/agent/sessions/--Users-ana-src-app--/p.jsonl"
+        );
+        assert_eq!(m.parent_to_local(&there, rc, lc), own);
+        let other = "/home/ana/.pi/agent/sessions/--home-ana-src-lib--/p.jsonl";
+        assert_eq!(
+            m.parent_to_remote(other, lc, rc),
+            "/Users/ana/.pi/agent/sessions/--home-ana-src-lib--/p.jsonl"
+        );
+        assert_eq!(m.parent_to_remote("p.jsonl", lc, rc), "p.jsonl");
     }
 
     #[test]

@@ -1,15 +1,17 @@
 //! One session, both sides: decide what each side must hold, then write it. A session new on one
 //! side is copied to the other; one changed on both is joined by the core's merge (every entry of
 //! both, conflicts kept beside each other); conflict copies are merged into their file and then
-//! removed. All bytes are compared in the remote's spelling of the project path.
+//! removed. A session the state saw that is gone from one side is judged by `deletion`. All
+//! bytes are compared in the remote's spelling of the project path (see `header`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use super::deletion::{self, Trust, Verdict};
 use super::scan::{head_id, Found, Group, Side};
-use super::state::{Seen, Stamp};
+use super::state::{self, Seen, Stamp};
 use super::write::{self, Opened};
-use super::{header, pathmap, Action, PathMap, Synced};
+use super::{header, pathmap, Action, Deleted, PathMap, Place, Synced};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{fsio, lock, merge, paths};
 
@@ -25,6 +27,12 @@ pub struct Ctx<'a> {
     /// How remote files are written: fsynced for a shared folder (it is the shared copy); not
     /// for a git work tree, which the commit makes durable and the next round resets anyway.
     pub remote_durability: fsio::Durability,
+    /// This machine has a sessions dir at all (else nothing here counts as deleted).
+    pub local_present: bool,
+    /// Which sessions missing on the remote were deleted there.
+    pub remote_trust: &'a Trust,
+    /// The `trash` command a local deletion goes through, if there is one.
+    pub trash: Option<&'a Path>,
     /// Remote files are private: a git work tree under the sync's own directory is (see
     /// `fsio::private`); a shared folder is the user's and keeps the usual modes.
     pub remote_private: bool,
@@ -36,6 +44,10 @@ pub enum Step {
     /// Both sides already held the same; only the state learns it.
     Same(Seen),
     Synced(Synced, Seen),
+    /// Removed from one side because the other had deleted it; the state forgets it.
+    Deleted(Deleted),
+    /// Gone from both sides; the state forgets it.
+    Forget,
 }
 
 /// The bytes each side holds now and must hold after.
@@ -64,7 +76,9 @@ pub fn one(ctx: &Ctx, id: &str, seen: Option<&Seen>) -> Result<Step> {
     let dirty = changed(l, seen.map(|s| (s.local.as_path(), s.local_stamp)))
         || changed(r, remote_seen.as_ref().map(|(p, st)| (p.as_path(), *st)))
         || l.is_none()
-        || r.is_none();
+        || r.is_none()
+        // A session of a version 1 state is compared once more, so that its hashes are recorded.
+        || seen.is_some_and(|s| s.hashes.is_none());
     if !dirty {
         return Ok(Step::Unchanged);
     }
@@ -79,13 +93,24 @@ pub fn one(ctx: &Ctx, id: &str, seen: Option<&Seen>) -> Result<Step> {
             ));
         }
     }
+    let mut restored = None;
+    if let Some(seen) = seen.filter(|_| l.is_none() || r.is_none()) {
+        match deletion::verdict(ctx, seen, l, r)? {
+            Verdict::Forget => return Ok(Step::Forget),
+            Verdict::Delete(from) => {
+                return deletion::apply(ctx, seen, l, r, from).map(Step::Deleted)
+            }
+            Verdict::Restore(place) => restored = Some(place),
+            Verdict::CopyBack => {}
+        }
+    }
     let target = match (l, r) {
         (Some(l), None) => push_new(ctx, id, l)?,
         (None, Some(r)) => pull_new(ctx, id, r)?,
         (Some(l), Some(r)) => both(ctx, l, r)?,
-        (None, None) => return Ok(Step::Unchanged),
+        (None, None) => return Ok(Step::Forget),
     };
-    commit(ctx, id, target)
+    commit(ctx, id, target, restored)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -110,7 +135,7 @@ fn fold(mut bytes: Vec<u8>, copies: &[Found]) -> Result<(Vec<u8>, usize)> {
 }
 
 fn cwd_of(bytes: &[u8]) -> Option<String> {
-    header::read(bytes).and_then(|(_, c)| c)
+    header::read(bytes).and_then(|h| h.cwd)
 }
 
 fn mismatch(path: &Path, other: &str, id: &str) -> Error {
@@ -130,10 +155,7 @@ fn push_new(ctx: &Ctx, id: &str, l: &Group) -> Result<Target> {
     }
     let opened = write::open(&l.main.path)?;
     let (lf, conflicts) = fold(opened.bytes.clone(), &l.copies)?;
-    let remote_new = match cwd_of(&lf) {
-        Some(c) => header::with_cwd(&lf, &ctx.map.to_remote(&c)),
-        None => lf.clone(),
-    };
+    let remote_new = header::to_remote(&lf, ctx.map);
     Ok(Target {
         local_path: l.main.path.clone(),
         local_old: Some(opened),
@@ -175,7 +197,7 @@ fn pull_new(ctx: &Ctx, id: &str, r: &Group) -> Result<Target> {
     Ok(Target {
         local_path,
         local_old: None,
-        local_new: header::with_cwd(&rf, &lc),
+        local_new: header::to_local(&rf, ctx.map, &lc),
         remote_path: r.main.path.clone(),
         remote_old: Some(rb),
         remote_new: rf,
@@ -218,15 +240,12 @@ fn both(ctx: &Ctx, l: &Group, r: &Group) -> Result<Target> {
     let opened = write::open(&l.main.path)?;
     let (lf, c1) = fold(opened.bytes.clone(), &l.copies)?;
     let cwd = cwd_of(&lf);
-    let lc = match &cwd {
-        Some(c) => header::with_cwd(&lf, &ctx.map.to_remote(c)),
-        None => lf,
-    };
+    let lc = header::to_remote(&lf, ctx.map);
     let rb = read(&r.main.path)?;
     let (rf, c2) = fold(rb.clone(), &r.copies)?;
     let (m, c3, merged) = combine(lc, &rf)?;
     let local_new = match &cwd {
-        Some(c) => header::with_cwd(&m, c),
+        Some(c) => header::to_local(&m, ctx.map, c),
         None => m.clone(),
     };
     let copies = l.copies.iter().chain(&r.copies).map(|c| c.path.clone());
@@ -245,7 +264,7 @@ fn both(ctx: &Ctx, l: &Group, r: &Group) -> Result<Target> {
 
 /// Write what changed: the local file first (so a carried-over tail reaches the remote too),
 /// then the remote file, then the conflict copies go.
-fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
+fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result<Step> {
     let local_changes = t.local_old.as_ref().is_none_or(|o| o.bytes != t.local_new);
     let mut remote_changes = t.remote_old.as_ref().is_none_or(|o| *o != t.remote_new);
     let mut tail = 0;
@@ -254,6 +273,7 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
             let carried = write_local(&t)?;
             tail = carried.len() as u64;
             if !carried.is_empty() {
+                t.local_new.extend_from_slice(&carried);
                 t.remote_new.extend_from_slice(&carried);
                 remote_changes = true;
             }
@@ -276,9 +296,10 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
     let seen = Seen {
         id: id.to_owned(),
         local: t.local_path.clone(),
-        local_stamp: Stamp::at(&t.local_path).unwrap_or_default(),
+        local_stamp: Stamp::of_len(&t.local_path, t.local_new.len()),
+        hashes: Some((state::hash(&t.local_new), state::hash(&t.remote_new))),
         remote: name.clone().unwrap_or_default(),
-        remote_stamp: Stamp::at(&t.remote_path).unwrap_or_default(),
+        remote_stamp: Stamp::of_len(&t.remote_path, t.remote_new.len()),
     };
     let action = match (local_changes, remote_changes) {
         _ if t.merged => Action::Merged,
@@ -295,6 +316,7 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target) -> Result<Step> {
         conflicts: t.conflicts,
         copies_removed: t.copies,
         tail,
+        restored,
     };
     Ok(Step::Synced(synced, seen))
 }

@@ -65,7 +65,7 @@ pub fn head_id(path: &Path) -> Option<String> {
             break;
         }
     }
-    header::read(&buf[..len]).map(|(id, _)| id)
+    header::read(&buf[..len]).map(|h| h.id)
 }
 
 /// Group the files of one directory into `side`; `known` gives the id of a file the state

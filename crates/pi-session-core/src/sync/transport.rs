@@ -3,18 +3,20 @@
 //! file-sync tool keeps in step. Either way the shared copy is a directory `sessions/` of
 //! `<name>.jsonl` files, one per session, named as on the machine that made it, with the
 //! header's `cwd` in the remote's spelling (see `pathmap`). For git that directory is a work
-//! tree of the sync's own under `<agentDir>/sync/`, reset to the remote's branch before a sync and
-//! committed and pushed after it.
+//! tree of the sync's own under `<agentDir>/sync/`, reset to the remote's branch (`main`, or the
+//! one asked for) before a sync and committed and pushed after it. A fetch that finds the branch's
+//! history no longer containing the one fetched before (a purge elsewhere, see `purge`) marks the
+//! clone rewritten until a sync completes, and drops the old history from the clone.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use super::git;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fsio;
 use crate::merge::fnv1a;
 
-/// The branch the sessions are kept on.
-pub const BRANCH: &str = "main";
+/// The branch the sessions are kept on unless another is asked for.
+pub const DEFAULT_BRANCH: &str = "main";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -41,6 +43,19 @@ pub struct Transport {
     pub home: PathBuf,
     /// The directory that holds `sessions/`.
     pub root: PathBuf,
+    /// The git branch (`main` unless asked; unused for a folder).
+    pub branch: String,
+}
+
+/// What bringing the shared copy up to date found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pulled {
+    /// The remote holds a copy at all (git: its branch exists; a folder: its `sessions/`). Only
+    /// then can a session missing there have been deleted there.
+    pub present: bool,
+    /// The branch's history was rewritten (a purge elsewhere) since this clone last fetched it,
+    /// and no sync has completed since.
+    pub rewritten: bool,
 }
 
 /// What a push did.
@@ -50,57 +65,6 @@ pub enum Pushed {
     Done,
     /// Someone pushed first: fetch and sync again.
     Rejected,
-}
-
-fn git(dir: Option<&Path>, args: &[&str]) -> Result<Output> {
-    let mut c = Command::new("git");
-    if let Some(d) = dir {
-        c.arg("-C").arg(d);
-    }
-    c.args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C");
-    private_umask(&mut c);
-    c.output().map_err(|e| {
-        Error::new(
-            ErrorCode::SyncGitFailed,
-            format!("cannot run git (is it installed?): {e}"),
-        )
-    })
-}
-
-/// The work tree and repository git makes under the sync's private directory are private too:
-/// git runs with umask 077 (its files 0600, its directories 0700).
-#[cfg(unix)]
-fn private_umask(c: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: runs in the forked child before exec; umask is async-signal-safe, allocates
-    // nothing and takes no lock, which is all pre_exec asks of its closure.
-    unsafe {
-        c.pre_exec(|| {
-            libc::umask(0o077);
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(unix))]
-fn private_umask(_c: &mut Command) {}
-
-/// Run git and fail with its stderr unless it succeeds.
-fn git_ok(dir: &Path, args: &[&str]) -> Result<Output> {
-    let out = git(Some(dir), args)?;
-    if !out.status.success() {
-        return Err(Error::new(
-            ErrorCode::SyncGitFailed,
-            format!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        ));
-    }
-    Ok(out)
 }
 
 fn absolute_if_local(remote: &str) -> String {
@@ -117,10 +81,23 @@ impl Transport {
     /// Check the remote and name the sync's directory for it; creates nothing. A git remote that
     /// `git ls-remote` cannot read is `SYNC_REMOTE_NOT_GIT`, a folder that is not a directory
     /// `SYNC_REMOTE_NOT_FOLDER`.
-    pub fn open(agent_dir: &Path, remote: &str, kind: Kind) -> Result<Transport> {
+    pub fn open(
+        agent_dir: &Path,
+        remote: &str,
+        kind: Kind,
+        branch: Option<&str>,
+    ) -> Result<Transport> {
         let remote = absolute_if_local(remote);
-        let key = format!("{}-{:016x}", kind.name(), fnv1a(&[remote.as_bytes()]));
-        let home = agent_dir.join("sync").join(key);
+        let branch = check_branch(kind, branch)?;
+        // The default branch keeps the key sync had before branches could be chosen.
+        let key = if branch == DEFAULT_BRANCH {
+            fnv1a(&[remote.as_bytes()])
+        } else {
+            fnv1a(&[remote.as_bytes(), b"\0", branch.as_bytes()])
+        };
+        let home = agent_dir
+            .join("sync")
+            .join(format!("{}-{key:016x}", kind.name()));
         let root = match kind {
             Kind::Folder => {
                 if !Path::new(&remote).is_dir() {
@@ -141,7 +118,7 @@ impl Transport {
                         ),
                     ));
                 }
-                let out = git(None, &["ls-remote", "--heads", &remote])?;
+                let out = git::run(None, &["ls-remote", "--heads", &remote])?;
                 if !out.status.success() {
                     return Err(Error::new(
                         ErrorCode::SyncRemoteNotGit,
@@ -159,6 +136,7 @@ impl Transport {
             remote,
             home,
             root,
+            branch,
         })
     }
 
@@ -170,38 +148,72 @@ impl Transport {
         self.home.join("state.tsv")
     }
 
+    /// Marks a rewritten history seen but not yet settled by a completed sync.
+    fn rewritten_mark(&self) -> PathBuf {
+        self.home.join("rewritten")
+    }
+
     /// Bring the shared copy up to date (git: fetch and reset the work tree to the remote's
     /// branch, the work tree made first if needed). The caller holds the sync's lease.
-    pub fn pull(&self) -> Result<()> {
+    pub fn pull(&self) -> Result<Pulled> {
         if self.kind == Kind::Folder {
-            return Ok(());
+            return Ok(Pulled {
+                present: self.sessions_dir().is_dir(),
+                rewritten: false,
+            });
         }
         let repo = &self.root;
+        let b = self.branch.as_str();
         if !repo.join(".git").exists() {
             fsio::ensure_private_dir(repo)?;
-            git_ok(repo, &["init", "-q"])?;
-            git_ok(
-                repo,
-                &["symbolic-ref", "HEAD", &format!("refs/heads/{BRANCH}")],
-            )?;
-            git_ok(repo, &["config", "core.autocrlf", "false"])?;
-            git_ok(repo, &["remote", "add", "origin", &self.remote])?;
+            git::ok(repo, &["init", "-q"])?;
+            git::ok(repo, &["symbolic-ref", "HEAD", &format!("refs/heads/{b}")])?;
+            git::ok(repo, &["config", "core.autocrlf", "false"])?;
+            git::ok(repo, &["remote", "add", "origin", &self.remote])?;
         }
-        // A sync killed inside `git add` or `git commit` leaves this behind; the caller holds
-        // the sync's lease, so no live git of ours is using it.
-        let _ = std::fs::remove_file(repo.join(".git").join("index.lock"));
-        let heads = git_ok(repo, &["ls-remote", "--heads", "origin", BRANCH])?;
-        if heads.stdout.is_empty() {
-            return Ok(());
+        git::clear_stale_locks(repo, b);
+        let head = format!("refs/heads/{b}");
+        let heads = git::ok(repo, &["ls-remote", "--heads", "origin", &head])?;
+        let tracking = format!("refs/remotes/origin/{b}");
+        let exists = git::lines(&heads)
+            .iter()
+            .any(|l| l.ends_with(&format!("\t{head}")));
+        if !exists {
+            return Ok(Pulled {
+                present: false,
+                rewritten: fsio::exists(&self.rewritten_mark()),
+            });
         }
-        let spec = format!("+refs/heads/{BRANCH}:refs/remotes/origin/{BRANCH}");
-        git_ok(repo, &["fetch", "-q", "origin", &spec])?;
-        git_ok(
+        let before = git::rev(repo, &tracking)?;
+        git::ok(
             repo,
-            &["reset", "-q", "--hard", &format!("origin/{BRANCH}")],
+            &["fetch", "-q", "origin", &format!("+{head}:{tracking}")],
         )?;
-        git_ok(repo, &["clean", "-q", "-f", "-d"])?;
-        Ok(())
+        let after = git::rev(repo, &tracking)?;
+        let newly = match (&before, &after) {
+            (Some(old), Some(new)) => old != new && !git::is_ancestor(repo, old, new)?,
+            _ => false,
+        };
+        if newly {
+            fsio::replace_private(&self.rewritten_mark(), b"")?;
+        }
+        git::ok(repo, &["reset", "-q", "--hard", &tracking])?;
+        git::ok(repo, &["clean", "-q", "-f", "-d"])?;
+        // Until a sync completes after the rewrite (also one this clone pushed, if the purge
+        // was killed before it cleaned up), the old history is dropped from the clone.
+        let rewritten = fsio::exists(&self.rewritten_mark());
+        if rewritten {
+            git::forget_unreachable(repo)?;
+        }
+        Ok(Pulled {
+            present: true,
+            rewritten,
+        })
+    }
+
+    /// A sync completed after a rewrite was seen: this machine follows the new history.
+    pub fn settled(&self) {
+        let _ = std::fs::remove_file(self.rewritten_mark());
     }
 
     /// Publish the shared copy (git: commit what changed and push it).
@@ -210,8 +222,8 @@ impl Transport {
             return Ok(Pushed::Done);
         }
         let repo = &self.root;
-        git_ok(repo, &["add", "-A", "--", "."])?;
-        let staged = git(Some(repo), &["diff", "--cached", "--quiet"])?;
+        git::ok(repo, &["add", "-A", "--", "."])?;
+        let staged = git::run(Some(repo), &["diff", "--cached", "--quiet"])?;
         if staged.status.success() {
             // Nothing new, but a commit an earlier run could not push is still to go out.
             if self.head_is_pushed()? {
@@ -219,40 +231,25 @@ impl Transport {
             }
             return self.push_head();
         }
-        let who = git(Some(repo), &["config", "user.email"])?;
-        let mut args: Vec<&str> = Vec::new();
-        if !who.status.success() || who.stdout.is_empty() {
-            // A machine without a git identity still syncs; the commits say who made them.
-            args.extend([
-                "-c",
-                "user.name=pi-sessions",
-                "-c",
-                "user.email=pi-sessions@localhost",
-            ]);
-        }
+        let mut args = git::identity(repo)?;
         args.extend(["commit", "-q", "-m", message]);
-        git_ok(repo, &args)?;
+        git::ok(repo, &args)?;
         self.push_head()
     }
 
     /// Whether the work tree's commit is the remote's branch as last fetched (or there is none).
     fn head_is_pushed(&self) -> Result<bool> {
-        let rev = |r: &str| -> Result<Option<Vec<u8>>> {
-            let out = git(Some(&self.root), &["rev-parse", "-q", "--verify", r])?;
-            Ok(out.status.success().then_some(out.stdout))
-        };
-        let Some(head) = rev("HEAD")? else {
+        let Some(head) = git::rev(&self.root, "HEAD")? else {
             return Ok(true);
         };
-        Ok(rev(&format!("refs/remotes/origin/{BRANCH}"))? == Some(head))
+        let tracking = format!("refs/remotes/origin/{}", self.branch);
+        Ok(git::rev(&self.root, &tracking)? == Some(head))
     }
 
     fn push_head(&self) -> Result<Pushed> {
         let repo = &self.root;
-        let out = git(
-            Some(repo),
-            &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")],
-        )?;
+        let spec = format!("HEAD:refs/heads/{}", self.branch);
+        let out = git::run(Some(repo), &["push", "-q", "origin", &spec])?;
         if out.status.success() {
             return Ok(Pushed::Done);
         }
@@ -273,4 +270,28 @@ impl Transport {
             format!("git push failed: {}", err.trim()),
         ))
     }
+}
+
+/// The branch to sync on: `main` unless asked; a name git would not take as a branch, or one for
+/// a folder, is `INVALID_ARGUMENT`.
+fn check_branch(kind: Kind, branch: Option<&str>) -> Result<String> {
+    let Some(b) = branch else {
+        return Ok(DEFAULT_BRANCH.to_owned());
+    };
+    if kind == Kind::Folder {
+        return Err(Error::invalid_argument(
+            "a branch is for a git remote, not a shared folder",
+        ));
+    }
+    let valid = !b.is_empty()
+        && !b.starts_with('-')
+        && git::run(None, &["check-ref-format", &format!("refs/heads/{b}")])?
+            .status
+            .success();
+    if !valid {
+        return Err(Error::invalid_argument(format!(
+            "`{b}` is not a branch name git accepts"
+        )));
+    }
+    Ok(b.to_owned())
 }

@@ -1,5 +1,8 @@
-//! The two machines of `sync.rs`: an agent dir and a project each, a bare remote, and the
-//! sessions they write and read.
+//! The machines of the sync scenarios (`sync.rs`, `sync_deletions.rs`, `sync_purge.rs`): an
+//! agent dir and a project each, a remote, and the sessions they write and read.
+
+// Each scenario file uses only part of these.
+#![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -82,17 +85,14 @@ impl Machine {
         f
     }
     pub fn sync(&self, remote: &str, kind: Kind) -> Result<Report, Error> {
-        sync(
-            &Options {
-                agent_dir: self.agent.to_string_lossy().into_owned(),
-                remote: remote.to_owned(),
-                kind,
-                dry_run: false,
-                path_map: None,
-                secrets: Default::default(),
-            },
-            &mut |_, _| {},
-        )
+        self.sync_with(&self.options(remote, kind))
+    }
+    /// The options of a plain sync of this machine, to change before [`Machine::sync_with`].
+    pub fn options(&self, remote: &str, kind: Kind) -> Options {
+        Options::new(self.agent.to_string_lossy(), remote, kind)
+    }
+    pub fn sync_with(&self, opts: &Options) -> Result<Report, Error> {
+        sync(opts, &mut |_, _| {})
     }
     pub fn map(&self, text: &str) {
         let p = self.agent.join("sync/paths");
@@ -116,4 +116,74 @@ pub fn same_path_pair(root: &Path) -> (Machine, Machine) {
     let mut b = machine(root, "b");
     b.project = a.project.clone();
     (a, b)
+}
+
+/// The remote of a transport under `root`: a bare repository, or an empty shared folder.
+pub fn remote_for(root: &Path, kind: Kind) -> String {
+    match kind {
+        Kind::Git => bare(root),
+        Kind::Folder => {
+            let d = root.join("Sync");
+            fs::create_dir_all(&d).unwrap();
+            d.to_string_lossy().into_owned()
+        }
+    }
+}
+
+/// A `trash` command of this machine's own (a script moving its arguments into a folder), and
+/// that folder.
+#[cfg(unix)]
+pub fn trash_can(root: &Path, name: &str) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = root.join(name).join("bin");
+    let can = root.join(name).join("can");
+    fs::create_dir_all(&bin).unwrap();
+    fs::create_dir_all(&can).unwrap();
+    let script = bin.join("trash");
+    fs::write(
+        &script,
+        format!("#!/bin/sh\nmv \"$@\" '{}'/\n", can.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    (script, can)
+}
+
+/// `git --git-dir <remote> <args>`: its stdout, or `None` when it fails.
+pub fn git_in(remote: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote)
+        .args(args)
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+impl Machine {
+    /// Continue session `id` with one more entry (appended, as pi does).
+    pub fn append(&self, id: &str, line: &str) {
+        let f = self.file(id);
+        let mut text = fs::read_to_string(&f).unwrap();
+        text.push_str(line);
+        text.push('\n');
+        fs::write(&f, text).unwrap();
+    }
+    /// Every session file of this machine with its bytes.
+    pub fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let root = self.agent.join("sessions");
+        for d in fs::read_dir(&root).into_iter().flatten().flatten() {
+            for f in fs::read_dir(d.path()).into_iter().flatten().flatten() {
+                let p = f.path();
+                if p.extension().is_some_and(|e| e == "jsonl") {
+                    out.push((p.clone(), fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
 }
