@@ -272,9 +272,11 @@ export function ensureData(dataDir, log = () => {}) {
   }
   log("generating benchmark data (one-time)...");
   const t0 = Date.now();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  // Only what this generator makes: bench/data also holds the scale set (bench/scale-gen.mjs) and
+  // the agent dirs of bench:pi, gigabytes that take minutes to make again.
   const bigDir = path.join(dataDir, "big");
   const manyDir = path.join(dataDir, "many");
+  for (const own of [bigDir, manyDir, manifestPath]) fs.rmSync(own, { recursive: true, force: true });
   fs.mkdirSync(bigDir, { recursive: true });
   fs.mkdirSync(manyDir, { recursive: true });
 
