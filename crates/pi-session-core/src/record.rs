@@ -291,16 +291,18 @@ pub fn read_meta_canonical(line: &[u8]) -> Option<Meta> {
 pub fn read_meta_lazy(line: &[u8], scratch: &mut LazyScratch) -> Option<Meta> {
     let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
     scratch.clear();
-    let is_object = json::visit_two_levels(
-        line,
-        |key| key == "message",
-        |depth, key, range| {
-            scratch.member(depth == 1, key.as_bytes(), range.clone());
-            if depth == 0 {
-                note_member(&mut raw, key.as_bytes(), range);
+    let is_object = json::visit_message_members(line, |nested, name, range| {
+        if !nested {
+            if name.contains(&b'\\') {
+                // Rare: the name as JSON.parse reads it decides which member it is.
+                let key = json::decode_escaped_bytes(name).to_string_lossy();
+                note_member(&mut raw, key.as_bytes(), range.clone());
+            } else {
+                note_member(&mut raw, name, range.clone());
             }
-        },
-    )
+        }
+        scratch.member(nested, name, range);
+    })
     .ok()?;
     if !is_object {
         return read_meta(line);

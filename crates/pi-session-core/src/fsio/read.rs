@@ -1,5 +1,7 @@
 //! Reads: opening shared, whole files, positioned reads.
 
+use std::mem::MaybeUninit;
+
 use super::*;
 
 /// Open a file for reading with [`shared_options`].
@@ -40,18 +42,69 @@ fn read_in_parts(f: &File, len: usize) -> Option<Vec<u8>> {
     if threads < 2 {
         return None;
     }
-    // Zeroed by the allocator's fresh mapping, not by a pass over it.
-    let mut buf = vec![0u8; len];
     let part = len.div_ceil(threads);
+    let mut buf: Vec<u8> = Vec::with_capacity(len);
     let all_read = std::thread::scope(|scope| {
-        let reads: Vec<_> = buf
+        let reads: Vec<_> = buf.spare_capacity_mut()[..len]
             .chunks_mut(part)
             .enumerate()
-            .map(|(i, chunk)| scope.spawn(move || read_exact_at(f, chunk, (i * part) as u64)))
+            .map(|(i, chunk)| scope.spawn(move || read_exact_into(f, chunk, (i * part) as u64)))
             .collect();
         reads.into_iter().all(|r| r.join().is_ok_and(|r| r.is_ok()))
     });
-    all_read.then_some(buf)
+    if !all_read {
+        return None;
+    }
+    // SAFETY: every byte of `buf[..len]` was written: each part was read whole (`all_read`).
+    unsafe { buf.set_len(len) };
+    Some(buf)
+}
+
+/// Read exactly `chunk.len()` bytes at `offset` into memory not initialized yet. Not zeroing a
+/// fresh buffer first matters when the allocator hands out reused memory (a program that opens
+/// one session after another), which it must then clear page by page.
+fn read_exact_into(file: &File, chunk: &mut [MaybeUninit<u8>], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        let mut done = 0;
+        while done < chunk.len() {
+            let rest = &mut chunk[done..];
+            // SAFETY: the pointer and length describe `rest`, memory this call may write; pread
+            // writes at most that many bytes and nothing reads them before it returns.
+            let n = unsafe {
+                libc::pread(
+                    file.as_raw_fd(),
+                    rest.as_mut_ptr().cast(),
+                    rest.len(),
+                    (offset + done as u64) as libc::off_t,
+                )
+            };
+            match n {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n if n > 0 => done += n as usize,
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        // Initialized first where there is no read into uninitialized memory.
+        let chunk: &mut [u8] = {
+            for b in chunk.iter_mut() {
+                b.write(0);
+            }
+            // SAFETY: every element was just written.
+            unsafe { &mut *(chunk as *mut [MaybeUninit<u8>] as *mut [u8]) }
+        };
+        read_exact_at(file, chunk, offset)
+    }
 }
 
 /// Read up to `buf.len()` bytes at `offset` (without moving a position others rely on, on Unix);

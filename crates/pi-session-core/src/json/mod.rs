@@ -18,7 +18,7 @@ pub use decode::{
 pub use object::Object;
 pub use parse::{
     check, is_canonical, normalize, parse, top_level_members, validate, visit_canonical_object,
-    visit_top_level_members, visit_two_levels, Members, ParseError,
+    visit_message_members, visit_top_level_members, visit_two_levels, Members, ParseError,
 };
 pub use ser::{string_to_json, to_json, write_js_string, write_json, write_number};
 pub use string::JsStr;

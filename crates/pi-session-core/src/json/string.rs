@@ -274,7 +274,12 @@ impl<'a> Source<'a> {
     pub(crate) fn run(&self, r: Range<usize>) -> Cow<'a, str> {
         match self.text {
             Some(t) => Cow::Borrowed(&t[r]),
-            None => String::from_utf8_lossy(&self.bytes[r]),
+            // `from_utf8` first: its ASCII fast path beats the lossy decoder's chunking on the
+            // member names and short values this mostly sees.
+            None => match std::str::from_utf8(&self.bytes[r.clone()]) {
+                Ok(s) => Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(&self.bytes[r]),
+            },
         }
     }
 }

@@ -109,6 +109,8 @@ pub struct Shape {
     pub keys: Vec<Box<[u8]>>,
     /// Indexes into `keys` of the lazy members, in order.
     pub lazy: Vec<u8>,
+    /// What identified it when it was interned (see [`signature`]).
+    sig: Box<[u8]>,
 }
 
 impl Shape {
@@ -177,6 +179,11 @@ impl Shapes {
         self.list.iter()
     }
 
+    /// The id of the shape of signature `sig`, if it was met.
+    fn id_of(&self, sig: &[u8]) -> Option<u32> {
+        self.by.get(sig).copied()
+    }
+
     /// The id of the shape of signature `sig`, made by `shape` when it is new.
     fn intern(&mut self, sig: &[u8], shape: impl FnOnce() -> Shape) -> u32 {
         if let Some(&id) = self.by.get(sig) {
@@ -193,23 +200,14 @@ impl Shapes {
         other
             .list
             .iter()
-            .map(|s| {
-                let mut sig = Vec::new();
-                let lazy = |i: usize| s.lazy.contains(&(i as u8));
-                signature(
-                    s.holder,
-                    s.keys.iter().enumerate().map(|(i, k)| (lazy(i), k)),
-                    &mut sig,
-                );
-                self.intern(&sig, || s.clone())
-            })
+            .map(|s| self.intern(&s.sig, || s.clone()))
             .collect()
     }
 }
 
 /// The members of one line collected while it is validated, for [`LazyScratch::decide`]: names
-/// are copied (the validating reader lends them only during its callback), values are ranges of
-/// the line.
+/// as written (not decoded: a name with an escape is no plain name, and keeps everything), copied
+/// one after the other; values are ranges of the line.
 #[derive(Debug, Default)]
 pub struct LazyScratch {
     names: Vec<u8>,
@@ -261,14 +259,6 @@ impl LazyScratch {
         if members.len() > MAX_SHAPE_KEYS || !members.iter().any(wanted) {
             return None;
         }
-        if !members.iter().all(|m| plain_name(name(m))) || repeats(members.iter().map(name)) {
-            return None;
-        }
-        // A repeated top-level name (`message` twice, say) and JSON.parse keeps another object
-        // than the members collected.
-        if holder == Holder::Message && repeats(self.top.iter().map(name)) {
-            return None;
-        }
         let mut meta = LazyMeta {
             shape: 0,
             count: 0,
@@ -282,14 +272,41 @@ impl LazyScratch {
                 lazy[i] = true;
             }
         }
+        // The signature holds the top-level names too for a message's holder, so that a line
+        // with the signature of a shape met before needs none of the checks below again (a
+        // shape is interned only once they passed): most lines repeat a shape met earlier.
         let keys = members.iter().enumerate().map(|(i, m)| (lazy[i], name(m)));
-        signature(holder, keys, &mut self.sig);
-        meta.shape = self.shapes.intern(&self.sig, || Shape {
+        let top = (holder == Holder::Message).then_some(&self.top);
+        signature(
+            holder,
+            top.into_iter()
+                .flatten()
+                .map(|m| (false, name(m)))
+                .chain(keys),
+            &mut self.sig,
+        );
+        if let Some(id) = self.shapes.id_of(&self.sig) {
+            meta.shape = id;
+            return Some(meta);
+        }
+        if !members.iter().all(|m| plain_name(name(m))) || repeats(members.iter().map(name)) {
+            return None;
+        }
+        // A repeated top-level name (`message` twice, say, or spelled with an escape) and
+        // JSON.parse keeps another object than the members collected.
+        if holder == Holder::Message
+            && (!self.top.iter().all(|m| plain_name(name(m))) || repeats(self.top.iter().map(name)))
+        {
+            return None;
+        }
+        let sig = &self.sig;
+        meta.shape = self.shapes.intern(sig, || Shape {
             holder,
             keys: members.iter().map(|m| Box::from(name(m))).collect(),
             lazy: (0..members.len() as u8)
                 .filter(|&i| lazy[i as usize])
                 .collect(),
+            sig: sig.as_slice().into(),
         });
         Some(meta)
     }

@@ -120,6 +120,76 @@ pub fn visit_two_levels(
     Ok(true)
 }
 
+/// The members of an object and of its top-level `message` object, by their names as written:
+/// `visit(nested, raw name, value range)`, with `nested` true for the members of `message` (given
+/// before the member `message` itself). A raw name is the bytes between its quotes, not decoded:
+/// a name with an escape comes as written (the caller decodes the few it needs), and `message`
+/// is descended into only when spelled plainly. Validates every byte once, as
+/// [`visit_two_levels`] does; decoding names was most of what a member visit cost.
+pub fn visit_message_members(
+    bytes: &[u8],
+    mut visit: impl FnMut(bool, &[u8], Range<usize>),
+) -> Result<bool, ParseError> {
+    let i = skip_ws(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        parse_document(bytes, &mut NoOp)?;
+        return Ok(false);
+    }
+    let i = visit_object_raw_at(bytes, i, |name, start| {
+        let name = &bytes[name];
+        let end = if name == b"message" && bytes.get(start) == Some(&b'{') {
+            visit_object_raw_at(bytes, start, |inner, s| {
+                let end = parse_value(bytes, s, &mut NoOp)?;
+                visit(true, &bytes[inner], s..end);
+                Ok(end)
+            })?
+        } else {
+            parse_value(bytes, start, &mut NoOp)?
+        };
+        visit(false, name, start..end);
+        Ok(end)
+    })?;
+    expect_end(bytes, i)?;
+    Ok(true)
+}
+
+/// Validates the pieces of a string and keeps nothing of them (a member name taken as written).
+struct Ignore;
+impl StrSink for Ignore {
+    fn raw(&mut self, _: Range<usize>) {}
+    fn escape(&mut self, _: u8) {}
+    fn unicode(&mut self, _: u16) {}
+    fn end(&mut self) {}
+}
+
+/// [`visit_object_at`] giving each member's name as the byte range between its quotes, undecoded.
+fn visit_object_raw_at(
+    bytes: &[u8],
+    i: usize,
+    mut value: impl FnMut(Range<usize>, usize) -> Result<usize, ParseError>,
+) -> Result<usize, ParseError> {
+    let mut i = skip_ws(bytes, i + 1);
+    if bytes.get(i) == Some(&b'}') {
+        return Ok(i + 1);
+    }
+    loop {
+        expect(bytes, i, b'"')?;
+        let name_start = i + 1;
+        i = scan_string(bytes, name_start, &mut Ignore)?;
+        let name = name_start..i - 1;
+        i = skip_ws(bytes, i);
+        expect(bytes, i, b':')?;
+        let start = skip_ws(bytes, i + 1);
+        i = value(name, start)?;
+        i = skip_ws(bytes, i);
+        match bytes.get(i) {
+            Some(b',') => i = skip_ws(bytes, i + 1),
+            Some(b'}') => return Ok(i + 1),
+            _ => return Err(unexpected(bytes, i)),
+        }
+    }
+}
+
 /// Validate the object at `i` (which is `{`) member by member: `value(canonical key, start)`
 /// parses (and reports) each member's value from its start and returns its end. Returns the index
 /// after the closing brace.
