@@ -3,7 +3,8 @@
 // into entry objects, and then adding the objects made many at once to the map of where they
 // came from (SessionState.markLater). Done in slices of a few milliseconds, each run from the
 // event loop when it has nothing else to do (an unref'd zero-delay timer: it never keeps a process
-// alive). Held by a WeakRef, so a session nobody keeps is still collected. The objects are the
+// alive). Only the session loaded last is held, and only until its idle work is done, so a
+// program that drops its sessions still frees them (all but the last, a little later). The objects are the
 // ones any accessor would have made later (the same cache); a slice that fails just stops, and
 // the accessor that needs the entry reports it. Marks still pending on another session are
 // added when its map is read.
@@ -16,6 +17,10 @@
  * between. A 128 MB text session's skeletons are ~7 MB; sessions with more stay as they are.
  */
 const WARM_MAX_BYTES = 32 << 20;
+/** Idle work starts this long after the last session was handed to it: a program that opens
+ * session after session (a script over a directory, a benchmark's loop) drops each before it
+ * would be worth making its objects; a resume has hundreds of ms before its first call. */
+const WARM_DELAY_MS = 20;
 /** One idle slice parses entries for about this long before it yields to the event loop. */
 const WARM_SLICE_MS = 4;
 /** Entries parsed per JSON.parse within a slice (bounded, so a slice of big skeletons stays
@@ -28,16 +33,13 @@ const WARM_BATCH = 256;
  * @typedef {{ positions: Uint32Array | null, next: number, batch: number }} Warm */
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
-// Until the running job ends the session loaded last is held strongly (one session, so a
-// synchronous loop of opens still frees the others), then by a WeakRef: creating a WeakRef
-// keeps its target alive until the job ends, which would hold every session of such a loop.
-// Neither the microtask nor the immediate captures a session. An exclusive session is never
-// held: its lease must go with it.
+// The session idle work is for: the one handed over last, held until its work is done (or
+// another is handed over), never more than one. (A WeakRef held none of them in a synchronous
+// loop, but creating one keeps its target alive until the job ends, and a loop of awaits never
+// ends its job: a benchmark's loop of opens held every session it made.) Neither timer captures
+// a session. An exclusive session is never held: its lease must go with it.
 /** @type {SessionState | null} */
-let strong = null;
-/** @type {WeakRef<SessionState> | null} */
-let weak = null;
-let handOffQueued = false;
+let target = null;
 /** The next slice's timer. A timer, not an immediate: an unref'd immediate does not wake an
  * event loop that waits on something else (it runs only when other work wakes the loop), where
  * an unref'd timer does. @type {NodeJS.Timeout | null} */
@@ -56,36 +58,26 @@ function markWhenIdle(s) {
   if (!s.core.isExclusive()) hold(s);
 }
 
-/** `s` is the session idle work is for, from the end of the running job on. @param {SessionState} s */
+/** `s` is the session idle work is for; its work starts WARM_DELAY_MS from now (from its last
+ * hand-over, so a burst of opens makes no objects for the sessions it drops). @param {SessionState} s */
 function hold(s) {
-  strong = s;
-  weak = null;
-  if (!handOffQueued) {
-    handOffQueued = true;
-    queueMicrotask(handOff);
-  }
+  target = s;
+  if (pending !== null) clearTimeout(pending);
+  pending = setTimeout(tick, WARM_DELAY_MS).unref();
 }
 
 /** No idle parsing for `s` (it became exclusive). @param {SessionState} s */
 function forget(s) {
   s.warm = null;
-  if (strong === s) strong = null;
-}
-
-function handOff() {
-  handOffQueued = false;
-  const s = strong;
-  strong = null;
-  if (s === null) return;
-  weak = new WeakRef(s);
-  if (pending === null) pending = setTimeout(tick, 0).unref();
+  if (target === s) target = null;
 }
 
 function tick() {
   pending = null;
-  const s = weak?.deref();
-  if (s === undefined || !slice(s)) {
-    weak = null;
+  const s = target;
+  if (s === null) return;
+  if (!slice(s)) {
+    if (target === s) target = null;
     return;
   }
   pending = setTimeout(tick, 0).unref();
