@@ -19,7 +19,7 @@
 // download a prebuilt binary do), or install with --ignore-scripts.
 "use strict";
 
-const { spawnSync } = require("node:child_process");
+const { spawn, spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -61,8 +61,30 @@ function publishBuilt(outDir) {
   }
 }
 
-/** Runs `napi build` (release unless `debug`); returns the exit code, after saying why on a failure. */
-function napiBuild({ debug = false } = {}) {
+/** Off a terminal (a CI log, `npm install` piped), cargo shows no progress bar, and its last step,
+ * the optimized link, prints nothing for a minute or more: a line this often says it goes on. */
+const HEARTBEAT_MS = 15_000;
+
+/** Runs `cmd args` with this process's stdio; resolves to spawnSync's `{ status, signal, error }`. */
+function runVisibly(cmd, args, options) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const beat = process.stdout.isTTY
+      ? null
+      : setInterval(() => log(`still building (${Math.round((Date.now() - started) / 1000)} s)...`), HEARTBEAT_MS);
+    const done = (/** @type {any} */ r) => {
+      if (beat) clearInterval(beat);
+      resolve(r);
+    };
+    const child = spawn(cmd, args, { ...options, stdio: "inherit" });
+    child.on("error", (error) => done({ error }));
+    child.on("close", (status, signal) => done({ status, signal }));
+  });
+}
+
+/** Runs `napi build` (release unless `debug`); resolves to the exit code, after saying why on a
+ * failure. */
+async function napiBuild({ debug = false } = {}) {
   const cli = napiCli();
   if (!cli) {
     console.error(
@@ -78,7 +100,7 @@ function napiBuild({ debug = false } = {}) {
   const args = [...NAPI_ARGS, "--output-dir", outDir, ...(debug ? [] : ["--release"])];
   log(`building the native addon (cargo, ${debug ? "debug" : "release"}; a first build takes a few minutes): napi ${args.join(" ")}`);
   try {
-    const build = spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: "inherit" });
+    const build = await runVisibly(process.execPath, [cli, ...args], { cwd: root });
     if (build.error || build.status !== 0) {
       const reason = build.error
         ? build.error.message
@@ -119,7 +141,7 @@ function explainEngines() {
 }
 
 /** The `prepare` script: build when this is a checkout with cargo, else say why not and succeed. */
-function prepare() {
+async function prepare() {
   if (!fs.existsSync(path.join(root, "Cargo.toml"))) {
     return 0; // Installed from a tarball or the registry: nothing to build.
   }
@@ -143,11 +165,14 @@ module.exports = { napiBuild, napiCli };
 
 if (require.main === module) {
   const mode = process.argv[2];
-  if (mode === "--build") process.exitCode = napiBuild();
-  else if (mode === "--debug") process.exitCode = napiBuild({ debug: true });
-  else if (mode === undefined) process.exitCode = prepare();
-  else {
+  const run =
+    mode === "--build" ? napiBuild() : mode === "--debug" ? napiBuild({ debug: true }) : mode === undefined ? prepare() : null;
+  if (run === null) {
     console.error(`build-addon: unknown argument ${mode} (see the header of scripts/build-addon.js)`);
     process.exitCode = 2;
+  } else {
+    run.then((code) => {
+      process.exitCode = code;
+    });
   }
 }
