@@ -130,3 +130,50 @@ export function usage(g) {
     },
   };
 }
+
+/** The arguments of a tool call of `name` ("bash", "read", "edit" or "grep"), as pi's tools take them. */
+export function toolArgs(g, name) {
+  if (name === "bash") return { command: `cargo test -p ${g.pick(WORDS)} 2>&1 | tail -n 40`, timeout: 600 };
+  if (name === "edit") return { path: `src/${g.pick(WORDS)}.rs`, edits: [{ oldText: g.text(g.int(30, 200)), newText: g.text(g.int(30, 260)) }] };
+  if (name === "grep") return { pattern: `fn ${g.pick(WORDS)}`, path: "src" };
+  return { path: `src/${g.pick(WORDS)}/${g.pick(WORDS)}.rs` };
+}
+
+/**
+ * Seeds this process's clock and the randomness pi's SessionManager draws ids from, so a writer
+ * run twice writes the same bytes: `crypto.randomUUID` (entry ids) and `crypto.getRandomValues`
+ * (the header's uuidv7) draw from `rand`, and `Date` reads the returned clock, which starts at
+ * `startMs` and moves only when the writer moves `clock.now`. For a child process of its own: the
+ * globals stay replaced.
+ */
+export async function seedProcess(rand, startMs) {
+  const { createRequire, syncBuiltinESMExports } = await import("node:module");
+  const require = createRequire(import.meta.url);
+  const hex = (n) => {
+    let s = "";
+    while (s.length < n) s += ((rand() * 4294967296) >>> 0).toString(16).padStart(8, "0");
+    return s.slice(0, n);
+  };
+  const nodeCrypto = require("node:crypto");
+  nodeCrypto.randomUUID = () => `${hex(8)}-${hex(4)}-4${hex(3)}-${"89ab"[Math.floor(rand() * 4)]}${hex(3)}-${hex(12)}`;
+  syncBuiltinESMExports();
+  Object.defineProperty(globalThis.crypto, "getRandomValues", {
+    configurable: true,
+    value: (a) => {
+      for (let i = 0; i < a.length; i++) a[i] = Math.floor(rand() * 256);
+      return a;
+    },
+  });
+  const RealDate = Date;
+  const clock = { now: startMs };
+  globalThis.Date = class extends RealDate {
+    constructor(...a) {
+      if (a.length) super(...a);
+      else super(clock.now);
+    }
+    static now() {
+      return clock.now;
+    }
+  };
+  return clock;
+}

@@ -30,7 +30,7 @@ import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { mulberry32 } from "./data-gen.mjs";
-import { Gen, usage, WORDS } from "./gen-pools.mjs";
+import { Gen, seedProcess, toolArgs, usage, WORDS } from "./gen-pools.mjs";
 import { TEXT_SESSIONS } from "./text-gen.mjs";
 
 export const SCALE_GEN_VERSION = 1;
@@ -485,38 +485,10 @@ const PARTS = {
  * every run. Prints { file, bytes, entries, messages } as JSON.
  */
 async function writeText3k(dir, turns) {
-  const { createRequire, syncBuiltinESMExports } = await import("node:module");
-  const require = createRequire(import.meta.url);
-  const rand = mulberry32(0x7e47);
-  const hex = (n) => {
-    let s = "";
-    while (s.length < n) s += ((rand() * 4294967296) >>> 0).toString(16).padStart(8, "0");
-    return s.slice(0, n);
-  };
-  const nodeCrypto = require("node:crypto");
-  nodeCrypto.randomUUID = () => `${hex(8)}-${hex(4)}-4${hex(3)}-${"89ab"[Math.floor(rand() * 4)]}${hex(3)}-${hex(12)}`;
-  syncBuiltinESMExports();
-  Object.defineProperty(globalThis.crypto, "getRandomValues", {
-    configurable: true,
-    value: (a) => {
-      for (let i = 0; i < a.length; i++) a[i] = Math.floor(rand() * 256);
-      return a;
-    },
-  });
-  const RealDate = Date;
-  let clock = RealDate.UTC(2025, 8, 1, 9, 0, 0);
-  globalThis.Date = class extends RealDate {
-    constructor(...a) {
-      if (a.length) super(...a);
-      else super(clock);
-    }
-    static now() {
-      return clock;
-    }
-  };
+  const clock = await seedProcess(mulberry32(0x7e47), Date.UTC(2025, 8, 1, 9, 0, 0));
   const { SessionManager } = await import(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
   const g = new Gen(0x7e473);
-  const tick = (lo, hi) => (clock += g.int(lo, hi));
+  const tick = (lo, hi) => (clock.now += g.int(lo, hi));
   const sm = SessionManager.create(SCALE_CWD, dir);
   const model = "claude-sonnet-4-5";
   sm.appendModelChange("anthropic", model);
@@ -532,31 +504,24 @@ async function writeText3k(dir, turns) {
     model,
     usage: usage(g),
     stopReason,
-    timestamp: clock,
+    timestamp: clock.now,
     responseId: `msg_01${g.hex(22)}`,
     durationMs: g.int(800, 40000),
   });
   for (let t = 0; t < turns; t++) {
     tick(5_000, 300_000);
     const userText = g.text(g.int(40, 900));
-    userIds.push(sm.appendMessage({ role: "user", content: g.chance(0.5) ? userText : [{ type: "text", text: userText }], timestamp: clock }));
+    userIds.push(sm.appendMessage({ role: "user", content: g.chance(0.5) ? userText : [{ type: "text", text: userText }], timestamp: clock.now }));
     tick(1_000, 20_000);
     const name = g.pick(["bash", "read", "read", "edit", "grep"]);
     const callId = `toolu_01${g.hex(22)}`;
-    const args =
-      name === "bash"
-        ? { command: `cargo test -p ${g.pick(WORDS)} 2>&1 | tail -n 40`, timeout: 600 }
-        : name === "edit"
-          ? { path: `src/${g.pick(WORDS)}.rs`, edits: [{ oldText: g.text(g.int(30, 200)), newText: g.text(g.int(30, 260)) }] }
-          : name === "grep"
-            ? { pattern: `fn ${g.pick(WORDS)}`, path: "src" }
-            : { path: `src/${g.pick(WORDS)}/${g.pick(WORDS)}.rs` };
+    const args = toolArgs(g, name);
     const thinking = g.text(g.int(60, 700));
     const text = g.text(g.int(20, 400));
     sm.appendMessage(assistant([{ type: "thinking", thinking, thinkingSignature: g.hex(g.int(64, 200)) }, { type: "text", text }, { type: "toolCall", id: callId, name, arguments: args }], "toolUse"));
     tick(5, 20_000);
     const out = g.toolOutput(g.int(150, 2100));
-    sm.appendMessage({ role: "toolResult", toolCallId: callId, toolName: name, content: [{ type: "text", text: out }], isError: g.chance(0.04), timestamp: clock });
+    sm.appendMessage({ role: "toolResult", toolCallId: callId, toolName: name, content: [{ type: "text", text: out }], isError: g.chance(0.04), timestamp: clock.now });
     messages += 3;
     contextChars += userText.length + thinking.length + text.length + out.length + 300;
     if (g.chance(0.1)) {

@@ -77,43 +77,10 @@ export async function writeTextSession(dir, name) {
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }
 
-/** Seeds the clock and the randomness pi's SessionManager draws ids from. Returns the clock. */
-async function seedProcess(rand) {
-  const { createRequire, syncBuiltinESMExports } = await import("node:module");
-  const require = createRequire(import.meta.url);
-  const hex = (n) => {
-    let s = "";
-    while (s.length < n) s += ((rand() * 4294967296) >>> 0).toString(16).padStart(8, "0");
-    return s.slice(0, n);
-  };
-  const nodeCrypto = require("node:crypto");
-  nodeCrypto.randomUUID = () => `${hex(8)}-${hex(4)}-4${hex(3)}-${"89ab"[Math.floor(rand() * 4)]}${hex(3)}-${hex(12)}`;
-  syncBuiltinESMExports();
-  Object.defineProperty(globalThis.crypto, "getRandomValues", {
-    configurable: true,
-    value: (a) => {
-      for (let i = 0; i < a.length; i++) a[i] = Math.floor(rand() * 256);
-      return a;
-    },
-  });
-  const RealDate = Date;
-  const clock = { now: RealDate.UTC(2025, 9, 1, 9, 0, 0) };
-  globalThis.Date = class extends RealDate {
-    constructor(...a) {
-      if (a.length) super(...a);
-      else super(clock.now);
-    }
-    static now() {
-      return clock.now;
-    }
-  };
-  return clock;
-}
-
 async function write(dir, o) {
-  const { Gen, usage, WORDS } = await import("./gen-pools.mjs");
+  const { Gen, usage, WORDS, seedProcess, toolArgs } = await import("./gen-pools.mjs");
   const { mulberry32 } = await import("./data-gen.mjs");
-  const clock = await seedProcess(mulberry32(o.seed));
+  const clock = await seedProcess(mulberry32(o.seed), Date.UTC(2025, 9, 1, 9, 0, 0));
   const { SessionManager } = await import(path.join(HERE, "..", "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
   const g = new Gen(o.seed ^ 0x5eed);
   const span = ([lo, hi]) => g.int(lo, hi);
@@ -166,14 +133,7 @@ async function write(dir, o) {
       tick(1_000, 20_000);
       const name = g.pick(["bash", "read", "read", "edit", "grep"]);
       const callId = `toolu_01${g.hex(22)}`;
-      const args =
-        name === "bash"
-          ? { command: `cargo test -p ${g.pick(WORDS)} 2>&1 | tail -n 40`, timeout: 600 }
-          : name === "edit"
-            ? { path: `src/${g.pick(WORDS)}.rs`, edits: [{ oldText: g.text(g.int(30, 200)), newText: g.text(g.int(30, 260)) }] }
-            : name === "grep"
-              ? { pattern: `fn ${g.pick(WORDS)}`, path: "src" }
-              : { path: `src/${g.pick(WORDS)}/${g.pick(WORDS)}.rs` };
+      const args = toolArgs(g, name);
       const blocks = [{ type: "thinking", thinking: g.text(span(o.thinkingChars)), thinkingSignature: g.hex(g.int(64, 200)) }];
       if (g.chance(0.7)) blocks.push({ type: "text", text: g.text(span(o.textChars)) });
       blocks.push({ type: "toolCall", id: callId, name, arguments: args });
