@@ -94,7 +94,6 @@ mod loaded;
 mod localtime;
 mod merge;
 mod move_cmd;
-mod pool;
 mod progress;
 mod prune;
 mod redact;

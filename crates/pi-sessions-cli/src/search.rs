@@ -201,7 +201,8 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let scope = Scope::from_flags(ctx.env, p.flag("all"), p.value("cwd"));
     let infos = list::load(ctx, &scope);
     let mut bar = Progress::new(ctx.err, ctx.env.is_tty_err, "searching", infos.len());
-    let results = crate::pool::map(&infos, |i| search_file(&i.path, &needle), |n| bar.update(n));
+    let results =
+        pi_session_core::pool::map(&infos, |i| search_file(&i.path, &needle), |n| bar.update(n));
     bar.finish();
     let found: Vec<(&Info, (usize, Vec<Snippet>))> = infos
         .iter()

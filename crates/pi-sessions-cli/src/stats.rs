@@ -288,7 +288,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
 /// Stats over many files (in parallel); files that are not sessions are counted as skipped.
 pub fn of_files(ctx: &mut Ctx, files: &[PathBuf]) -> (Stats, usize) {
     let mut bar = Progress::new(ctx.err, ctx.env.is_tty_err, "reading sessions", files.len());
-    let results = crate::pool::map(
+    let results = pi_session_core::pool::map(
         files,
         |f| loaded::open(f).ok().map(|l| of_session(&l)),
         |n| bar.update(n),

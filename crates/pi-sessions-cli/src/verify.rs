@@ -156,7 +156,7 @@ fn repairable(path: &Path, before: &Inspection) -> usize {
 pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let files = targets(ctx, &p.pos)?;
     let mut bar = Progress::new(ctx.err, ctx.env.is_tty_err, "verifying", files.len());
-    let checked = crate::pool::map(
+    let checked = pi_session_core::pool::map(
         &files,
         |f| {
             let r = check(f);

@@ -28,8 +28,6 @@ mod shapes;
 mod walk;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 pub use ack::Acks;
 pub use kind::{Kind, Place};
@@ -94,29 +92,5 @@ pub fn scan_files(
     acks: &Acks,
     progress: &mut dyn FnMut(usize),
 ) -> Vec<Result<FileScan>> {
-    let n = paths.len();
-    let threads = crate::listing::job::default_threads().min(n.max(1));
-    let next = AtomicUsize::new(0);
-    let mut out: Vec<Option<Result<FileScan>>> = (0..n).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel();
-        for _ in 0..threads {
-            let tx = tx.clone();
-            let next = &next;
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n || tx.send((i, scan_file(&paths[i], acks))).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for (done, (i, r)) in rx.into_iter().enumerate() {
-            out[i] = Some(r);
-            progress(done + 1);
-        }
-    });
-    out.into_iter()
-        .map(|r| r.expect("every file was scanned"))
-        .collect()
+    crate::pool::map(paths, |p| scan_file(p, acks), progress)
 }

@@ -11,7 +11,7 @@ pub fn map<T: Sync, R: Send>(
     mut progress: impl FnMut(usize),
 ) -> Vec<R> {
     let n = items.len();
-    let threads = pi_session_core::listing::job::default_threads().min(n.max(1));
+    let threads = crate::listing::job::default_threads().min(n.max(1));
     let next = AtomicUsize::new(0);
     let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
     std::thread::scope(|scope| {
