@@ -27,6 +27,9 @@ impl<'a> KeyReader<'a> {
 }
 
 impl StrSink for KeyReader<'_> {
+    fn begin(&mut self) {
+        self.buf.clear();
+    }
     fn raw(&mut self, run: Range<usize>) {
         self.canon.raw(&self.src, run, &mut self.buf);
     }

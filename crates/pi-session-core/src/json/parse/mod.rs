@@ -168,26 +168,7 @@ fn visit_object_raw_at(
     i: usize,
     mut value: impl FnMut(Range<usize>, usize) -> Result<usize, ParseError>,
 ) -> Result<usize, ParseError> {
-    let mut i = skip_ws(bytes, i + 1);
-    if bytes.get(i) == Some(&b'}') {
-        return Ok(i + 1);
-    }
-    loop {
-        expect(bytes, i, b'"')?;
-        let name_start = i + 1;
-        i = scan_string(bytes, name_start, &mut Ignore)?;
-        let name = name_start..i - 1;
-        i = skip_ws(bytes, i);
-        expect(bytes, i, b':')?;
-        let start = skip_ws(bytes, i + 1);
-        i = value(name, start)?;
-        i = skip_ws(bytes, i);
-        match bytes.get(i) {
-            Some(b',') => i = skip_ws(bytes, i + 1),
-            Some(b'}') => return Ok(i + 1),
-            _ => return Err(unexpected(bytes, i)),
-        }
-    }
+    visit_members(bytes, i, &mut Ignore, |_, name, start| value(name, start))
 }
 
 /// Validate the object at `i` (which is `{`) member by member: `value(canonical key, start)`
@@ -199,18 +180,32 @@ fn visit_object_at(
     key: &mut KeyReader<'_>,
     mut value: impl FnMut(&str, usize) -> Result<usize, ParseError>,
 ) -> Result<usize, ParseError> {
+    visit_members(bytes, i, key, |key, _, start| value(&key.buf, start))
+}
+
+/// The walk of [`visit_object_at`] and [`visit_object_raw_at`]: each member's name is read into
+/// `name` (after its `begin`), and `value(name, range between the quotes, start)` parses the
+/// value from its start and returns its end.
+fn visit_members<S: StrSink>(
+    bytes: &[u8],
+    i: usize,
+    name: &mut S,
+    mut value: impl FnMut(&S, Range<usize>, usize) -> Result<usize, ParseError>,
+) -> Result<usize, ParseError> {
     let mut i = skip_ws(bytes, i + 1);
     if bytes.get(i) == Some(&b'}') {
         return Ok(i + 1);
     }
     loop {
         expect(bytes, i, b'"')?;
-        key.buf.clear();
-        i = scan_string(bytes, i + 1, key)?;
+        let name_start = i + 1;
+        name.begin();
+        i = scan_string(bytes, name_start, name)?;
+        let raw = name_start..i - 1;
         i = skip_ws(bytes, i);
         expect(bytes, i, b':')?;
         let start = skip_ws(bytes, i + 1);
-        i = value(&key.buf, start)?;
+        i = value(name, raw, start)?;
         i = skip_ws(bytes, i);
         match bytes.get(i) {
             Some(b',') => i = skip_ws(bytes, i + 1),
@@ -306,6 +301,8 @@ trait StrSink {
     /// See [`Handler::CHECK_UTF8`].
     const CHECK_UTF8: bool = false;
     fn bad_utf8(&mut self) {}
+    /// Called before a string is scanned into a sink that is used again (a member name).
+    fn begin(&mut self) {}
     /// Source bytes between escapes (no quote, backslash or control characters).
     fn raw(&mut self, run: Range<usize>);
     fn escape(&mut self, c: u8);
