@@ -32,6 +32,16 @@ const SCRATCH: &str = "refs/pi-sessions/purge";
 /// Every file name the branch's history ever held under `sessions/` (renames not detected:
 /// a file deleted and another added alike in one commit are a deletion and an addition).
 fn names_in_history(t: &Transport, tip: &str) -> Result<Vec<String>> {
+    let mut names = session_names_in_log(t, tip, "A")?;
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// The names under `sessions/` of the files the commits reachable from `tip` changed as
+/// `filter` says (`A` added, `D` deleted; a name once per commit that changed it).
+fn session_names_in_log(t: &Transport, tip: &str, filter: &str) -> Result<Vec<String>> {
+    let filter = format!("--diff-filter={filter}");
     let out = git::ok(
         &t.root,
         &[
@@ -41,19 +51,16 @@ fn names_in_history(t: &Transport, tip: &str) -> Result<Vec<String>> {
             "--format=",
             "--name-only",
             "--no-renames",
-            "--diff-filter=A",
+            &filter,
             tip,
             "--",
             "sessions/",
         ],
     )?;
-    let mut names: Vec<String> = git::lines(&out)
+    Ok(git::lines(&out)
         .iter()
         .filter_map(|l| l.strip_prefix("sessions/").map(str::to_owned))
-        .collect();
-    names.sort();
-    names.dedup();
-    Ok(names)
+        .collect())
 }
 
 /// The session id in the header of the first version of `name` the history holds.
@@ -265,26 +272,7 @@ pub fn deleted_in_history(t: &Transport) -> Result<HashSet<String>> {
         }
     }
     if git::rev(&t.root, "HEAD")?.is_some() {
-        let out = git::ok(
-            &t.root,
-            &[
-                "-c",
-                "core.quotePath=false",
-                "log",
-                "--format=",
-                "--name-only",
-                "--no-renames",
-                "--diff-filter=D",
-                "HEAD",
-                "--",
-                "sessions/",
-            ],
-        )?;
-        for l in git::lines(&out) {
-            if let Some(n) = l.strip_prefix("sessions/") {
-                names.insert(n.to_owned());
-            }
-        }
+        names.extend(session_names_in_log(t, "HEAD", "D")?);
     }
     Ok(names)
 }
