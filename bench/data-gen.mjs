@@ -26,7 +26,8 @@ export function mulberry32(seed) {
   };
 }
 
-const WORDS = (
+/** The words generated text is made of. */
+export const BASE_WORDS = (
   "the a to of and in is for that it with on as this be are by we not from or an at can use " +
   "file function return value type error test build module import export const let async await " +
   "session entry message context tool result output input parse write read path directory line " +
@@ -35,6 +36,7 @@ const WORDS = (
   "struct impl trait fn pub mod crate use self match some none ok err vec hash iterator buffer " +
   "performance benchmark latency memory allocation stream chunk decode encode utf8 bytes newline"
 ).split(" ");
+const WORDS = BASE_WORDS;
 
 class Gen {
   constructor(seed) {

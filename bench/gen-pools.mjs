@@ -1,21 +1,13 @@
 // The seeded generators the benchmark data is made of (bench/scale-gen.mjs, bench/text-gen.mjs):
 // pools of prose, tool output and base64 noise built once per process from fixed seeds, a PRNG
-// that slices them (`Gen`), and an assistant message's usage.
-import { mulberry32 } from "./data-gen.mjs";
+// that slices them (`Gen`), an assistant message's usage and the rest of what an
+// assistant message and a tool call are made of, and the seeding of a writer's process.
+import { BASE_WORDS, mulberry32 } from "./data-gen.mjs";
 
 const MiB = 1 << 20;
 
-
-export const WORDS = (
-  "the a to of and in is for that it with on as this be are by we not from or an at can use " +
-  "file function return value type error test build module import export const let async await " +
-  "session entry message context tool result output input parse write read path directory line " +
-  "json string number array object index map set leaf branch tree compaction summary label model " +
-  "change update fix refactor implement check run command cargo npm node rust napi binding native " +
-  "struct impl trait fn pub mod crate use self match some none ok err vec hash iterator buffer " +
-  "performance benchmark latency memory allocation stream chunk decode encode utf8 bytes newline " +
-  "naïve café größe — → ✓ 日本語"
-).split(" ");
+/** data-gen's words and a few outside ASCII, so text carries multi-byte UTF-8. */
+export const WORDS = [...BASE_WORDS, ..."naïve café größe — → ✓ 日本語".split(" ")];
 
 /** Pools are built once per process from a fixed seed; everything else slices them. */
 let POOLS = null;
@@ -176,4 +168,20 @@ export async function seedProcess(rand, startMs) {
     }
   };
   return clock;
+}
+
+/** An assistant message of `model` at `now`, as pi's providers leave one (usage drawn from `g`). */
+export function assistantMessage(g, model, now, content, stopReason) {
+  return {
+    role: "assistant",
+    content,
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model,
+    usage: usage(g),
+    stopReason,
+    timestamp: now,
+    responseId: `msg_01${g.hex(22)}`,
+    durationMs: g.int(800, 40000),
+  };
 }

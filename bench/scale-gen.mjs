@@ -30,7 +30,7 @@ import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { mulberry32 } from "./data-gen.mjs";
-import { Gen, seedProcess, toolArgs, usage, WORDS } from "./gen-pools.mjs";
+import { assistantMessage, Gen, seedProcess, toolArgs, usage, WORDS } from "./gen-pools.mjs";
 import { TEXT_SESSIONS } from "./text-gen.mjs";
 
 export const SCALE_GEN_VERSION = 1;
@@ -496,18 +496,7 @@ async function writeText3k(dir, turns) {
   let messages = 0;
   let contextChars = 0;
   let userIds = [];
-  const assistant = (content, stopReason) => ({
-    role: "assistant",
-    content,
-    api: "anthropic-messages",
-    provider: "anthropic",
-    model,
-    usage: usage(g),
-    stopReason,
-    timestamp: clock.now,
-    responseId: `msg_01${g.hex(22)}`,
-    durationMs: g.int(800, 40000),
-  });
+  const assistant = (content, stopReason) => assistantMessage(g, model, clock.now, content, stopReason);
   for (let t = 0; t < turns; t++) {
     tick(5_000, 300_000);
     const userText = g.text(g.int(40, 900));

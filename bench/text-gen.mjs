@@ -78,7 +78,7 @@ export async function writeTextSession(dir, name) {
 }
 
 async function write(dir, o) {
-  const { Gen, usage, WORDS, seedProcess, toolArgs } = await import("./gen-pools.mjs");
+  const { assistantMessage, Gen, usage, WORDS, seedProcess, toolArgs } = await import("./gen-pools.mjs");
   const { mulberry32 } = await import("./data-gen.mjs");
   const clock = await seedProcess(mulberry32(o.seed), Date.UTC(2025, 9, 1, 9, 0, 0));
   const { SessionManager } = await import(path.join(HERE, "..", "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
@@ -103,18 +103,7 @@ async function write(dir, o) {
     stats.images++;
     return { type: "image", data: g.base64(span(o.imageChars)), mimeType: "image/png" };
   };
-  const assistant = (content, stopReason) => ({
-    role: "assistant",
-    content,
-    api: "anthropic-messages",
-    provider: "anthropic",
-    model,
-    usage: usage(g),
-    stopReason,
-    timestamp: clock.now,
-    responseId: `msg_01${g.hex(22)}`,
-    durationMs: g.int(800, 40000),
-  });
+  const assistant = (content, stopReason) => assistantMessage(g, model, clock.now, content, stopReason);
   const message = (m) => {
     stats.messages++;
     return add(sm.appendMessage(m), JSON.stringify(m).length + 120);
