@@ -79,8 +79,7 @@ function lazyMembers(entries) {
 
 for (const where of ["in memory", "left in the file"]) {
   /** Our manager of a fresh rich session, and the reference's reading of it. */
-  const open = (t) => {
-    const file = richSession(t);
+  const open = (t, file = richSession(t)) => {
     if (where !== "in memory") {
       setTuning({ lazyFileBytes: 0 });
       t.after(() => setTuning());
@@ -136,6 +135,36 @@ for (const where of ["in memory", "left in the file"]) {
       for (let i = 0; i < fresh.length; i++) see(fresh[i], ref.entries[i]);
     }
     assert.equal(JSON.stringify(ours), JSON.stringify(ref.entries), "the whole list, byte for byte");
+  });
+
+  test(`${where}: an entry nested thousands of levels deep is as JSON.stringify-able as the reference's`, (t) => {
+    // From Node 26, V8 serializes plain objects without recursion, so any depth works for the
+    // reference; an object with an accessor takes the recursive path and overflows a few
+    // thousand levels down. Such an entry is handed out whole (on older Node both overflow).
+    const file = richSession(t);
+    const last = Reference.open(file, path.dirname(file)).getLeafId();
+    const nest = (n, inner) => `${"[".repeat(n)}${inner}${"]".repeat(n)}`;
+    const ts = '"timestamp":"2025-01-01T00:00:00.000Z"';
+    fs.appendFileSync(
+      file,
+      `{"type":"custom","customType":"deep","data":${nest(20_000, JSON.stringify(long("deep", 400)))},"id":"deep0001","parentId":"${last}",${ts}}\n` +
+        `{"type":"message","id":"deep0002","parentId":"deep0001",${ts},"message":{"role":"user","content":${nest(8_000, '"x"')},"timestamp":9}}\n` +
+        `{"type":"custom","customType":"shallow","data":${nest(200, JSON.stringify(long("near", 400)))},"id":"deep0003","parentId":"deep0002",${ts}}\n`,
+    );
+    const { sm } = open(t, file);
+    const entries = sm.getEntries();
+    const theirs = referenceOf(file).entries;
+    const text = (e) => {
+      try {
+        return JSON.stringify(e);
+      } catch (err) {
+        return `${err.name}`;
+      }
+    };
+    const [deep, deeper, shallow] = entries.slice(-3);
+    assert.equal(lazyMembers([deep, deeper]).length, 0, "the deep entries are whole");
+    assert.deepEqual(lazyMembers([shallow]).map(([, k]) => k), ["data"], "one nested 200 levels is lazy as any other");
+    assert.deepEqual(entries.slice(-3).map(text), theirs.slice(-3).map(text));
   });
 
   test(`${where}: util.inspect shows the values, not accessors, and the holder is plain afterwards`, (t) => {

@@ -7,7 +7,7 @@
 //! semantics even for hand-edited files with numeric or missing ids.
 
 use crate::json;
-use crate::lazy::{Holder, LazyMeta, LazyScratch};
+use crate::lazy::{self, Holder, LazyMeta, LazyScratch};
 use crate::timefmt;
 
 /// The key of an absent property (`undefined` in JS). No JSON text is empty, so it never collides.
@@ -291,7 +291,7 @@ pub fn read_meta_canonical(line: &[u8]) -> Option<Meta> {
 pub fn read_meta_lazy(line: &[u8], scratch: &mut LazyScratch) -> Option<Meta> {
     let mut raw: [Option<std::ops::Range<usize>>; 11] = Default::default();
     scratch.clear();
-    let is_object = json::visit_message_members(line, |nested, name, range| {
+    let depth = json::visit_message_members(line, |nested, name, range| {
         if !nested {
             if name.contains(&b'\\') {
                 // Rare: the name as JSON.parse reads it decides which member it is.
@@ -304,11 +304,13 @@ pub fn read_meta_lazy(line: &[u8], scratch: &mut LazyScratch) -> Option<Meta> {
         scratch.member(nested, name, range);
     })
     .ok()?;
-    if !is_object {
+    let Some(depth) = depth else {
         return read_meta(line);
-    }
+    };
     let mut meta = meta_from(line, &raw);
-    meta.lazy = scratch.decide(holder_of(&meta));
+    // A record nested too deeply keeps its values (see `lazy::MAX_LAZY_DEPTH`).
+    let holder = holder_of(&meta).filter(|_| depth <= lazy::MAX_LAZY_DEPTH);
+    meta.lazy = scratch.decide(holder);
     Some(meta)
 }
 

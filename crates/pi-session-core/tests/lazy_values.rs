@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pi_session_core::json::{self, Value};
-use pi_session_core::lazy::{Holder, LazyReader, MIN_LAZY_BYTES};
+use pi_session_core::lazy::{Holder, LazyReader, MAX_LAZY_DEPTH, MIN_LAZY_BYTES};
 use pi_session_core::materialize::PreparedBatch;
 use pi_session_core::{Config, Error, ErrorCode, Session, Tuning};
 
@@ -62,6 +62,22 @@ fn lines() -> Vec<String> {
         format!(
             r#"{{ "type": "custom_message", "customType": "z", "content": "{}", "id": "sp", "parentId": "dup", {ts} }}"#,
             big("spaced ")
+        ),
+        // Nested as deeply as a lazy record may be (the entry is level 1, so `data` holds
+        // MAX_LAZY_DEPTH - 1 levels): lazy as any other.
+        format!(
+            r#"{{"type":"custom","customType":"d","data":{}"{}"{},"id":"edge","parentId":"sp",{ts}}}"#,
+            "[".repeat(MAX_LAZY_DEPTH - 1),
+            big("deep "),
+            "]".repeat(MAX_LAZY_DEPTH - 1)
+        ),
+        // One level deeper (the message is level 2, its content holds the rest): kept whole, so
+        // that the entry stays an object JSON.stringify walks without recursion on Node 26.
+        format!(
+            r#"{{"type":"message","id":"deep","parentId":"edge",{ts},"message":{{"role":"user","content":{}"{}"{},"timestamp":3}}}}"#,
+            "[".repeat(MAX_LAZY_DEPTH - 1),
+            big("deeper "),
+            "]".repeat(MAX_LAZY_DEPTH - 1)
         ),
     ]
 }
@@ -146,7 +162,10 @@ fn a_skeleton_is_its_line_with_the_big_members_of_its_holder_as_zero() -> R {
                 .get("id")
                 .and_then(Value::as_str)
                 .map(|s| s.to_string_lossy());
-            let kept_whole = matches!(id.as_deref(), Some("dup") | Some("small") | Some("s"));
+            let kept_whole = matches!(
+                id.as_deref(),
+                Some("dup") | Some("small") | Some("s") | Some("deep")
+            );
             let mut expected = original.clone();
             let holder = match expected.get_mut("message") {
                 Some(m) => m.as_object_mut().unwrap(),
@@ -248,6 +267,7 @@ fn each_lazy_value_reads_back_as_its_member_and_only_lazy_members_can_be_read() 
             (5, "data"),
             (6, "summary"),
             (8, "content"),
+            (9, "data"),
         ];
         assert_eq!(names, want.map(|(p, n)| (p, n.to_owned())));
         let err = reader.value(2, b"usage").unwrap_err();

@@ -34,6 +34,12 @@ pub const MIN_LAZY_BYTES: usize = 256;
 /// At most this many members of one holder are lazy (the first ones in order); the rest stay.
 pub const MAX_LAZY_SLOTS: usize = 4;
 
+/// Records whose JSON nests deeper than this (the entry object is level 1) keep all their values.
+/// V8 from Node 26 on serializes plain objects without recursion, so `JSON.stringify` of the
+/// reference's entry takes any depth; an object with an accessor takes the recursive path, which
+/// ends in a RangeError a few thousand levels down. Real entries nest a few dozen levels.
+pub const MAX_LAZY_DEPTH: usize = 512;
+
 /// Holders with more members than this keep them all (their shape would be unwieldy).
 const MAX_SHAPE_KEYS: usize = 48;
 

@@ -126,31 +126,69 @@ pub fn visit_two_levels(
 /// a name with an escape comes as written (the caller decodes the few it needs), and `message`
 /// is descended into only when spelled plainly. Validates every byte once, as
 /// [`visit_two_levels`] does; decoding names was most of what a member visit cost.
+///
+/// Returns `None` when the document is valid JSON but not an object, else how deeply its
+/// containers nest (the object itself is 1).
 pub fn visit_message_members(
     bytes: &[u8],
     mut visit: impl FnMut(bool, &[u8], Range<usize>),
-) -> Result<bool, ParseError> {
+) -> Result<Option<usize>, ParseError> {
     let i = skip_ws(bytes, 0);
     if bytes.get(i) != Some(&b'{') {
         parse_document(bytes, &mut NoOp)?;
-        return Ok(false);
+        return Ok(None);
     }
+    // Below the object: its values, and the values of `message` one level further down.
+    let mut gauge = Depth::default();
+    let mut message_depth = 0;
     let i = visit_object_raw_at(bytes, i, |name, start| {
         let name = &bytes[name];
         let end = if name == b"message" && bytes.get(start) == Some(&b'{') {
+            message_depth = 1;
             visit_object_raw_at(bytes, start, |inner, s| {
-                let end = parse_value(bytes, s, &mut NoOp)?;
+                let mut inner_gauge = Depth::default();
+                let end = parse_value(bytes, s, &mut inner_gauge)?;
+                message_depth = message_depth.max(1 + inner_gauge.max);
                 visit(true, &bytes[inner], s..end);
                 Ok(end)
             })?
         } else {
-            parse_value(bytes, start, &mut NoOp)?
+            parse_value(bytes, start, &mut gauge)?
         };
         visit(false, name, start..end);
         Ok(end)
     })?;
     expect_end(bytes, i)?;
-    Ok(true)
+    Ok(Some(1 + gauge.max.max(message_depth)))
+}
+
+/// Measures how deeply the containers of the values it is given nest (a scalar is 0, `[]` 1).
+#[derive(Default)]
+struct Depth {
+    now: usize,
+    max: usize,
+}
+
+impl Depth {
+    fn open(&mut self) {
+        self.now += 1;
+        self.max = self.max.max(self.now);
+    }
+}
+
+impl Handler for Depth {
+    fn begin_array(&mut self) {
+        self.open();
+    }
+    fn end_array(&mut self) {
+        self.now -= 1;
+    }
+    fn begin_object(&mut self) {
+        self.open();
+    }
+    fn end_object(&mut self) {
+        self.now -= 1;
+    }
 }
 
 /// Validates the pieces of a string and keeps nothing of them (a member name taken as written).
