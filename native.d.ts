@@ -83,7 +83,7 @@ export declare class NativeSession {
   entryCount(): number
   recordCount(): number
   headerPos(): number
-  /** The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record. */
+  /** The leaf as a key: `null` for a null leaf, `NO_ID_KEY` for an id-less record. */
   leafKey(): string | null
   leafPos(): number
   lookup(key: string): number
@@ -231,9 +231,20 @@ export declare const BATCH_FROM_VALUES: number
 
 export declare const BATCH_FROM_WIDE: number
 
+export declare const BATCH_NAMES: number
+
+export declare const BATCH_PLAN: number
+
 export declare const BATCH_STEP_INDEX: number
 
 export declare const BATCH_STEP_NAME: number
+
+export declare const BATCH_TEXT: number
+
+/** The first of the cut strings that are values of their own. */
+export declare const BATCH_VALUES: number
+
+export declare const BATCH_WIDE: number
 
 /** What `createBranchedSession` did, for the JS shell to make the new entry objects from the old. */
 export interface BranchedResult {
@@ -278,8 +289,22 @@ export declare function findById(dir: string, id: string, resolvedCwd?: string |
 
 export declare function findMostRecent(dir: string, resolvedCwd?: string | undefined | null): string | null
 
+/** Item flag: the leading compaction carries `retainedTail`. */
+export declare const FLAG_RETAINED_TAIL: number
+
+/** Item flag: the entry contributes no messages (a compaction after the leading one). */
+export declare const FLAG_SUPPRESSED: number
+
 /** Drop what was read ahead and not taken by an open. */
 export declare function forgetPreread(): void
+
+export declare const ITEM_EDIT: number
+
+export declare const ITEM_ENTRY: number
+
+export declare const ITEM_FLAGS: number
+
+export declare const ITEM_STRIDE: number
 
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>
@@ -405,12 +430,75 @@ export interface NewSessionInfo {
 }
 
 /**
+ * The key of an absent id (JavaScript's `undefined`): the core's own spelling
+ * (`record::UNDEFINED`), which no JSON text can be. `lib/wire.js` keys `undefined` with it.
+ */
+export declare const NO_ID_KEY: string
+
+export declare const NODE_CHILD_COUNT: number
+
+export declare const NODE_ENTRY: number
+
+export declare const NODE_LABEL: number
+
+/** 1: JavaScript sorts the node's children by `new Date(timestamp)`; 0: they are in order. */
+export declare const NODE_SORT_BY_DATE: number
+
+/** A node's slots, and their offsets within it. */
+export declare const NODE_STRIDE: number
+
+/**
+ * "No record" in a position slot of every format, and from the scalar position getters of
+ * `NativeSession` (`headerPos`, `leafPos`, `lookup`, `labelPos`, `sessionNamePos`).
+ */
+export declare const NONE: number
+
+export declare const PAGE_AFTER_COMPACTION: number
+
+export declare const PAGE_COUNT: number
+
+export declare const PAGE_ITEM_ENTRY: number
+
+export declare const PAGE_ITEM_STRIDE: number
+
+export declare const PAGE_ITEM_WITHIN: number
+
+export declare const PAGE_ITEMS: number
+
+export declare const PAGE_LEAF: number
+
+export declare const PAGE_LEAF_ITEMS: number
+
+/** Page status: the boundary's entry is not on the active branch. */
+export declare const PAGE_NOT_ON_BRANCH: number
+
+/** Page status: the page follows. */
+export declare const PAGE_OK: number
+
+/** Page status: the boundary names more items than its entry makes. */
+export declare const PAGE_PAST_ENTRY: number
+
+export declare const PAGE_START: number
+
+export declare const PAGE_STATUS: number
+
+export declare const PAGE_TOTAL: number
+
+/**
  * `style` (`"posix"` or `"win32"`) applied to `args` by `op`: `normalize(p)`, `join(a, b)`,
  * `isAbsolute(p)` (`"true"`/`"false"`), `resolve(...parts)` against `process.cwd()`, `expand(p,
  * home)` (the reference's `normalizePath`: shell drive paths, tilde, `file://` URLs) or
  * `encodeCwd(resolvedCwd)` (the session directory's name).
  */
 export declare function pathRule(style: string, op: string, args: Array<string>): string
+
+export declare const PLAN_COUNT: number
+
+export declare const PLAN_ITEMS: number
+
+export declare const PLAN_MODEL: number
+
+export declare const PLAN_THINKING: number
 
 /**
  * Start reading the session file `path` (resolved) on a thread of its own, ahead of its open:
@@ -631,6 +719,11 @@ export interface SyncSecrets {
  * sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
  */
 export declare function syncSessions(agentDir: string, remote: string, options: SyncOptions): SyncReport
+
+/** Where the tree format holds its root count; the root indexes follow from [`TREE_ROOTS`]. */
+export declare const TREE_ROOT_COUNT: number
+
+export declare const TREE_ROOTS: number
 
 /** Size thresholds of managers made from now on; an omitted one is the shipped default. */
 export interface TuningOptions {

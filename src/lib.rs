@@ -14,7 +14,8 @@
 //!   units (external when long);
 //! - [`task`]: work on the libuv pool, [`listing`]: `list`/`listAll`, [`store`]: the other free
 //!   functions over the session store;
-//! - [`wire`]: the core's typed query results (tree, context plan) encoded for JavaScript;
+//! - [`wire`]: the core's typed query results (tree, context plan, transcript page) encoded for
+//!   JavaScript, with every constant of their layouts, which JavaScript reads from here;
 //! - [`cli`]: the `pi-sessions` command line; [`follow`]: `mergeSessions`, the library form of
 //!   `pi-sessions merge`.
 
@@ -36,4 +37,4 @@ pub mod session;
 pub mod store;
 mod strings;
 mod task;
-mod wire;
+pub mod wire;

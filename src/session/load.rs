@@ -7,7 +7,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::{Error as CoreError, Session};
 
-use super::{js_key, pos_or_none, NativeSession};
+use super::{pos_or_none, NativeSession};
 use crate::error::ForJs;
 use crate::{config, reclaim};
 
@@ -147,7 +147,7 @@ impl NativeSession {
             cwd: s.cwd().to_owned(),
             loaded: report.loaded,
             record_count: s.record_count() as u32,
-            leaf_key: s.leaf_key().map(js_key),
+            leaf_key: s.leaf_key().map(|k| k.to_owned()),
             leaf_pos: pos_or_none(s.leaf_pos()),
             bytes: report.bytes as f64,
             skeleton_bytes: s.skeleton_bytes() as f64,

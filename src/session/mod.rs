@@ -16,23 +16,6 @@ mod load;
 mod read;
 mod write;
 
-/// JS spells the key of an absent id `"undefined"`; the core uses the empty key.
-fn core_key(k: &str) -> &str {
-    if k == "undefined" {
-        pi_session_core::record::UNDEFINED
-    } else {
-        k
-    }
-}
-
-fn js_key(k: &str) -> String {
-    if k == pi_session_core::record::UNDEFINED {
-        "undefined".to_owned()
-    } else {
-        k.to_owned()
-    }
-}
-
 /// A position, or "no record" as every format spells it (`NONE`, u32::MAX; see src/wire.rs).
 fn pos_or_none(p: Option<u32>) -> u32 {
     p.unwrap_or(crate::wire::NONE)

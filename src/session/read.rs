@@ -6,7 +6,7 @@ use napi_derive::napi;
 use pi_session_core::transcript::Transcript;
 use pi_session_core::{context, tree};
 
-use super::{core_key, js_key, pos_or_none, NativeSession};
+use super::{pos_or_none, NativeSession};
 use pi_session_core::materialize::Form;
 
 use crate::cut::{batch_value, JsBatch};
@@ -76,10 +76,10 @@ impl NativeSession {
         pos_or_none(self.inner.header_pos())
     }
 
-    /// The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record.
+    /// The leaf as a key: `null` for a null leaf, `NO_ID_KEY` for an id-less record.
     #[napi(catch_unwind)]
     pub fn leaf_key(&self) -> Option<String> {
-        self.inner.leaf_key().map(js_key)
+        self.inner.leaf_key().map(|k| k.to_owned())
     }
 
     #[napi(catch_unwind)]
@@ -89,12 +89,12 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn lookup(&self, key: String) -> u32 {
-        pos_or_none(self.inner.lookup(core_key(&key)))
+        pos_or_none(self.inner.lookup(&key))
     }
 
     #[napi(catch_unwind)]
     pub fn label_pos(&self, key: String) -> u32 {
-        pos_or_none(self.inner.label_pos(core_key(&key)))
+        pos_or_none(self.inner.label_pos(&key))
     }
 
     /// Positions of the label records in effect, one per labelled entry (JS keeps the labels of
@@ -194,13 +194,13 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn children(&self, key: String) -> Uint32Array {
-        Uint32Array::new(self.inner.children(core_key(&key)))
+        Uint32Array::new(self.inner.children(&key))
     }
 
     /// `getBranch`: path to the record of `start_key` (None: empty).
     #[napi(catch_unwind)]
     pub fn branch_path(&self, start_key: Option<String>) -> Uint32Array {
-        Uint32Array::new(self.inner.branch_from(start_key.as_deref().map(core_key)))
+        Uint32Array::new(self.inner.branch_from(start_key.as_deref()))
     }
 
     #[napi(catch_unwind)]
@@ -230,7 +230,7 @@ impl NativeSession {
     ) -> Uint32Array {
         let view = pi_session_core::store::View::from(&self.inner);
         let t = Transcript::of(view, view.branch_from(view.leaf_key()));
-        let boundary = anchor.map(|k| t.boundary(self.inner.lookup(core_key(&k)), within as usize));
+        let boundary = anchor.map(|k| t.boundary(self.inner.lookup(&k), within as usize));
         Uint32Array::new(wire::transcript_page(
             &t,
             boundary,

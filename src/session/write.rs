@@ -4,7 +4,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::{fsio, session, Error as CoreError, Session};
 
-use super::{core_key, NativeSession};
+use super::NativeSession;
 use crate::error::ForJs;
 
 #[napi]
@@ -49,15 +49,13 @@ impl NativeSession {
     /// `reserveEntryId(id)` of an id the caller chose, by key (its form checked by JS).
     #[napi(catch_unwind)]
     pub fn reserve_named_entry_id(&mut self, env: Env, key: String) -> Result<()> {
-        self.inner
-            .reserve_named_entry_id(core_key(&key))
-            .for_js(&env)
+        self.inner.reserve_named_entry_id(&key).for_js(&env)
     }
 
     /// `releaseEntryId(id)` by key: false when it was not reserved.
     #[napi(catch_unwind)]
     pub fn release_entry_id(&mut self, key: String) -> bool {
-        self.inner.release_entry_id(core_key(&key))
+        self.inner.release_entry_id(&key)
     }
 
     #[napi(catch_unwind)]
