@@ -9,7 +9,8 @@
 //
 // The class is the facade; each concept has its module:
 //   session-state.js    the entry objects, the leaf and the hot getters' answers, and the three
-//                       changes that keep them true (replaced, syncLeaf, appended)
+//                       changes that keep them true (replaced, leafMoved, appended)
+//   origins.js          which session and record each entry object was made from
 //   wire.js             ids as keys, lines as objects, the tree and context-plan formats
 //                       decoded (getTree), UTF-8, skeletons
 //   appends.js          appending an entry (ids, timestamps, retries), appendMessage's options,
@@ -31,7 +32,7 @@ const { guardErrors, coded } = require("./error-boundary.js");
 const { disposedPrototype } = require("./disposed.js");
 const transcript = require("./transcript.js");
 const { NONE, keyOf, decodeTree } = require("./wire.js");
-const { SessionState, CURRENT_SESSION_VERSION, NOT_ASKED } = require("./session-state.js");
+const { SessionState } = require("./session-state.js");
 const { nowIso, randomEntryId: newId, appendEntry, appendOptions, contextEditReplacement, describeValue } = require("./appends.js");
 const load = require("./load.js");
 const branching = require("./branching.js");
@@ -82,7 +83,6 @@ class SessionManager {
       this.#core = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
       this.#state = new SessionState(this.#core);
       this.#state.replaced();
-      this.#state.syncLeaf();
       return;
     }
     this.#core = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
@@ -136,25 +136,16 @@ class SessionManager {
     return h !== null && typeof h.id === "string" ? h.id : this.#core.sessionId();
   }
   getSessionFile() {
-    const s = this.#state;
-    if (s.file === null) s.file = this.#core.sessionFile() ?? undefined;
-    return s.file;
+    return this.#state.sessionFile();
   }
   getHeader() {
-    const s = this.#state;
-    if (s.headerPos === NOT_ASKED) s.headerPos = this.#core.headerPos();
-    const pos = s.headerPos;
-    return pos === NONE ? null : s.entry(pos);
+    return this.#state.header();
   }
   getEntryCount() {
-    const s = this.#state;
-    if (s.entryCount < 0) s.entryCount = this.#core.entryCount();
-    return s.entryCount;
+    return this.#state.entryCount();
   }
   getEntries() {
-    const s = this.#state;
-    if (s.all === null) s.all = s.entries(this.#core.entryPositions());
-    return s.all.slice();
+    return this.#state.allEntries().slice();
   }
   /** The entries after the first `count` of getEntries(), the same objects (an addition).
    * @param {number} count */
@@ -186,25 +177,10 @@ class SessionManager {
     return key === null ? [] : this.#state.entries(this.#core.children(key));
   }
   getLabel(id) {
-    // Not wrapped by the guard (a wrapper would cost more than the lookup): errors of the native
-    // part are coded here.
-    const labels = this.#state.labels;
-    return labels !== null && typeof id === "string" ? labels.get(id) : this.#findLabel(id);
-  }
-
-  #findLabel(id) {
-    try {
-      return this.#state.findLabel(id);
-    } catch (err) {
-      throw coded(err);
-    }
+    return this.#state.label(id);
   }
   getSessionName() {
-    // pi's footer asks on every frame: the position is kept, the name read from the entry.
-    const s = this.#state;
-    let pos = s.namePos;
-    if (pos === NOT_ASKED) pos = s.namePos = this.#core.sessionNamePos();
-    return pos !== NONE ? s.entry(pos).name?.trim() || undefined : undefined;
+    return this.#state.sessionName();
   }
   getBranch(fromId) {
     return this.#state.branch(fromId);
@@ -239,14 +215,8 @@ class SessionManager {
   }
 
   getTree() {
-    // The plan is read, never written, so it is kept until the core's generation changes.
     const s = this.#state;
-    const generation = this.#core.generation();
-    if (s.treeGeneration !== generation || s.treePlan === null) {
-      s.treePlan = this.#core.treePlan();
-      s.treeGeneration = generation;
-    }
-    return decodeTree(s.treePlan, s);
+    return decodeTree(s.treePlan(), s);
   }
 
   // ----- modes and lifetime -------------------------------------------------------------------
@@ -275,7 +245,7 @@ class SessionManager {
     const s = this.#state;
     s.feed.listeners = null;
     this.#core.dispose();
-    s.replaced(0);
+    s.replaced(0, null, NONE);
     s.trackId = 0;
     // The methods of a disposed manager are DISPOSED's (disposed.js), which throw: no check on
     // the hot paths of live managers.
@@ -463,10 +433,6 @@ class SessionManager {
   createBranchedSession(leafId) {
     const file = branching.createBranchedSession(this.#state, this.#persist, leafId, leafId ?? this.#state.leafId);
     this.#state.feed.settle();
-    const header = this.getHeader();
-    // The reference's header always has a `parentSession` key, `undefined` when not written (in
-    // memory, or no file yet): a key JSON cannot carry, so the core's line lacks it.
-    if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
     return file ?? undefined;
   }
 
@@ -521,7 +487,7 @@ guardErrors(SessionManager);
 const DISPOSED = disposedPrototype(SessionManager);
 
 module.exports = {
-  CURRENT_SESSION_VERSION,
+  CURRENT_SESSION_VERSION: native.CURRENT_SESSION_VERSION,
   MAX_SESSION_TRANSCRIPT_PAGE_SIZE: transcript.MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager,
   assertValidSessionId: places.assertValidSessionId,

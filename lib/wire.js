@@ -94,7 +94,7 @@ function decodeTree(plan, s) {
   const objs = s.objs;
   // The entries and label records the nodes show, parsed at once when some are missing (once
   // getEntries() has been answered, none are: pi's footer asks right after a resume).
-  if (s.all === null) {
+  if (!s.hasAllEntries()) {
     /** @type {number[]} */
     const missing = [];
     for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
