@@ -499,3 +499,11 @@ test("a compaction's systemMessage in the context is the stored object", () => {
   const c = sm.appendCompaction("s", u, 1);
   assert.equal(sm.buildSessionContext().messages[0], sm.getEntry(c).systemMessage);
 });
+
+test("the constructor is private: called from outside it throws INVALID_ARGUMENT and makes nothing", differs, (t) => {
+  const dir = tempDir(t);
+  for (const args of [[], [dir, dir, undefined, true], [{ core: null }]]) {
+    assert.throws(() => new SessionManager(...args), (err) => err instanceof TypeError && err.code === "INVALID_ARGUMENT" && /private/.test(err.message));
+  }
+  assert.deepEqual(fs.readdirSync(dir), [], "no session was started");
+});

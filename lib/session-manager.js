@@ -21,7 +21,8 @@
 //   transcript.js       the transcript read model's pages and cursors
 //   transcript-feed.js  the transcript's subscribers (append and reset events)
 //   idle-parse.js       parsing a resumed session while the event loop is idle
-//   places.js, migrate.js  the factories' work and the module's functions
+//   factories.js        what each factory makes before the manager exists, handed to the constructor
+//   places.js, migrate.js  where sessions live, and the module's functions
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
 const paths = require("./paths.js");
@@ -32,20 +33,17 @@ const { guardErrors, coded } = require("./error-boundary.js");
 const { disposedPrototype } = require("./disposed.js");
 const transcript = require("./transcript.js");
 const { NONE, keyOf, decodeTree } = require("./wire.js");
-const { SessionState } = require("./session-state.js");
 const { nowIso, randomEntryId: newId, appendEntry, appendOptions, contextEditReplacement, describeValue } = require("./appends.js");
 const load = require("./load.js");
 const branching = require("./branching.js");
 const projection = require("./projection.js");
 const idle = require("./idle-parse.js");
 const places = require("./places.js");
+const factories = require("./factories.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");
 
 /** The form of an entry id a caller reserves by name (upstream's rule, as for session ids). */
 const ENTRY_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-
-/** Marker letting static factories reach the constructor with preloaded state. */
-const PRIVATE = Symbol("SessionManager.private");
 
 class SessionManager {
   /** The core's session. @type {import("../native.js").NativeSession} */
@@ -60,54 +58,27 @@ class SessionManager {
   /** @type {boolean} */
   #persist;
 
-  /** @param {string | null} cwd (null only for open without an override: the core takes the header's)
-   * @param {string} sessionDir @param {string | undefined | typeof PRIVATE} sessionFile @param {boolean} persist
-   * @param {any} [newSessionOptions] @param {any} [preloadedFileEntries] */
-  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
-    this.#sessionDir = paths.normalizePath(sessionDir);
-    this.#persist = persist;
-    if (sessionFile === PRIVATE && newSessionOptions.file !== undefined) {
-      // open: one call makes the manager, takes its cwd (the header's, unless overridden: `cwd`
-      // is null then) and loads the file.
-      const { core, info } = native.NativeSession.openFile(newSessionOptions.file, this.#sessionDir, cwd);
-      this.#cwd = info.cwd;
-      this.#core = core;
-      this.#state = new SessionState(core, info.trackId);
-      load.loaded(this.#state, info);
-      return;
+  /** Private, as the reference's: managers come from the static factories, each of which makes
+   * its parts in lib/factories.js and hands them over here, the one way in. @param {unknown} made */
+  constructor(made) {
+    if (!(made instanceof factories.Made)) {
+      throw sessionError("INVALID_ARGUMENT", "SessionManager's constructor is private: use SessionManager.create, open, continueRecent, inMemory or forkFrom", TypeError);
     }
-    this.#cwd = paths.resolvePath(cwd);
-    if (sessionFile === PRIVATE) {
-      // forkFrom: the core writes the fork and opens it in one step (without reading it again).
-      const { source, id } = newSessionOptions;
-      this.#core = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
-      this.#state = new SessionState(this.#core);
-      this.#state.replaced();
-      return;
-    }
-    this.#core = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
-    this.#state = new SessionState(this.#core);
-    if (sessionFile) {
-      this.#setSessionFile(sessionFile);
-    } else if (preloadedFileEntries?.length) {
-      load.loadEntries(this.#state, persist, preloadedFileEntries, () => this.newSession(newSessionOptions));
-    } else {
-      this.newSession(newSessionOptions);
-    }
+    this.#core = made.core;
+    this.#state = made.state;
+    this.#cwd = made.cwd;
+    this.#sessionDir = made.sessionDir;
+    this.#persist = made.persist;
   }
 
   // ----- loading ------------------------------------------------------------------------------
 
   setSessionFile(sessionFile) {
     try {
-      this.#setSessionFile(sessionFile);
+      load.loadFile(this.#state, sessionFile);
     } finally {
       this.#state.feed.settle();
     }
-  }
-
-  #setSessionFile(sessionFile) {
-    load.loadFile(this.#state, sessionFile);
   }
 
   newSession(options) {
@@ -436,29 +407,26 @@ class SessionManager {
     return file ?? undefined;
   }
 
-  // ----- factories (see places.js) -----------------------------------------------------------
+  // ----- factories (see factories.js) --------------------------------------------------------
 
   static create(cwd, sessionDir, options) {
-    return new SessionManager(cwd, places.sessionDirOf(cwd, sessionDir), undefined, true, options);
+    return new SessionManager(factories.create(cwd, sessionDir, options));
   }
 
   static open(filePath, sessionDir, cwdOverride) {
-    const { cwd, dir, file } = places.openPlace(filePath, sessionDir, cwdOverride);
-    return new SessionManager(cwd, dir, PRIVATE, true, { file });
+    return new SessionManager(factories.open(filePath, sessionDir, cwdOverride));
   }
 
   static continueRecent(cwd, sessionDir) {
-    const { dir, file } = places.recentPlace(cwd, sessionDir);
-    return new SessionManager(cwd, dir, file, true);
+    return new SessionManager(factories.continueRecent(cwd, sessionDir));
   }
 
   static inMemory(cwd = process.cwd(), options, entries) {
-    return new SessionManager(cwd, "", undefined, false, options, entries);
+    return new SessionManager(factories.inMemory(cwd, options, entries));
   }
 
   static forkFrom(sourcePath, targetCwd, sessionDir, options) {
-    const { target, dir, source, id } = places.forkPlace(sourcePath, targetCwd, sessionDir, options);
-    return new SessionManager(target, dir, PRIVATE, true, { source, id });
+    return new SessionManager(factories.forkFrom(sourcePath, targetCwd, sessionDir, options));
   }
 
   static findById(cwd, id, sessionDir) {
@@ -495,5 +463,4 @@ module.exports = {
   loadEntriesFromFile: places.loadEntriesFromFile,
   parseSessionEntries,
   migrateSessionEntries,
-  PRIVATE,
 };
