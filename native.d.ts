@@ -58,14 +58,14 @@ export declare class NativeSession {
   contextEditWrapsText(display: string, entryType: string | undefined | null, role: string | undefined | null, shape: string): boolean
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
   /**
-   * `SessionManager.open` in one call: a manager for `file` (resolved by the shell) in
-   * `session_dir`, of cwd `cwd_override` or else the file's header cwd (see the core's
-   * `Session::open`), tracked, with the file loaded.
+   * `SessionManager.open` in one call: a manager for `file` (resolved here) in `session_dir`
+   * (else the file's directory: the core's `places::open_place`), of cwd `cwd_override` or else
+   * the file's header cwd (see the core's `Session::open`), tracked, with the file loaded.
    */
-  static openFile(file: string, sessionDir: string, cwdOverride?: string | undefined | null): { core: NativeSession; info: LoadInfo }
+  static openFile(file: string, sessionDir?: string | undefined | null, cwdOverride?: string | undefined | null): { core: NativeSession; info: LoadInfo }
   /**
-   * Loads `path`; the answer says whether the file was loaded, or a fresh session was started
-   * for it (the file is missing, or was empty and got a header).
+   * Loads `path` (resolved here); the answer says whether the file was loaded, or a fresh
+   * session was started for it (the file is missing, or was empty and got a header).
    */
   setSessionFile(path: string): LoadInfo
   loadPreloaded(lines: Array<string>, skeletons: boolean): void
@@ -80,6 +80,11 @@ export declare class NativeSession {
   pushPreloaded(lines: Array<string>, skeletons: boolean): void
   sessionId(): string
   sessionFile(): string | null
+  /**
+   * `usesDefaultSessionDir()`: the session dir is the cwd's default one (under the agent
+   * directory `process.env` names now).
+   */
+  usesDefaultSessionDir(): boolean
   entryCount(): number
   recordCount(): number
   headerPos(): number
@@ -189,9 +194,10 @@ export declare class NativeSession {
    */
   static blank(cwd: string, sessionDir: string, persist: boolean): NativeSession
   /**
-   * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
-   * a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
-   * new file again. Nothing is created when the source is refused.
+   * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` (resolved here) into
+   * `dir` and returns a manager (cwd `target_cwd`, resolved already, session dir `dir`) that has
+   * opened it, without reading the new file again. Nothing is created when the source is
+   * refused.
    */
   static forkFrom(source: string, targetCwd: string, dir: string, customId?: string | undefined | null): NativeSession
   /**
@@ -207,8 +213,12 @@ export declare class NativeSession {
  * over in order.
  */
 export declare class SummaryRun {
-  /** Start summarizing `paths` (with known mtimes, ms, where given); returns at once. */
-  static start(paths: Array<string>, mtimes?: Array<number | undefined | null> | undefined | null, cacheFile?: string | undefined | null): SummaryRun
+  /**
+   * Start summarizing `paths` (with known mtimes, ms, where given); returns at once. With
+   * `keep_cwd` (a resolved cwd), the summaries of sessions of other cwds say so (see
+   * `wire::summary_info`).
+   */
+  static start(paths: Array<string>, mtimes?: Array<number | undefined | null> | undefined | null, cacheFile?: string | undefined | null, keepCwd?: string | undefined | null): SummaryRun
   /**
    * The next finished results, in order, as a flat array `[info, first, all, ...]` (three
    * items per file; `info` is the JSON text of `wire::summary_info`, null for a skipped
@@ -223,6 +233,9 @@ export declare class SummaryRun {
   /** Stop reading files; pending and later `next()` calls resolve empty. */
   cancel(): void
 }
+
+/** The agent directory `process.env` names now (`PI_CODING_AGENT_DIR`), else `~/.pi/agent`. */
+export declare function agentDir(): string
 
 /** `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`). */
 export declare function assertValidSessionId(id: string): void
@@ -285,9 +298,17 @@ export declare const CURRENT_SESSION_VERSION: number
  */
 export declare function exclusiveFromEnv(): boolean
 
+/**
+ * `findById` in a factory's place (see `sessionPlace`): the directory as the place has it, and
+ * the place's resolved cwd when the directory is shared.
+ */
 export declare function findById(dir: string, id: string, resolvedCwd?: string | undefined | null): string | null
 
-export declare function findMostRecent(dir: string, resolvedCwd?: string | undefined | null): string | null
+/**
+ * `findMostRecentSession(sessionDir, cwd?)`: `dir` expanded (tilde, file URL) and `cwd`, when
+ * given, resolved here.
+ */
+export declare function findMostRecent(dir: string, cwd?: string | undefined | null): string | null
 
 /** Item flag: the leading compaction carries `retainedTail`. */
 export declare const FLAG_RETAINED_TAIL: number
@@ -321,7 +342,10 @@ export declare function listCacheFile(agentDir: string): string
  */
 export declare function listDirNames(dir: string): Promise<string[]>
 
-/** `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session). */
+/**
+ * `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session);
+ * `path` is expanded (tilde, file URL) here.
+ */
 export declare function loadEntriesJson(path: string): string
 
 /**
@@ -331,6 +355,8 @@ export declare function loadEntriesJson(path: string): string
 export interface LoadInfo {
   /** The manager's cwd, resolved: the caller's override, the header's, or the process's. */
   cwd: string
+  /** The manager's session directory (see the core's `places::open_place`). */
+  sessionDir: string
   /** The file's records became the state (false: a fresh session was started for the path). */
   loaded: boolean
   recordCount: number
@@ -378,7 +404,7 @@ export interface MergeReport {
 /**
  * Merge session files `a` and `b` (copies of one session): into `out` (a new file), into `a`
  * with `in_place`, or into the returned `text`. Different sessions: `SESSION_MISMATCH`, nothing
- * written.
+ * written. Each path is expanded (tilde, file URL) here.
  */
 export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): MergeReport
 
@@ -418,10 +444,10 @@ export interface MoveRewrite {
 }
 
 /**
- * Move the sessions of project `old_dir` to project `new_dir` under `agent_dir`
- * (`pi-sessions move`); only the plan unless `apply`.
+ * Move the sessions of project `old_dir` to project `new_dir` (both resolved here) under
+ * `agent_dir` (else the environment's) (`pi-sessions move`); only the plan unless `apply`.
  */
-export declare function moveSessions(agentDir: string, oldDir: string, newDir: string, apply: boolean): MoveReport
+export declare function moveSessions(agentDir: string | undefined | null, oldDir: string, newDir: string, apply: boolean): MoveReport
 
 export interface NewSessionInfo {
   id: string
@@ -452,6 +478,9 @@ export declare const NODE_STRIDE: number
  * `NativeSession` (`headerPos`, `leafPos`, `lookup`, `labelPos`, `sessionNamePos`).
  */
 export declare const NONE: number
+
+/** The reference's `normalizePath`: tilde and file URL expanded, not resolved. */
+export declare function normalizePath(input: string): string
 
 export declare const PAGE_AFTER_COMPACTION: number
 
@@ -542,6 +571,12 @@ export declare function reclaimedSessionCount(): number
 export declare function releaseAllLocks(): void
 
 /**
+ * The reference's `resolvePath(input, base?)`: tilde and file URL expanded, then resolved
+ * against `base` (itself expanded) or the process's cwd.
+ */
+export declare function resolvePath(input: string, base?: string | undefined | null): string
+
+/**
  * The `pi-sessions` command line (`bin/pi-sessions.js`): runs one command with the real terminal,
  * environment (`NO_COLOR`, `PI_CODING_AGENT_DIR`, `COLUMNS`) and stdio; returns the exit code.
  */
@@ -550,8 +585,9 @@ export declare function runCli(args: Array<string>): number
 /**
  * Scan session files (`files`, and with `all` every session under `<agentDir>/sessions`) for
  * credential-shaped strings. Acknowledged findings are left out unless `include_acknowledged`.
+ * The agent dir (else the one `process.env` names) and the files are resolved here.
  */
-export declare function scanSecrets(agentDir: string, files: Array<string>, all: boolean, includeAcknowledged: boolean): Array<SecretScan>
+export declare function scanSecrets(agentDir: string | undefined | null, files: Array<string>, all: boolean, includeAcknowledged: boolean): Array<SecretScan>
 
 /** One credential-shaped string (never the secret: a masked preview and a fingerprint). */
 export interface SecretFinding {
@@ -582,6 +618,28 @@ export interface SecretScan {
   /** Why the file could not be read (`ENOENT: …`); null when it was scanned. */
   error?: string
 }
+
+/**
+ * The place of `cwd` with `session_dir` (when given and not empty) or the cwd's default session
+ * directory under the agent directory `process.env` names now, which is made when `make`
+ * (private to the user under `PI_SESSION_PRIVATE=1`), as the reference's factories make it.
+ */
+export declare function sessionPlace(cwd: string, sessionDir: string | undefined | null, make: boolean): SessionPlace
+
+/** Where a factory's sessions live (see the core's `places::Place`). */
+export interface SessionPlace {
+  /** The cwd, resolved. */
+  cwd: string
+  dir: string
+  /**
+   * A given directory that is not the cwd's default one: finding and listing keep to the cwd's
+   * sessions in it.
+   */
+  shared: boolean
+}
+
+/** `<agentDir>/sessions`, which `listAll()` reads. */
+export declare function sessionsRoot(): string
 
 /**
  * Internal, for tests and benchmarks, not part of the package's API: the size thresholds of
@@ -711,14 +769,14 @@ export interface SyncSecrets {
 }
 
 /**
- * Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
- * `folder`. A session deleted on one side since the last sync is deleted on the other (here
+ * Sync the sessions of `agent_dir` (else the environment's) with `remote`: a git repository (a
+ * URL as given, a path resolved), or a shared folder with `folder`. A session deleted on one side since the last sync is deleted on the other (here
  * through the `trash` command on `PATH` when there is one). Remote errors throw
  * (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
  * bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
  * sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
  */
-export declare function syncSessions(agentDir: string, remote: string, options: SyncOptions): SyncReport
+export declare function syncSessions(agentDir: string | undefined | null, remote: string, options: SyncOptions): SyncReport
 
 /** Where the tree format holds its root count; the root indexes follow from [`TREE_ROOTS`]. */
 export declare const TREE_ROOT_COUNT: number

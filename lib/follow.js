@@ -3,7 +3,6 @@
 // relocate modules, through `native.mergeSessions`, `native.syncSessions`, `native.moveSessions`),
 // each returning the report its command prints with `--json`.
 const native = require("../native.js");
-const paths = require("./paths.js");
 const { sessionError } = require("./errors.js");
 
 /**
@@ -21,12 +20,8 @@ function mergeSessions(a, b, options = {}) {
   if (out !== null && out !== undefined && typeof out !== "string") {
     throw sessionError("INVALID_ARGUMENT", "mergeSessions: out must be a file path", TypeError);
   }
-  const r = native.mergeSessions(
-    paths.normalizePath(a),
-    paths.normalizePath(b),
-    out == null ? null : paths.normalizePath(out),
-    Boolean(inPlace),
-  );
+  // The core expands the paths (tilde, file URL).
+  const r = native.mergeSessions(a, b, out ?? null, Boolean(inPlace));
   const report = {
     session: r.session,
     out: r.out ?? null,
@@ -39,12 +34,14 @@ function mergeSessions(a, b, options = {}) {
   return report;
 }
 
+/** A path option as given (the core resolves it), or undefined when absent (napi refuses null in
+ * an options object). */
 function optionalPath(value, name, fn) {
-  if (value === null || value === undefined) return null;
+  if (value === null || value === undefined) return undefined;
   if (typeof value !== "string") {
     throw sessionError("INVALID_ARGUMENT", `${fn}: ${name} must be a path`, TypeError);
   }
-  return paths.resolvePath(value);
+  return value;
 }
 
 /**
@@ -71,20 +68,19 @@ function syncSessions(remote, options = {}) {
   if (!["auto", "skip", "refuse", "warn"].includes(secrets)) {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: secrets must be auto, skip, refuse or warn", TypeError);
   }
-  const agent = optionalPath(agentDir, "agentDir", "syncSessions") ?? paths.resolvePath(paths.getAgentDir());
+  const agent = optionalPath(agentDir, "agentDir", "syncSessions") ?? null;
   if (branch !== undefined && branch !== null && typeof branch !== "string") {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: branch must be a string", TypeError);
   }
   if (!Array.isArray(purge) || purge.some((p) => typeof p !== "string")) {
     throw sessionError("INVALID_ARGUMENT", "syncSessions: purge must be an array of ids or file names", TypeError);
   }
-  // A URL (`https://…`, `git@host:path`) stays as given; a path is resolved here.
-  const isUrl = remote.includes("://") || /^[^/\:]{2,}:/.test(remote);
+  // The core keeps a URL (`https://…`, `git@host:path`) as given and resolves a path, as the CLI.
   // An absent optional field of a native options object is `undefined` (napi refuses `null`).
-  const r = native.syncSessions(agent, isUrl ? remote : paths.resolvePath(remote), {
+  const r = native.syncSessions(agent, remote, {
     folder: Boolean(folder),
     dryRun: Boolean(dryRun),
-    paths: optionalPath(pathMap, "paths", "syncSessions") ?? undefined,
+    paths: optionalPath(pathMap, "paths", "syncSessions"),
     branch: branch ?? undefined,
     purge,
     secrets,
@@ -137,8 +133,8 @@ function moveSessions(oldDir, newDir, options = {}) {
     throw sessionError("INVALID_ARGUMENT", "moveSessions: oldDir and newDir must be paths", TypeError);
   }
   const { apply = false, agentDir } = options ?? {};
-  const agent = optionalPath(agentDir, "agentDir", "moveSessions") ?? paths.resolvePath(paths.getAgentDir());
-  const r = native.moveSessions(agent, paths.resolvePath(oldDir), paths.resolvePath(newDir), Boolean(apply));
+  const agent = optionalPath(agentDir, "agentDir", "moveSessions") ?? null;
+  const r = native.moveSessions(agent, oldDir, newDir, Boolean(apply));
   return {
     from: r.from,
     to: r.to,

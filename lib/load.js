@@ -3,7 +3,6 @@
 // or entry objects the caller holds (`inMemory(cwd, options, entries)`). Each that succeeds goes
 // through the state's replaced(): no object or answer of the session before survives.
 const { withCode } = require("./errors.js");
-const paths = require("./paths.js");
 const idle = require("./idle-parse.js");
 const { skeletonOf, goesWhole } = require("./wire.js");
 const native = require("../native.js");
@@ -14,13 +13,12 @@ const { assertValidSessionId } = require("./places.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
-/** setSessionFile(sessionFile). @param {SessionState} s @param {string} sessionFile */
+/** setSessionFile(sessionFile) (the core resolves the path). @param {SessionState} s @param {string} sessionFile */
 function loadFile(s, sessionFile) {
-  const resolved = paths.resolvePath(sessionFile);
   const before = s.core.sessionId();
   let info;
   try {
-    info = s.core.setSessionFile(resolved);
+    info = s.core.setSessionFile(sessionFile);
   } catch (err) {
     // A refused file leaves the session as it was (objects included), unless the core had
     // already started a fresh one (an empty file whose header could not be written).

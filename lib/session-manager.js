@@ -25,7 +25,6 @@
 //   places.js, migrate.js  where sessions live, and the module's functions
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
-const paths = require("./paths.js");
 const ctx = require("./context.js");
 const listing = require("./listing.js");
 const { releaseLocksAtExit } = require("./locks.js");
@@ -100,7 +99,7 @@ class SessionManager {
     return this.#sessionDir;
   }
   usesDefaultSessionDir() {
-    return paths.pathsEqual(this.#sessionDir, paths.getDefaultSessionDirPath(this.#cwd));
+    return this.#core.usesDefaultSessionDir();
   }
   getSessionId() {
     const h = this.getHeader();
@@ -434,7 +433,7 @@ class SessionManager {
   }
 
   static list(cwd, sessionDir, onProgress, signal) {
-    return listing.list(cwd, sessionDir, onProgress, signal, paths);
+    return listing.list(cwd, sessionDir, onProgress, signal);
   }
 
   static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {

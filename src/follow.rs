@@ -7,7 +7,7 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{fsio, merge, relocate, Error as CoreError, Result as CoreResult};
+use pi_session_core::{fsio, merge, paths, relocate, Error as CoreError, Result as CoreResult};
 
 use crate::error::ForJs;
 
@@ -88,7 +88,7 @@ fn run(a: &str, b: &str, out: Option<&str>, in_place: bool) -> CoreResult<MergeR
 
 /// Merge session files `a` and `b` (copies of one session): into `out` (a new file), into `a`
 /// with `in_place`, or into the returned `text`. Different sessions: `SESSION_MISMATCH`, nothing
-/// written.
+/// written. Each path is expanded (tilde, file URL) here.
 #[napi(catch_unwind)]
 pub fn merge_sessions(
     env: Env,
@@ -97,7 +97,15 @@ pub fn merge_sessions(
     out: Option<String>,
     in_place: Option<bool>,
 ) -> Result<MergeReport> {
+    let out = out.map(|o| paths::normalize(&o));
+    let (a, b) = (paths::normalize(&a), paths::normalize(&b));
     run(&a, &b, out.as_deref(), in_place.unwrap_or(false)).for_js(&env)
+}
+
+/// The agent directory a library command works on: `agent_dir` when given, else the one
+/// `process.env` names; resolved.
+fn agent_dir_or_env(env: &Env, agent_dir: Option<String>) -> String {
+    paths::resolve(&agent_dir.unwrap_or_else(|| crate::config::agent_dir(env)))
 }
 
 /// A session that `syncSessions` wrote (or, in a dry run, would write).
@@ -290,8 +298,8 @@ pub struct SyncOptions {
     pub secrets: Option<String>,
 }
 
-/// Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
-/// `folder`. A session deleted on one side since the last sync is deleted on the other (here
+/// Sync the sessions of `agent_dir` (else the environment's) with `remote`: a git repository (a
+/// URL as given, a path resolved), or a shared folder with `folder`. A session deleted on one side since the last sync is deleted on the other (here
 /// through the `trash` command on `PATH` when there is one). Remote errors throw
 /// (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
 /// bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
@@ -299,7 +307,7 @@ pub struct SyncOptions {
 #[napi(catch_unwind)]
 pub fn sync_sessions(
     env: Env,
-    agent_dir: String,
+    agent_dir: Option<String>,
     remote: String,
     options: SyncOptions,
 ) -> Result<SyncReport> {
@@ -315,14 +323,14 @@ pub fn sync_sessions(
     .for_js(&env)?;
     let opts = Options {
         dry_run: options.dry_run,
-        path_map: options.paths.map(std::path::PathBuf::from),
+        path_map: options.paths.map(|p| paths::resolve(&p).into()),
         branch: options.branch,
         trash: pi_session_core::trash::find(None),
         purge: options.purge,
         secrets: policy,
         ..Options::new(
-            agent_dir,
-            remote,
+            agent_dir_or_env(&env, agent_dir),
+            sync::transport::remote_arg(&remote, &paths::process_cwd(), &paths::home()),
             if options.folder {
                 Kind::Folder
             } else {
@@ -421,15 +429,17 @@ fn run_move(agent_dir: &str, old: &str, new: &str, apply: bool) -> CoreResult<Mo
     })
 }
 
-/// Move the sessions of project `old_dir` to project `new_dir` under `agent_dir`
-/// (`pi-sessions move`); only the plan unless `apply`.
+/// Move the sessions of project `old_dir` to project `new_dir` (both resolved here) under
+/// `agent_dir` (else the environment's) (`pi-sessions move`); only the plan unless `apply`.
 #[napi(catch_unwind)]
 pub fn move_sessions(
     env: Env,
-    agent_dir: String,
+    agent_dir: Option<String>,
     old_dir: String,
     new_dir: String,
     apply: bool,
 ) -> Result<MoveReport> {
-    run_move(&agent_dir, &old_dir, &new_dir, apply).for_js(&env)
+    let agent = agent_dir_or_env(&env, agent_dir);
+    let (old, new) = (paths::resolve(&old_dir), paths::resolve(&new_dir));
+    run_move(&agent, &old, &new, apply).for_js(&env)
 }

@@ -229,8 +229,10 @@ pub fn transcript_page(
 /// A listing summary's fields as one JSON text: `{path, id?, cwd, name?, parentSessionPath?,
 /// created?, modified?, messageCount}` (values as the file states them), and when the core could
 /// not decide `modified` (a date only JavaScript's `Date` reads, see `SummaryInfo::modified`)
-/// instead of it the ingredients of the rule: `{…, act?, actPending, mtimeMs, …}`.
-pub fn summary_info(s: &SummaryInfo) -> String {
+/// instead of it the ingredients of the rule: `{…, act?, actPending, mtimeMs, …}`; with
+/// `elsewhere`, a last member `"elsewhere":true`: a `list` of a shared directory leaves the
+/// session out (it is of another cwd).
+pub fn summary_info(s: &SummaryInfo, elsewhere: bool) -> String {
     let mut out = String::with_capacity(256);
     out.push('{');
     s.write_head_members(&mut out);
@@ -243,6 +245,9 @@ pub fn summary_info(s: &SummaryInfo) -> String {
     }
     out.push_str(",\"messageCount\":");
     out.push_str(&s.message_count.to_string());
+    if elsewhere {
+        out.push_str(",\"elsewhere\":true");
+    }
     out.push('}');
     out
 }

@@ -65,9 +65,10 @@ impl NativeSession {
         ))
     }
 
-    /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
-    /// a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
-    /// new file again. Nothing is created when the source is refused.
+    /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` (resolved here) into
+    /// `dir` and returns a manager (cwd `target_cwd`, resolved already, session dir `dir`) that has
+    /// opened it, without reading the new file again. Nothing is created when the source is
+    /// refused.
     #[napi(factory, catch_unwind)]
     pub fn fork_from(
         env: Env,
@@ -78,7 +79,7 @@ impl NativeSession {
     ) -> Result<Self> {
         let config = config::for_new_manager(&env);
         let forked = session::fork(
-            Path::new(&source),
+            Path::new(&pi_session_core::paths::resolve(&source)),
             &target_cwd,
             Path::new(&dir),
             custom_id.as_deref(),

@@ -61,6 +61,14 @@ impl NativeSession {
             .map(|p| p.to_string_lossy().into_owned())
     }
 
+    /// `usesDefaultSessionDir()`: the session dir is the cwd's default one (under the agent
+    /// directory `process.env` names now).
+    #[napi(catch_unwind)]
+    pub fn uses_default_session_dir(&self, env: Env) -> bool {
+        let agent = crate::config::agent_dir(&env);
+        pi_session_core::places::is_default_dir(self.inner.session_dir(), self.inner.cwd(), &agent)
+    }
+
     #[napi(catch_unwind)]
     pub fn entry_count(&self) -> u32 {
         self.inner.entry_count() as u32

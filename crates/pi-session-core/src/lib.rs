@@ -24,6 +24,7 @@ pub mod lock;
 pub mod materialize;
 pub mod merge;
 pub mod paths;
+pub mod places;
 pub mod record;
 pub mod relocate;
 pub mod reserve;

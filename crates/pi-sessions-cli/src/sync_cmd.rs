@@ -108,18 +108,6 @@ collection).",
     ],
 };
 
-/// A URL (`https://…`, `git@host:path`) stays as given; a path is resolved against the cwd.
-fn remote_arg(ctx: &Ctx, raw: &str) -> String {
-    let scp_like = raw
-        .split_once(':')
-        .is_some_and(|(host, _)| host.len() > 1 && !host.contains(['/', '\\']));
-    if raw.contains("://") || scp_like {
-        raw.to_owned()
-    } else {
-        Style::HOST.resolve_input(&ctx.env.cwd(), raw, &paths::home())
-    }
-}
-
 /// The secrets policy the flags ask for; more than one is a usage error.
 fn policy(p: &Parsed) -> Result<SecretPolicy, CliError> {
     let chosen: Vec<SecretPolicy> = [
@@ -145,7 +133,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let opts = Options {
         secrets: policy(p)?,
         agent_dir: ctx.env.agent_dir(),
-        remote: remote_arg(ctx, &p.pos[0]),
+        remote: sync::transport::remote_arg(&p.pos[0], &ctx.env.cwd(), &paths::home()),
         kind: if p.flag("folder") {
             Kind::Folder
         } else {
