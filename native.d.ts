@@ -165,8 +165,16 @@ export declare class NativeSession {
   appendWithUtf8(bytes: Uint8Array, len: number, skeleton: boolean, reserved: boolean, durable: boolean): number
   /** `reserveEntryId()`: the id itself (not its key). */
   reserveEntryId(): string
-  /** `reserveEntryId(id)` of an id the caller chose, by key (its form checked by JS). */
-  reserveNamedEntryId(key: string): void
+  /**
+   * `reserveEntryId(id)` of an id the caller chose: its key (null when the value is no string)
+   * and how a refusal shows it; the core checks its form (`INVALID_ENTRY_ID`, a `TypeError`).
+   */
+  reserveNamedEntryId(key: string | undefined | null, shown: string): void
+  /**
+   * An id no entry has and none reserved, for an append whose random id was taken (the core's
+   * rule: more random ids, a whole UUID after 100 of them).
+   */
+  freshEntryId(): string
   /** `releaseEntryId(id)` by key: false when it was not reserved. */
   releaseEntryId(key: string): boolean
   persistExternal(line: string): void
@@ -560,6 +568,12 @@ export interface PruneResult {
   editMember: Array<string>
   editJson: Array<string>
 }
+
+/**
+ * `count` random entry ids of 8 hex chars, one after the other: JS takes the id of each new
+ * entry from them (an append refuses one the session has; `freshEntryId` then gives another).
+ */
+export declare function randomEntryIds(count: number): string
 
 /**
  * How many managers had their state dropped as soon as the GC took them (for tests and

@@ -41,9 +41,6 @@ const places = require("./places.js");
 const factories = require("./factories.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");
 
-/** The form of an entry id a caller reserves by name (upstream's rule, as for session ids). */
-const ENTRY_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-
 class SessionManager {
   /** The core's session. @type {import("../native.js").NativeSession} */
   #core;
@@ -267,14 +264,8 @@ class SessionManager {
    * @param {unknown} [id] */
   reserveEntryId(id) {
     if (id === undefined) return this.#core.reserveEntryId();
-    if (typeof id !== "string" || !ENTRY_ID_PATTERN.test(id)) {
-      throw sessionError(
-        "INVALID_ENTRY_ID",
-        `Session entry id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character, got ${describeValue(id)}`,
-        TypeError,
-      );
-    }
-    this.#core.reserveNamedEntryId(/** @type {string} */ (keyOf(id)));
+    // The core checks the form (INVALID_ENTRY_ID); a value that is no string has no key.
+    this.#core.reserveNamedEntryId(typeof id === "string" ? keyOf(id) : null, describeValue(id));
     return id;
   }
 

@@ -82,6 +82,13 @@ pub fn release_all_locks() {
     pi_session_core::lock::release_all();
 }
 
+/// `count` random entry ids of 8 hex chars, one after the other: JS takes the id of each new
+/// entry from them (an append refuses one the session has; `freshEntryId` then gives another).
+#[napi(catch_unwind)]
+pub fn random_entry_ids(count: u32) -> String {
+    pi_session_core::ids::random_entry_ids(count as usize)
+}
+
 /// `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`).
 #[napi(catch_unwind)]
 pub fn assert_valid_session_id(env: Env, id: String) -> Result<()> {
