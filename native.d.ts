@@ -144,6 +144,12 @@ export declare class NativeSession {
    * the newest `limit` items. Only the page's items are located; nothing is parsed.
    */
   transcriptPage(anchor: string | undefined | null, within: number, limit: number, backward: boolean): Uint32Array
+  /**
+   * The transcript's counts `[total, itemsAfterLatestCompaction]` once the record at `pos` was
+   * appended to a branch whose counts were `total` and `after` (the core's one rule,
+   * `transcript::Counts::then`): a subscriber's append event asks this instead of counting.
+   */
+  transcriptCountsAfter(pos: number, total: number, after: number): Array<number>
   /** `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js). */
   treePlan(): Uint32Array
   /**

@@ -187,3 +187,48 @@ for (const c of MODIFIED_CASES) {
     assert.deepEqual(modified, { strict: c.want, loose: c.want });
   });
 }
+
+// How many transcript items an entry makes: the core counts them from each record's members
+// (record.rs `context_items`, what readTranscriptPage pages by and a subscriber's counts follow),
+// the shell makes them with the reference's exported sessionEntryToContextMessages over the
+// object. Each shape, read from a file and held in memory (where the core sees a skeleton).
+const ITEM_SHAPES = {
+  "a user message": { type: "message", message: user("u") },
+  "a system message without content": { type: "message", message: { role: "system", content: null, timestamp: 1 } },
+  "a message of another role": { type: "message", message: { role: "bashExecution", command: "ls", timestamp: 1 } },
+  "a custom message": { type: "custom_message", customType: "c", content: "x", display: true },
+  "a branch summary": { type: "branch_summary", fromId: "u1", summary: "s" },
+  "a branch summary without a summary": { type: "branch_summary", fromId: "u1", summary: "" },
+  "a compaction": { type: "compaction", summary: "s", firstKeptEntryId: "u1", tokensBefore: 1 },
+  "a compaction with a system message": { type: "compaction", summary: "s", firstKeptEntryId: "u1", tokensBefore: 1, systemMessage: { role: "system", content: "p", timestamp: 1 } },
+  "a compaction with a retained tail": { type: "compaction", summary: "s", firstKeptEntryId: "c", tokensBefore: 1, retainedTail: [user("a"), assistant("b"), user("c")] },
+  "a label": { type: "label", targetId: "u1", label: "l" },
+  "a model change": { type: "model_change", provider: "p", modelId: "m" },
+  "a custom entry": { type: "custom", customType: "c", data: { x: 1 } },
+};
+
+for (const [name, shape] of Object.entries(ITEM_SHAPES)) {
+  test(`item count twins agree: ${name}`, (t) => {
+    const records = [header(), msgEntry("u1", null, user("first"), iso(T0)), { ...shape, id: "x", parentId: "u1", timestamp: iso(T0 + 1000) }];
+    const want = 1 + pkg.sessionEntryToContextMessages(records[2]).length;
+    const file = SessionManager.open(writeJsonl(path.join(tempDir(t, "pi-twins-"), "s.jsonl"), records));
+    const memory = SessionManager.inMemory("/work", undefined, structuredClone(records));
+    for (const [side, sm] of [["file", file], ["memory", memory]]) {
+      assert.equal(sm.readTranscriptPage({ limit: 200 }).totalItems, want, side);
+    }
+    // A subscriber's counts after appending the same shape (once the counts are known) follow the
+    // same count, step by step in the core.
+    const events = [];
+    memory.subscribeTranscript((e) => events.push(e));
+    memory.branch("u1");
+    memory.appendMessage(user("warm"));
+    const { type, ...f } = records[2];
+    if (type === "message") memory.appendMessage(f.message);
+    else if (type === "custom_message") memory.appendCustomMessageEntry(f.customType, f.content, f.display);
+    else if (type === "compaction" && !f.systemMessage) memory.appendCompaction(f.summary, f.firstKeptEntryId, f.tokensBefore, undefined, undefined, undefined, f.retainedTail);
+    else return; // no append of this shape's own form here
+    assert.equal(memory.readTranscriptPage({ limit: 200 }).totalItems, want + 1);
+    assert.equal(events.at(-1).totalItems, want + 1);
+    assert.equal(events.at(-1).itemsAfterLatestCompaction, memory.readTranscriptPage({ limit: 200 }).itemsAfterLatestCompaction);
+  });
+}

@@ -150,7 +150,7 @@ class SessionState {
     else if (entry.type === "session_info") this.#namePos = pos;
     if (this.#all !== NOT_ASKED) this.#all.push(entry);
     this.callerList?.push(entry);
-    this.feed.appended(entry);
+    this.feed.appended(entry, pos);
   }
 
   /** The session file changed without the records (a load that was refused after the core took

@@ -330,7 +330,8 @@ function skeletonOf(entry) {
     }
     case "compaction":
       s.firstKeptEntryId = keyMember(entry.firstKeptEntryId);
-      if (Array.isArray(entry.retainedTail)) s.retainedTail = [];
+      // As long as the caller's: its messages are items of the transcript (record::Meta).
+      if (Array.isArray(entry.retainedTail)) s.retainedTail = new Array(entry.retainedTail.length).fill(0);
       // The transcript counts a truthy systemMessage as an item of its own (record::Meta).
       if (entry.systemMessage) s.systemMessage = true;
       break;

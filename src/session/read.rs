@@ -247,6 +247,19 @@ impl NativeSession {
         ))
     }
 
+    /// The transcript's counts `[total, itemsAfterLatestCompaction]` once the record at `pos` was
+    /// appended to a branch whose counts were `total` and `after` (the core's one rule,
+    /// `transcript::Counts::then`): a subscriber's append event asks this instead of counting.
+    #[napi(catch_unwind)]
+    pub fn transcript_counts_after(&self, pos: u32, total: u32, after: u32) -> Vec<u32> {
+        let before = pi_session_core::transcript::Counts {
+            total: total as usize,
+            after_compaction: after as usize,
+        };
+        let c = before.then(&self.inner, pos);
+        vec![c.total as u32, c.after_compaction as u32]
+    }
+
     /// `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js).
     #[napi(catch_unwind)]
     pub fn tree_plan(&self) -> Uint32Array {
