@@ -390,78 +390,19 @@ export interface LoadInfo {
   trackId: number
 }
 
-/** An entry of `b` that `a` has under the same id with other content. */
-export interface MergeConflict {
-  /** The id both files use. */
-  id: string
-  /** The id `b`'s entry was given in the result (it carries `mergedFrom: id`). */
-  newId: string
-}
-
-/** What a merge did (the shape of `pi-sessions merge --json`). */
-export interface MergeReport {
-  /** The session id both files share. */
-  session: string
-  /** The file written (`out`, or `a` in place), or null when nothing was written. */
-  out?: string
-  /** Entries in the result. */
-  entries: number
-  conflicts: Array<MergeConflict>
-  /** Lines that are no entry, kept as they were (each distinct line once). */
-  keptLines: number
-  /** The id of the last entry, where a reader resumes; null when there is no entry. */
-  leafId?: string
-  /** The merged file's text, when it was written nowhere (neither `out` nor `inPlace`). */
-  text?: string
-}
-
 /**
  * Merge session files `a` and `b` (copies of one session): into `out` (a new file), into `a`
- * with `in_place`, or into the returned `text`. Different sessions: `SESSION_MISMATCH`, nothing
- * written. Each path is expanded (tilde, file URL) here.
+ * with `in_place`, or into the report's `text`. Different sessions: `SESSION_MISMATCH`, nothing
+ * written. Each path is expanded (tilde, file URL) here. Returns the report's JSON text.
  */
-export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): MergeReport
-
-/** One file of a move (a `files` item of `pi-sessions move --json`). */
-export interface MovedFile {
-  from: string
-  to: string
-  id?: string
-  /** `move`, `resume` or `skip`. */
-  action: string
-  /** `planned`, `moved`, `skipped` or `failed`. */
-  status: string
-  rewrites: Array<MoveRewrite>
-  tail: number
-  /** `locked`, `other-session`, `diverged`, `not-a-session`, `error`, or null. */
-  reason?: string
-  message?: string
-}
-
-/** What a move did or would do (the shape of `pi-sessions move --json`). */
-export interface MoveReport {
-  from: string
-  to: string
-  oldDir: string
-  newDir: string
-  applied: boolean
-  files: Array<MovedFile>
-  moved: number
-  skipped: number
-}
-
-/** A header field a move rewrote. */
-export interface MoveRewrite {
-  field: string
-  from?: string
-  to: string
-}
+export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): string
 
 /**
  * Move the sessions of project `old_dir` to project `new_dir` (both resolved here) under
  * `agent_dir` (else the environment's) (`pi-sessions move`); only the plan unless `apply`.
+ * Returns the report's JSON text.
  */
-export declare function moveSessions(agentDir: string | undefined | null, oldDir: string, newDir: string, apply: boolean): MoveReport
+export declare function moveSessions(agentDir: string | undefined | null, oldDir: string, newDir: string, apply: boolean): string
 
 export interface NewSessionInfo {
   id: string
@@ -675,41 +616,6 @@ export declare function setTuning(options?: TuningOptions | undefined | null): v
  */
 export declare const SUMMARY_FIELDS: number
 
-/** A session `syncSessions` deleted (or, in a dry run, would delete) because the other side had. */
-export interface SyncDeleted {
-  id: string
-  /** The local file (gone now, or going). */
-  local: string
-  /** Its file name on the remote. */
-  remote: string
-  /** The side it was removed from: `remote` (deleted here) or `here` (deleted on the remote). */
-  from: string
-  /** `trash` (moved to the trash by a `trash` command) or `removed`. */
-  how: string
-}
-
-/** A session that `syncSessions` wrote (or, in a dry run, would write). */
-export interface SyncedSession {
-  id: string
-  /** The local file. */
-  local: string
-  /** Its file name on the remote. */
-  remote: string
-  /** `push`, `pull` or `merge`. */
-  action: string
-  /** Entries kept beside a differing one under a new id (`mergedFrom`). */
-  conflicts: number
-  /** Conflict copies merged in and removed. */
-  copiesRemoved: Array<string>
-  /** Bytes pi appended during the write, carried over. */
-  tail: number
-  /**
-   * `here` or `remote`: the side that had deleted this session, which another side continued;
-   * it is back there now. Null otherwise.
-   */
-  restored?: string
-}
-
 /** What `syncSessions` is asked, beyond the agent dir and the remote. */
 export interface SyncOptions {
   folder: boolean
@@ -730,73 +636,16 @@ export interface SyncOptions {
   secrets?: string
 }
 
-/** A session `syncSessions` left alone. */
-export interface SyncProblem {
-  /**
-   * `SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, or an
-   * errno name.
-   */
-  code: string
-  id?: string
-  path: string
-  message: string
-}
-
-/** A session a purge removed from the git remote's history. */
-export interface SyncPurged {
-  id: string
-  /** Its file name on the remote. */
-  remote: string
-}
-
-/** What a sync did (the shape of `pi-sessions sync --json`). */
-export interface SyncReport {
-  remote: string
-  /** `git` or `folder`. */
-  transport: string
-  /** The git branch; null for a folder. */
-  branch?: string
-  dryRun: boolean
-  rounds: number
-  /** The remote's history had been rewritten by a purge elsewhere; this machine follows it. */
-  rewritten: boolean
-  synced: Array<SyncedSession>
-  deleted: Array<SyncDeleted>
-  purged: Array<SyncPurged>
-  pushed: number
-  pulled: number
-  merged: number
-  restored: number
-  unchanged: number
-  problems: Array<SyncProblem>
-  /** `skip`, `refuse` or `warn`: the secrets policy in force. */
-  secretsPolicy: string
-  /** Sessions to send that hold unacknowledged credentials. */
-  secrets: Array<SyncSecrets>
-}
-
-/** A session `syncSessions` held back (or sent, under `warn`) because it holds credentials. */
-export interface SyncSecrets {
-  id: string
-  path: string
-  /** The kinds found (`anthropic-api-key`, `private-key`, …). */
-  kinds: Array<string>
-  findings: number
-  /** False: held back; true: sent with a warning. */
-  sent: boolean
-  /** This run reported it first (a later run only counts it). */
-  first: boolean
-}
-
 /**
  * Sync the sessions of `agent_dir` (else the environment's) with `remote`: a git repository (a
- * URL as given, a path resolved), or a shared folder with `folder`. A session deleted on one side since the last sync is deleted on the other (here
- * through the `trash` command on `PATH` when there is one). Remote errors throw
+ * URL as given, a path resolved), or a shared folder with `folder`. A session deleted on one side
+ * since the last sync is deleted on the other (here through the `trash` command on `PATH` when
+ * there is one). Returns the report's JSON text. Remote errors throw
  * (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
  * bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
  * sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
  */
-export declare function syncSessions(agentDir: string | undefined | null, remote: string, options: SyncOptions): SyncReport
+export declare function syncSessions(agentDir: string | undefined | null, remote: string, options: SyncOptions): string
 
 /** Where the tree format holds its root count; the root indexes follow from [`TREE_ROOTS`]. */
 export declare const TREE_ROOT_COUNT: number

@@ -27,6 +27,7 @@ pub mod paths;
 pub mod places;
 pub mod record;
 pub mod relocate;
+pub mod reports;
 pub mod reserve;
 pub mod secrets;
 pub mod session;
