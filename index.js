@@ -3,7 +3,7 @@
 const sm = require("./lib/session-manager.js");
 const ctx = require("./lib/context.js");
 const paths = require("./lib/paths.js");
-const { buildTranscriptProjection } = require("./lib/transcript-projection.js");
+const { buildTranscriptProjection } = require("./lib/transcript-blocks.js");
 const { mergeSessions } = require("./lib/merge-sessions.js");
 const { syncSessions } = require("./lib/sync-sessions.js");
 const { moveSessions } = require("./lib/move-sessions.js");

@@ -136,7 +136,7 @@ export declare class NativeSession {
   branchPath(startKey?: string | undefined | null): Uint32Array
   contextEntries(): Uint32Array
   /** The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js). */
-  projectionPlan(): Uint32Array
+  contextPlan(): Uint32Array
   /**
    * A page of the transcript read model (see the core's `transcript` module), in the format
    * `transcript_page` of src/wire.rs: up to `limit` items next to the boundary after the first

@@ -9,7 +9,7 @@ const native = require("../native.js");
 const { NONE } = require("./wire.js");
 const { recordsOf } = require("./origins.js");
 const { migrateSessionEntries } = require("./migrate.js");
-const { assertValidSessionId } = require("./places.js");
+const { assertValidSessionId } = require("./store.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 

@@ -17,12 +17,12 @@
 //                       what appendContextEdit's checks read
 //   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
-//   projection.js       contexts from the core's projection plan
+//   session-context.js  buildSessionContext and buildSessionProjection, from the core's context plan
 //   transcript.js       the transcript read model's pages and cursors
 //   transcript-feed.js  the transcript's subscribers (append and reset events)
 //   idle-parse.js       parsing a resumed session while the event loop is idle
 //   factories.js        what each factory makes before the manager exists, handed to the constructor
-//   places.js, migrate.js  where sessions live, and the module's functions
+//   store.js, migrate.js  the module's functions (the core decides where sessions live)
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
 const ctx = require("./context.js");
@@ -35,9 +35,9 @@ const { NONE, keyOf, decodeTree } = require("./wire.js");
 const { nowIso, randomEntryId: newId, appendEntry, appendOptions, contextEditReplacement, describeValue } = require("./appends.js");
 const load = require("./load.js");
 const branching = require("./branching.js");
-const projection = require("./projection.js");
+const sessionContext = require("./session-context.js");
 const idle = require("./idle-parse.js");
-const places = require("./places.js");
+const store = require("./store.js");
 const factories = require("./factories.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");
 
@@ -160,11 +160,11 @@ class SessionManager {
   }
 
   buildSessionProjection() {
-    return projection.project(this.#state, true);
+    return sessionContext.project(this.#state, true);
   }
 
   buildSessionContext() {
-    return projection.project(this.#state, false);
+    return sessionContext.project(this.#state, false);
   }
 
   // ----- transcript read model (an addition; see lib/transcript.js) ----------------------------
@@ -292,7 +292,7 @@ class SessionManager {
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage, retainedTail) {
     const s = this.#state;
     const timestamp = nowIso();
-    const systemMessage = ctx.foldSystemMessages(projection.project(s, false).messages);
+    const systemMessage = ctx.foldSystemMessages(sessionContext.project(s, false).messages);
     const id = newId();
     /** @type {Record<string, any> & { type: string, id: string }} */
     const entry = {
@@ -420,7 +420,7 @@ class SessionManager {
   }
 
   static findById(cwd, id, sessionDir) {
-    return places.findById(cwd, id, sessionDir);
+    return store.findById(cwd, id, sessionDir);
   }
 
   static list(cwd, sessionDir, onProgress, signal) {
@@ -448,9 +448,9 @@ module.exports = {
   CURRENT_SESSION_VERSION: native.CURRENT_SESSION_VERSION,
   MAX_SESSION_TRANSCRIPT_PAGE_SIZE: transcript.MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager,
-  assertValidSessionId: places.assertValidSessionId,
-  findMostRecentSession: places.findMostRecentSession,
-  loadEntriesFromFile: places.loadEntriesFromFile,
+  assertValidSessionId: store.assertValidSessionId,
+  findMostRecentSession: store.findMostRecentSession,
+  loadEntriesFromFile: store.loadEntriesFromFile,
   parseSessionEntries,
   migrateSessionEntries,
 };

@@ -1,5 +1,5 @@
 //! Reads: identity, positions of the id index, labels and leaf, record lines, paths, the context
-//! projection and the tree plan.
+//! plan and the tree plan.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -219,7 +219,7 @@ impl NativeSession {
 
     /// The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js).
     #[napi(catch_unwind)]
-    pub fn projection_plan(&self) -> Uint32Array {
+    pub fn context_plan(&self) -> Uint32Array {
         let path = self.inner.context_path();
         Uint32Array::new(wire::plan(&context::plan(&self.inner, &path)))
     }
