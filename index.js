@@ -3,8 +3,10 @@
 const sm = require("./lib/session-manager.js");
 const ctx = require("./lib/context.js");
 const paths = require("./lib/paths.js");
-const { buildTranscriptProjection } = require("./lib/transcript-projection.js");
-const { mergeSessions, moveSessions, syncSessions } = require("./lib/follow.js");
+const { buildTranscriptProjection } = require("./lib/transcript-blocks.js");
+const { mergeSessions } = require("./lib/merge-sessions.js");
+const { syncSessions } = require("./lib/sync-sessions.js");
+const { moveSessions } = require("./lib/move-sessions.js");
 const { scanSecrets } = require("./lib/secrets.js");
 
 module.exports = {

@@ -58,14 +58,14 @@ export declare class NativeSession {
   contextEditWrapsText(display: string, entryType: string | undefined | null, role: string | undefined | null, shape: string): boolean
   newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
   /**
-   * `SessionManager.open` in one call: a manager for `file` (resolved by the shell) in
-   * `session_dir`, of cwd `cwd_override` or else the file's header cwd (see the core's
-   * `Session::open`), tracked, with the file loaded.
+   * `SessionManager.open` in one call: a manager for `file` (resolved here) in `session_dir`
+   * (else the file's directory: the core's `places::open_place`), of cwd `cwd_override` or else
+   * the file's header cwd (see the core's `Session::open`), tracked, with the file loaded.
    */
-  static openFile(file: string, sessionDir: string, cwdOverride?: string | undefined | null): { core: NativeSession; info: LoadInfo }
+  static openFile(file: string, sessionDir?: string | undefined | null, cwdOverride?: string | undefined | null): { core: NativeSession; info: LoadInfo }
   /**
-   * Loads `path`; the answer says whether the file was loaded, or a fresh session was started
-   * for it (the file is missing, or was empty and got a header).
+   * Loads `path` (resolved here); the answer says whether the file was loaded, or a fresh
+   * session was started for it (the file is missing, or was empty and got a header).
    */
   setSessionFile(path: string): LoadInfo
   loadPreloaded(lines: Array<string>, skeletons: boolean): void
@@ -80,10 +80,15 @@ export declare class NativeSession {
   pushPreloaded(lines: Array<string>, skeletons: boolean): void
   sessionId(): string
   sessionFile(): string | null
+  /**
+   * `usesDefaultSessionDir()`: the session dir is the cwd's default one (under the agent
+   * directory `process.env` names now).
+   */
+  usesDefaultSessionDir(): boolean
   entryCount(): number
   recordCount(): number
   headerPos(): number
-  /** The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record. */
+  /** The leaf as a key: `null` for a null leaf, `NO_ID_KEY` for an id-less record. */
   leafKey(): string | null
   leafPos(): number
   lookup(key: string): number
@@ -131,7 +136,7 @@ export declare class NativeSession {
   branchPath(startKey?: string | undefined | null): Uint32Array
   contextEntries(): Uint32Array
   /** The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js). */
-  projectionPlan(): Uint32Array
+  contextPlan(): Uint32Array
   /**
    * A page of the transcript read model (see the core's `transcript` module), in the format
    * `transcript_page` of src/wire.rs: up to `limit` items next to the boundary after the first
@@ -139,6 +144,12 @@ export declare class NativeSession {
    * the newest `limit` items. Only the page's items are located; nothing is parsed.
    */
   transcriptPage(anchor: string | undefined | null, within: number, limit: number, backward: boolean): Uint32Array
+  /**
+   * The transcript's counts `[total, itemsAfterLatestCompaction]` once the record at `pos` was
+   * appended to a branch whose counts were `total` and `after` (the core's one rule,
+   * `transcript::Counts::then`): a subscriber's append event asks this instead of counting.
+   */
+  transcriptCountsAfter(pos: number, total: number, after: number): Array<number>
   /** `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js). */
   treePlan(): Uint32Array
   /**
@@ -160,8 +171,16 @@ export declare class NativeSession {
   appendWithUtf8(bytes: Uint8Array, len: number, skeleton: boolean, reserved: boolean, durable: boolean): number
   /** `reserveEntryId()`: the id itself (not its key). */
   reserveEntryId(): string
-  /** `reserveEntryId(id)` of an id the caller chose, by key (its form checked by JS). */
-  reserveNamedEntryId(key: string): void
+  /**
+   * `reserveEntryId(id)` of an id the caller chose: its key (null when the value is no string)
+   * and how a refusal shows it; the core checks its form (`INVALID_ENTRY_ID`, a `TypeError`).
+   */
+  reserveNamedEntryId(key: string | undefined | null, shown: string): void
+  /**
+   * An id no entry has and none reserved, for an append whose random id was taken (the core's
+   * rule: more random ids, a whole UUID after 100 of them).
+   */
+  freshEntryId(): string
   /** `releaseEntryId(id)` by key: false when it was not reserved. */
   releaseEntryId(key: string): boolean
   persistExternal(line: string): void
@@ -189,9 +208,10 @@ export declare class NativeSession {
    */
   static blank(cwd: string, sessionDir: string, persist: boolean): NativeSession
   /**
-   * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
-   * a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
-   * new file again. Nothing is created when the source is refused.
+   * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` (resolved here) into
+   * `dir` and returns a manager (cwd `target_cwd`, resolved already, session dir `dir`) that has
+   * opened it, without reading the new file again. Nothing is created when the source is
+   * refused.
    */
   static forkFrom(source: string, targetCwd: string, dir: string, customId?: string | undefined | null): NativeSession
   /**
@@ -207,8 +227,12 @@ export declare class NativeSession {
  * over in order.
  */
 export declare class SummaryRun {
-  /** Start summarizing `paths` (with known mtimes, ms, where given); returns at once. */
-  static start(paths: Array<string>, mtimes?: Array<number | undefined | null> | undefined | null, cacheFile?: string | undefined | null): SummaryRun
+  /**
+   * Start summarizing `paths` (with known mtimes, ms, where given); returns at once. With
+   * `keep_cwd` (a resolved cwd), the summaries of sessions of other cwds say so (see
+   * `wire::summary_info`).
+   */
+  static start(paths: Array<string>, mtimes?: Array<number | undefined | null> | undefined | null, cacheFile?: string | undefined | null, keepCwd?: string | undefined | null): SummaryRun
   /**
    * The next finished results, in order, as a flat array `[info, first, all, ...]` (three
    * items per file; `info` is the JSON text of `wire::summary_info`, null for a skipped
@@ -224,6 +248,9 @@ export declare class SummaryRun {
   cancel(): void
 }
 
+/** The agent directory `process.env` names now (`PI_CODING_AGENT_DIR`), else `~/.pi/agent`. */
+export declare function agentDir(): string
+
 /** `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`). */
 export declare function assertValidSessionId(id: string): void
 
@@ -231,9 +258,20 @@ export declare const BATCH_FROM_VALUES: number
 
 export declare const BATCH_FROM_WIDE: number
 
+export declare const BATCH_NAMES: number
+
+export declare const BATCH_PLAN: number
+
 export declare const BATCH_STEP_INDEX: number
 
 export declare const BATCH_STEP_NAME: number
+
+export declare const BATCH_TEXT: number
+
+/** The first of the cut strings that are values of their own. */
+export declare const BATCH_VALUES: number
+
+export declare const BATCH_WIDE: number
 
 /** What `createBranchedSession` did, for the JS shell to make the new entry objects from the old. */
 export interface BranchedResult {
@@ -274,12 +312,34 @@ export declare const CURRENT_SESSION_VERSION: number
  */
 export declare function exclusiveFromEnv(): boolean
 
+/**
+ * `findById` in a factory's place (see `sessionPlace`): the directory as the place has it, and
+ * the place's resolved cwd when the directory is shared.
+ */
 export declare function findById(dir: string, id: string, resolvedCwd?: string | undefined | null): string | null
 
-export declare function findMostRecent(dir: string, resolvedCwd?: string | undefined | null): string | null
+/**
+ * `findMostRecentSession(sessionDir, cwd?)`: `dir` expanded (tilde, file URL) and `cwd`, when
+ * given, resolved here.
+ */
+export declare function findMostRecent(dir: string, cwd?: string | undefined | null): string | null
+
+/** Item flag: the leading compaction carries `retainedTail`. */
+export declare const FLAG_RETAINED_TAIL: number
+
+/** Item flag: the entry contributes no messages (a compaction after the leading one). */
+export declare const FLAG_SUPPRESSED: number
 
 /** Drop what was read ahead and not taken by an open. */
 export declare function forgetPreread(): void
+
+export declare const ITEM_EDIT: number
+
+export declare const ITEM_ENTRY: number
+
+export declare const ITEM_FLAGS: number
+
+export declare const ITEM_STRIDE: number
 
 /** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
 export declare function listAllCandidates(root: string): Promise<Candidate[]>
@@ -296,7 +356,10 @@ export declare function listCacheFile(agentDir: string): string
  */
 export declare function listDirNames(dir: string): Promise<string[]>
 
-/** `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session). */
+/**
+ * `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session);
+ * `path` is expanded (tilde, file URL) here.
+ */
 export declare function loadEntriesJson(path: string): string
 
 /**
@@ -306,6 +369,8 @@ export declare function loadEntriesJson(path: string): string
 export interface LoadInfo {
   /** The manager's cwd, resolved: the caller's override, the header's, or the process's. */
   cwd: string
+  /** The manager's session directory (see the core's `places::open_place`). */
+  sessionDir: string
   /** The file's records became the state (false: a fresh session was started for the path). */
   loaded: boolean
   recordCount: number
@@ -325,78 +390,19 @@ export interface LoadInfo {
   trackId: number
 }
 
-/** An entry of `b` that `a` has under the same id with other content. */
-export interface MergeConflict {
-  /** The id both files use. */
-  id: string
-  /** The id `b`'s entry was given in the result (it carries `mergedFrom: id`). */
-  newId: string
-}
-
-/** What a merge did (the shape of `pi-sessions merge --json`). */
-export interface MergeReport {
-  /** The session id both files share. */
-  session: string
-  /** The file written (`out`, or `a` in place), or null when nothing was written. */
-  out?: string
-  /** Entries in the result. */
-  entries: number
-  conflicts: Array<MergeConflict>
-  /** Lines that are no entry, kept as they were (each distinct line once). */
-  keptLines: number
-  /** The id of the last entry, where a reader resumes; null when there is no entry. */
-  leafId?: string
-  /** The merged file's text, when it was written nowhere (neither `out` nor `inPlace`). */
-  text?: string
-}
-
 /**
  * Merge session files `a` and `b` (copies of one session): into `out` (a new file), into `a`
- * with `in_place`, or into the returned `text`. Different sessions: `SESSION_MISMATCH`, nothing
- * written.
+ * with `in_place`, or into the report's `text`. Different sessions: `SESSION_MISMATCH`, nothing
+ * written. Each path is expanded (tilde, file URL) here. Returns the report's JSON text.
  */
-export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): MergeReport
-
-/** One file of a move (a `files` item of `pi-sessions move --json`). */
-export interface MovedFile {
-  from: string
-  to: string
-  id?: string
-  /** `move`, `resume` or `skip`. */
-  action: string
-  /** `planned`, `moved`, `skipped` or `failed`. */
-  status: string
-  rewrites: Array<MoveRewrite>
-  tail: number
-  /** `locked`, `other-session`, `diverged`, `not-a-session`, `error`, or null. */
-  reason?: string
-  message?: string
-}
-
-/** What a move did or would do (the shape of `pi-sessions move --json`). */
-export interface MoveReport {
-  from: string
-  to: string
-  oldDir: string
-  newDir: string
-  applied: boolean
-  files: Array<MovedFile>
-  moved: number
-  skipped: number
-}
-
-/** A header field a move rewrote. */
-export interface MoveRewrite {
-  field: string
-  from?: string
-  to: string
-}
+export declare function mergeSessions(a: string, b: string, out?: string | undefined | null, inPlace?: boolean | undefined | null): string
 
 /**
- * Move the sessions of project `old_dir` to project `new_dir` under `agent_dir`
- * (`pi-sessions move`); only the plan unless `apply`.
+ * Move the sessions of project `old_dir` to project `new_dir` (both resolved here) under
+ * `agent_dir` (else the environment's) (`pi-sessions move`); only the plan unless `apply`.
+ * Returns the report's JSON text.
  */
-export declare function moveSessions(agentDir: string, oldDir: string, newDir: string, apply: boolean): MoveReport
+export declare function moveSessions(agentDir: string | undefined | null, oldDir: string, newDir: string, apply: boolean): string
 
 export interface NewSessionInfo {
   id: string
@@ -405,12 +411,78 @@ export interface NewSessionInfo {
 }
 
 /**
+ * The key of an absent id (JavaScript's `undefined`): the core's own spelling
+ * (`record::UNDEFINED`), which no JSON text can be. `lib/wire.js` keys `undefined` with it.
+ */
+export declare const NO_ID_KEY: string
+
+export declare const NODE_CHILD_COUNT: number
+
+export declare const NODE_ENTRY: number
+
+export declare const NODE_LABEL: number
+
+/** 1: JavaScript sorts the node's children by `new Date(timestamp)`; 0: they are in order. */
+export declare const NODE_SORT_BY_DATE: number
+
+/** A node's slots, and their offsets within it. */
+export declare const NODE_STRIDE: number
+
+/**
+ * "No record" in a position slot of every format, and from the scalar position getters of
+ * `NativeSession` (`headerPos`, `leafPos`, `lookup`, `labelPos`, `sessionNamePos`).
+ */
+export declare const NONE: number
+
+/** The reference's `normalizePath`: tilde and file URL expanded, not resolved. */
+export declare function normalizePath(input: string): string
+
+export declare const PAGE_AFTER_COMPACTION: number
+
+export declare const PAGE_COUNT: number
+
+export declare const PAGE_ITEM_ENTRY: number
+
+export declare const PAGE_ITEM_STRIDE: number
+
+export declare const PAGE_ITEM_WITHIN: number
+
+export declare const PAGE_ITEMS: number
+
+export declare const PAGE_LEAF: number
+
+export declare const PAGE_LEAF_ITEMS: number
+
+/** Page status: the boundary's entry is not on the active branch. */
+export declare const PAGE_NOT_ON_BRANCH: number
+
+/** Page status: the page follows. */
+export declare const PAGE_OK: number
+
+/** Page status: the boundary names more items than its entry makes. */
+export declare const PAGE_PAST_ENTRY: number
+
+export declare const PAGE_START: number
+
+export declare const PAGE_STATUS: number
+
+export declare const PAGE_TOTAL: number
+
+/**
  * `style` (`"posix"` or `"win32"`) applied to `args` by `op`: `normalize(p)`, `join(a, b)`,
  * `isAbsolute(p)` (`"true"`/`"false"`), `resolve(...parts)` against `process.cwd()`, `expand(p,
  * home)` (the reference's `normalizePath`: shell drive paths, tilde, `file://` URLs) or
  * `encodeCwd(resolvedCwd)` (the session directory's name).
  */
 export declare function pathRule(style: string, op: string, args: Array<string>): string
+
+export declare const PLAN_COUNT: number
+
+export declare const PLAN_ITEMS: number
+
+export declare const PLAN_MODEL: number
+
+export declare const PLAN_THINKING: number
 
 /**
  * Start reading the session file `path` (resolved) on a thread of its own, ahead of its open:
@@ -445,6 +517,12 @@ export interface PruneResult {
 }
 
 /**
+ * `count` random entry ids of 8 hex chars, one after the other: JS takes the id of each new
+ * entry from them (an append refuses one the session has; `freshEntryId` then gives another).
+ */
+export declare function randomEntryIds(count: number): string
+
+/**
  * How many managers had their state dropped as soon as the GC took them (for tests and
  * diagnostics).
  */
@@ -452,6 +530,12 @@ export declare function reclaimedSessionCount(): number
 
 /** Remove the lease files this process holds (called when the process exits). */
 export declare function releaseAllLocks(): void
+
+/**
+ * The reference's `resolvePath(input, base?)`: tilde and file URL expanded, then resolved
+ * against `base` (itself expanded) or the process's cwd.
+ */
+export declare function resolvePath(input: string, base?: string | undefined | null): string
 
 /**
  * The `pi-sessions` command line (`bin/pi-sessions.js`): runs one command with the real terminal,
@@ -462,8 +546,9 @@ export declare function runCli(args: Array<string>): number
 /**
  * Scan session files (`files`, and with `all` every session under `<agentDir>/sessions`) for
  * credential-shaped strings. Acknowledged findings are left out unless `include_acknowledged`.
+ * The agent dir (else the one `process.env` names) and the files are resolved here.
  */
-export declare function scanSecrets(agentDir: string, files: Array<string>, all: boolean, includeAcknowledged: boolean): Array<SecretScan>
+export declare function scanSecrets(agentDir: string | undefined | null, files: Array<string>, all: boolean, includeAcknowledged: boolean): Array<SecretScan>
 
 /** One credential-shaped string (never the secret: a masked preview and a fingerprint). */
 export interface SecretFinding {
@@ -496,6 +581,28 @@ export interface SecretScan {
 }
 
 /**
+ * The place of `cwd` with `session_dir` (when given and not empty) or the cwd's default session
+ * directory under the agent directory `process.env` names now, which is made when `make`
+ * (private to the user under `PI_SESSION_PRIVATE=1`), as the reference's factories make it.
+ */
+export declare function sessionPlace(cwd: string, sessionDir: string | undefined | null, make: boolean): SessionPlace
+
+/** Where a factory's sessions live (see the core's `places::Place`). */
+export interface SessionPlace {
+  /** The cwd, resolved. */
+  cwd: string
+  dir: string
+  /**
+   * A given directory that is not the cwd's default one: finding and listing keep to the cwd's
+   * sessions in it.
+   */
+  shared: boolean
+}
+
+/** `<agentDir>/sessions`, which `listAll()` reads. */
+export declare function sessionsRoot(): string
+
+/**
  * Internal, for tests and benchmarks, not part of the package's API: the size thresholds of
  * every manager made from now on in this process (`setTuning({ lazyFileBytes: 0 })` makes every
  * file opened count as big). Omitted fields, or no argument, restore the shipped defaults.
@@ -508,41 +615,6 @@ export declare function setTuning(options?: TuningOptions | undefined | null): v
  * decoder is `eachSummary` in lib/wire.js.
  */
 export declare const SUMMARY_FIELDS: number
-
-/** A session `syncSessions` deleted (or, in a dry run, would delete) because the other side had. */
-export interface SyncDeleted {
-  id: string
-  /** The local file (gone now, or going). */
-  local: string
-  /** Its file name on the remote. */
-  remote: string
-  /** The side it was removed from: `remote` (deleted here) or `here` (deleted on the remote). */
-  from: string
-  /** `trash` (moved to the trash by a `trash` command) or `removed`. */
-  how: string
-}
-
-/** A session that `syncSessions` wrote (or, in a dry run, would write). */
-export interface SyncedSession {
-  id: string
-  /** The local file. */
-  local: string
-  /** Its file name on the remote. */
-  remote: string
-  /** `push`, `pull` or `merge`. */
-  action: string
-  /** Entries kept beside a differing one under a new id (`mergedFrom`). */
-  conflicts: number
-  /** Conflict copies merged in and removed. */
-  copiesRemoved: Array<string>
-  /** Bytes pi appended during the write, carried over. */
-  tail: number
-  /**
-   * `here` or `remote`: the side that had deleted this session, which another side continued;
-   * it is back there now. Null otherwise.
-   */
-  restored?: string
-}
 
 /** What `syncSessions` is asked, beyond the agent dir and the remote. */
 export interface SyncOptions {
@@ -564,73 +636,21 @@ export interface SyncOptions {
   secrets?: string
 }
 
-/** A session `syncSessions` left alone. */
-export interface SyncProblem {
-  /**
-   * `SESSION_MISMATCH`, `SYNC_UNMAPPED_PATH`, `SESSION_LOCKED`, `SYNC_DUPLICATE_SESSION`, or an
-   * errno name.
-   */
-  code: string
-  id?: string
-  path: string
-  message: string
-}
-
-/** A session a purge removed from the git remote's history. */
-export interface SyncPurged {
-  id: string
-  /** Its file name on the remote. */
-  remote: string
-}
-
-/** What a sync did (the shape of `pi-sessions sync --json`). */
-export interface SyncReport {
-  remote: string
-  /** `git` or `folder`. */
-  transport: string
-  /** The git branch; null for a folder. */
-  branch?: string
-  dryRun: boolean
-  rounds: number
-  /** The remote's history had been rewritten by a purge elsewhere; this machine follows it. */
-  rewritten: boolean
-  synced: Array<SyncedSession>
-  deleted: Array<SyncDeleted>
-  purged: Array<SyncPurged>
-  pushed: number
-  pulled: number
-  merged: number
-  restored: number
-  unchanged: number
-  problems: Array<SyncProblem>
-  /** `skip`, `refuse` or `warn`: the secrets policy in force. */
-  secretsPolicy: string
-  /** Sessions to send that hold unacknowledged credentials. */
-  secrets: Array<SyncSecrets>
-}
-
-/** A session `syncSessions` held back (or sent, under `warn`) because it holds credentials. */
-export interface SyncSecrets {
-  id: string
-  path: string
-  /** The kinds found (`anthropic-api-key`, `private-key`, …). */
-  kinds: Array<string>
-  findings: number
-  /** False: held back; true: sent with a warning. */
-  sent: boolean
-  /** This run reported it first (a later run only counts it). */
-  first: boolean
-}
-
 /**
- * Sync the sessions of `agent_dir` with `remote`: a git repository, or a shared folder with
- * `folder`. A session deleted on one side since the last sync is deleted on the other (here
- * through the `trash` command on `PATH` when there is one). Remote errors throw
+ * Sync the sessions of `agent_dir` (else the environment's) with `remote`: a git repository (a
+ * URL as given, a path resolved), or a shared folder with `folder`. A session deleted on one side
+ * since the last sync is deleted on the other (here through the `trash` command on `PATH` when
+ * there is one). Returns the report's JSON text. Remote errors throw
  * (`SYNC_REMOTE_NOT_GIT`, `SYNC_REMOTE_NOT_FOLDER`, `SYNC_GIT_FAILED`, `INVALID_ARGUMENT` for a
  * bad branch or secrets policy, `SYNC_SECRETS_FOUND` when `refuse` finds credentials: nothing
  * sent); sessions left alone are in `problems`, those holding credentials in `secrets`.
  */
-export declare function syncSessions(agentDir: string, remote: string, options: SyncOptions): SyncReport
+export declare function syncSessions(agentDir: string | undefined | null, remote: string, options: SyncOptions): string
+
+/** Where the tree format holds its root count; the root indexes follow from [`TREE_ROOTS`]. */
+export declare const TREE_ROOT_COUNT: number
+
+export declare const TREE_ROOTS: number
 
 /** Size thresholds of managers made from now on; an omitted one is the shipped default. */
 export interface TuningOptions {

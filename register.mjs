@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 const { createRequire, registerHooks } = nodeModule;
 const require = createRequire(import.meta.url);
 const agent = require("./launcher/pi-agent.js");
+const where = require("./launcher/find-agent.js");
 
 const INSTALL = Symbol.for("pi-session-native.register.install");
 const AGENT_DIST = "/@earendil-works/pi-coding-agent/dist/";
@@ -23,8 +24,8 @@ const AGENT_DIST = "/@earendil-works/pi-coding-agent/dist/";
 /** Called from the end of the agent module that defines the class (see `load` below). */
 globalThis[INSTALL] = (AgentClass, moduleUrl) => {
   try {
-    const dir = agent.packageDirAbove(fileURLToPath(moduleUrl));
-    if (dir) agent.install(AgentClass, agent.agentInfo(dir), "pi-session-native/register");
+    const dir = where.packageDirAbove(fileURLToPath(moduleUrl));
+    if (dir) agent.install(AgentClass, where.agentInfo(dir), "pi-session-native/register");
   } catch (error) {
     // Only a refusal the user asked for (strict mode) may stop the agent's module from loading.
     if (error?.code === "NATIVE_STORE_REFUSED") throw error;
@@ -54,7 +55,7 @@ function classExport(url) {
   if (at < 0) return null;
   const bundle = url.slice(0, at + "/dist/bundle".length);
   if (!classChunks.has(bundle)) {
-    const dir = agent.packageDirAbove(fileURLToPath(bundle));
+    const dir = where.packageDirAbove(fileURLToPath(bundle));
     let chunk = null;
     try {
       chunk = dir ? agent.bundleClassModule(dir) : null;

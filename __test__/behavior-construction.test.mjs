@@ -1,4 +1,4 @@
-// BEHAVIOR.md §4 — construction and static factories.
+// docs/behaviour.md, "Making a manager": construction and static factories.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -35,7 +35,7 @@ function setMtime(file, secondsAgo) {
   fs.utimesSync(file, t, t);
 }
 
-// ---------------------------------------------------------------- §4.1 common constructor semantics
+// ---------------------------------------------------------------- common constructor semantics
 
 test("a relative cwd is resolved against process.cwd()", (t) => {
   const work = tempDir(t);
@@ -165,7 +165,7 @@ test("the sessionDir is created before the custom session id is validated", (t) 
   assert.deepEqual(fs.readdirSync(dir), []);
 });
 
-// ---------------------------------------------------------------- §4.2 create
+// ---------------------------------------------------------------- create
 
 test("create without a sessionDir uses and creates the default dir for the cwd", (t) => {
   const agent = useAgentDir(t);
@@ -205,7 +205,7 @@ test("create rejects an invalid custom session id with the exact message before 
   assert.deepEqual(fs.readdirSync(dir), []);
 });
 
-// ---------------------------------------------------------------- §4.3 open
+// ---------------------------------------------------------------- open
 
 test("open resolves a relative path against process.cwd()", (t) => {
   const dir = tempDir(t);
@@ -325,7 +325,7 @@ test("open of a missing file creates it lazily at that exact path", (t) => {
   assert.deepEqual(jsonlFiles(dir), ["exact-name.jsonl"]);
 });
 
-// ---------------------------------------------------------------- §4.4 continueRecent
+// ---------------------------------------------------------------- continueRecent
 
 test("continueRecent without a sessionDir uses and creates the default dir", (t) => {
   const agent = useAgentDir(t);
@@ -409,7 +409,7 @@ test("continueRecent treats the default dir with a trailing slash as the default
   assert.equal(path.basename(sm.getSessionFile()), path.basename(file));
 });
 
-// ---------------------------------------------------------------- §4.5 inMemory
+// ---------------------------------------------------------------- inMemory
 
 test("inMemory creates a non-persisting manager with an empty session dir and no file", () => {
   const sm = SessionManager.inMemory("/proj");
@@ -441,7 +441,7 @@ test("inMemory with non-empty entries loads them", () => {
   assert.equal(sm.getLeafId(), "aaaa0001");
 });
 
-// ---------------------------------------------------------------- §4.6 forkFrom
+// ---------------------------------------------------------------- forkFrom
 
 function sourceSession(dir, extra = []) {
   return sessionFile(dir, "source.jsonl", [

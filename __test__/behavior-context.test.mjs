@@ -1,4 +1,4 @@
-// BEHAVIOR.md §8 — context building: path selection, compaction-aware entry lists,
+// docs/behaviour.md, "Contexts": context building: path selection, compaction-aware entry lists,
 // entry → message conversion, context edits, projections and contexts.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -22,9 +22,9 @@ const { SessionManager } = M;
 const ids = (list) => list.map((e) => e.id);
 
 // ---------------------------------------------------------------------------
-// §8.1 Path selection
+// Path selection
 // ---------------------------------------------------------------------------
-describe("§8.1 path selection", () => {
+describe("path selection", () => {
   test("a null leafId selects an empty path", () => {
     const entries = chain([msgEntry("a", undefined, user("x")), msgEntry("b", undefined, user("y"))]);
     assert.deepEqual(M.buildContextEntries(entries, null), []);
@@ -147,9 +147,9 @@ describe("§8.1 path selection", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §8.2 buildContextEntries
+// buildContextEntries
 // ---------------------------------------------------------------------------
-describe("§8.2 buildContextEntries", () => {
+describe("buildContextEntries", () => {
   test("without a compaction on the path the whole path is returned, non-message entries included", () => {
     const entries = chain([
       entry("model_change", "m", undefined, { provider: "p", modelId: "x" }),
@@ -313,9 +313,9 @@ describe("§8.2 buildContextEntries", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §8.3 sessionEntryToContextMessages
+// sessionEntryToContextMessages
 // ---------------------------------------------------------------------------
-describe("§8.3 sessionEntryToContextMessages", () => {
+describe("sessionEntryToContextMessages", () => {
   test("a message entry yields the stored message object itself", () => {
     const m = user("hello");
     const out = M.sessionEntryToContextMessages(msgEntry("a", null, m));
@@ -471,9 +471,9 @@ describe("§8.3 sessionEntryToContextMessages", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §8.4 projectContextEntry
+// projectContextEntry
 // ---------------------------------------------------------------------------
-describe("§8.4 projectContextEntry", () => {
+describe("projectContextEntry", () => {
   test("without an edit the result is the plain conversion, with the stored message object", () => {
     const m = user("x");
     const out = M.projectContextEntry(msgEntry("a", null, m), undefined);
@@ -557,9 +557,9 @@ describe("§8.4 projectContextEntry", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §8.5 buildSessionProjection
+// buildSessionProjection
 // ---------------------------------------------------------------------------
-describe("§8.5 buildSessionProjection", () => {
+describe("buildSessionProjection", () => {
   test("defaults are thinkingLevel off and model null", () => {
     const p = M.buildSessionProjection([msgEntry("a", null, user("x"))]);
     assert.equal(p.thinkingLevel, "off");
@@ -757,9 +757,9 @@ describe("§8.5 buildSessionProjection", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §8.6 buildSessionContext
+// buildSessionContext
 // ---------------------------------------------------------------------------
-describe("§8.6 buildSessionContext", () => {
+describe("buildSessionContext", () => {
   test("the context has exactly messages, thinkingLevel and model taken from the projection", () => {
     const entries = chain([
       entry("thinking_level_change", "t", undefined, { thinkingLevel: "low" }),

@@ -1,4 +1,4 @@
-// BEHAVIOR.md §14 — our product decisions: retainedTail, cycle safety, forkFrom migration,
+// docs/behaviour.md, "Differences from the reference, on purpose": our product decisions: retainedTail, cycle safety, forkFrom migration,
 // never losing bytes on a migration rewrite, and object identity.
 // Tests of behaviour where we deliberately differ from reference 1.6.0 are skipped on the reference.
 import { test } from "node:test";
@@ -25,7 +25,7 @@ import {
 const M = await loadTarget();
 const { SessionManager } = M;
 const q = (v) => JSON.stringify(v);
-const differs = { skip: TARGET === "reference" && "our decision (§14), differs from the reference" };
+const differs = { skip: TARGET === "reference" && "our decision (docs/behaviour.md), differs from the reference" };
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 const H = header({ id: "s1", cwd: "/proj" });
@@ -498,4 +498,12 @@ test("a compaction's systemMessage in the context is the stored object", () => {
   const u = sm.appendMessage(user("x"));
   const c = sm.appendCompaction("s", u, 1);
   assert.equal(sm.buildSessionContext().messages[0], sm.getEntry(c).systemMessage);
+});
+
+test("the constructor is private: called from outside it throws INVALID_ARGUMENT and makes nothing", differs, (t) => {
+  const dir = tempDir(t);
+  for (const args of [[], [dir, dir, undefined, true], [{ core: null }]]) {
+    assert.throws(() => new SessionManager(...args), (err) => err instanceof TypeError && err.code === "INVALID_ARGUMENT" && /private/.test(err.message));
+  }
+  assert.deepEqual(fs.readdirSync(dir), [], "no session was started");
 });

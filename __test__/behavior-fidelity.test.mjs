@@ -1,4 +1,4 @@
-// BEHAVIOR.md §11 — fidelity notes: object identity, undefined-valued keys, JSON fidelity,
+// docs/behaviour.md, "Object identity and fidelity": object identity, undefined-valued keys, JSON fidelity,
 // file-name ordering, default-dir side effects and pathological inputs.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -39,7 +39,7 @@ function openFixture(t, records) {
 // ---------------------------------------------------------------------------
 // Identity / aliasing
 // ---------------------------------------------------------------------------
-describe("§11 identity of returned objects", () => {
+describe("identity of returned objects", () => {
   test("getEntry of the leaf id is the same object as getLeafEntry", () => {
     const sm = mem();
     const id = sm.appendMessage(user("a"));
@@ -159,7 +159,7 @@ describe("§11 identity of returned objects", () => {
 // ---------------------------------------------------------------------------
 // undefined-valued keys
 // ---------------------------------------------------------------------------
-describe("§11 undefined-valued keys", () => {
+describe("undefined-valued keys", () => {
   test("tree nodes of a loaded file carry label and labelTimestamp keys holding undefined", (t) => {
     const sm = openFixture(t, [header(), msgEntry("a", null, user("a"))]);
     const [node] = sm.getTree();
@@ -188,7 +188,7 @@ describe("§11 undefined-valued keys", () => {
 // ---------------------------------------------------------------------------
 // JSON fidelity
 // ---------------------------------------------------------------------------
-describe("§11 JSON fidelity of written lines", () => {
+describe("JSON fidelity of written lines", () => {
   test("integer-like keys are written first in ascending numeric order", (t) => {
     const { sm, lastLine } = flushed(t);
     sm.appendCustomEntry("t", { b: 1, 10: "ten", a: 2, 2: "two", "-1": "neg", "01": "lead" });
@@ -255,7 +255,7 @@ describe("§11 JSON fidelity of written lines", () => {
 // ---------------------------------------------------------------------------
 // File-name ordering
 // ---------------------------------------------------------------------------
-describe("§11 file-name ordering", () => {
+describe("file-name ordering", () => {
   test("sessions with equal modified times are listed in descending generated-name order", async (t) => {
     const dir = tempDir(t);
     const names = [
@@ -273,7 +273,7 @@ describe("§11 file-name ordering", () => {
 // ---------------------------------------------------------------------------
 // Default directory side effects
 // ---------------------------------------------------------------------------
-describe("§11 default-dir side effects", () => {
+describe("default-dir side effects", () => {
   test("list without a dir creates the default directory", async (t) => {
     const agent = useAgentDir(t);
     const cwd = tempDir(t);
@@ -309,7 +309,7 @@ describe("§11 default-dir side effects", () => {
 // ---------------------------------------------------------------------------
 // Pathological inputs
 // ---------------------------------------------------------------------------
-describe("§11 pathological inputs", () => {
+describe("pathological inputs", () => {
   test("truthy non-object JSON lines in a loaded file are kept as entries", (t) => {
     const dir = tempDir(t);
     const file = path.join(dir, "s.jsonl");

@@ -1,4 +1,5 @@
-// BEHAVIOR.md §10.1–§10.4 — instance accessors, append methods, getBranch, getChildren.
+// docs/behaviour.md, "Reading entries" and "Appending": instance accessors, append methods,
+// getBranch, getChildren.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -37,9 +38,9 @@ function tool(name, extra = {}) {
 }
 
 // ---------------------------------------------------------------------------
-// §10.1 Simple accessors
+// Simple accessors
 // ---------------------------------------------------------------------------
-describe("§10.1 simple accessors", () => {
+describe("simple accessors", () => {
   test("isPersisted is true for a created session", (t) => {
     assert.equal(SessionManager.create("/tmp/x", tempDir(t)).isPersisted(), true);
   });
@@ -243,9 +244,9 @@ describe("§10.1 simple accessors", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.2 Append methods
+// Append methods
 // ---------------------------------------------------------------------------
-describe("§10.2 append methods", () => {
+describe("append methods", () => {
   test("appendMessage returns an 8-hex id and stores a message entry", () => {
     const sm = mem();
     const m = user("hi");
@@ -564,9 +565,9 @@ describe("§10.2 append methods", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.2 appendContextEdit
+// appendContextEdit
 // ---------------------------------------------------------------------------
-describe("§10.2 appendContextEdit", () => {
+describe("appendContextEdit", () => {
   const REPL_MSG = "Context edit replacement must be null or contain string/array content";
 
   function withUser() {
@@ -771,9 +772,9 @@ describe("§10.2 appendContextEdit", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.3 getBranch
+// getBranch
 // ---------------------------------------------------------------------------
-describe("§10.3 getBranch", () => {
+describe("getBranch", () => {
   test("without an argument the path from the root to the leaf is returned root first", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));
@@ -837,9 +838,9 @@ describe("§10.3 getBranch", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.4 getChildren
+// getChildren
 // ---------------------------------------------------------------------------
-describe("§10.4 getChildren", () => {
+describe("getChildren", () => {
   test("direct children are returned in insertion order, without grandchildren", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));
@@ -892,7 +893,7 @@ describe("§10.4 getChildren", () => {
 // ---------------------------------------------------------------------------
 // Persistence of appends (lazy-flush interplay with the instance API)
 // ---------------------------------------------------------------------------
-describe("§10.2 appends on a persisted session", () => {
+describe("appends on a persisted session", () => {
   test("appended entries reach the file in append order once the session has a conversation", (t) => {
     const dir = tempDir(t);
     const sm = SessionManager.create("/tmp/x", dir);

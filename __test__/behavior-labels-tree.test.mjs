@@ -1,4 +1,4 @@
-// BEHAVIOR.md §10.5–§10.9 — labels, getTree, branch/resetLeaf, branchWithSummary,
+// docs/behaviour.md, "Labels, the tree and moving the leaf": labels, getTree, branch/resetLeaf, branchWithSummary,
 // createBranchedSession.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -47,9 +47,9 @@ function findNode(roots, id) {
 }
 
 // ---------------------------------------------------------------------------
-// §10.5 Labels
+// Labels
 // ---------------------------------------------------------------------------
-describe("§10.5 labels", () => {
+describe("labels", () => {
   test("labelling an unknown entry throws Entry <id> not found and appends nothing", () => {
     const sm = mem();
     sm.appendMessage(user("a"));
@@ -231,7 +231,7 @@ describe("§10.5 labels", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.6 getTree
+// getTree
 // ---------------------------------------------------------------------------
 describe("answers asked before a change", () => {
   // Labels, the header, the file and the entry count are asked for first, then changed: an answer
@@ -390,7 +390,7 @@ describe("answers asked before a change", () => {
   });
 });
 
-describe("§10.6 getTree", () => {
+describe("getTree", () => {
   test("an empty session has no roots", () => {
     assert.deepEqual(mem().getTree(), []);
   });
@@ -550,9 +550,9 @@ describe("§10.6 getTree", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.7 branch / resetLeaf
+// branch / resetLeaf
 // ---------------------------------------------------------------------------
-describe("§10.7 branch and resetLeaf", () => {
+describe("branch and resetLeaf", () => {
   test("branch to an unknown id throws Entry <id> not found and keeps the leaf", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));
@@ -615,9 +615,9 @@ describe("§10.7 branch and resetLeaf", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.8 branchWithSummary
+// branchWithSummary
 // ---------------------------------------------------------------------------
-describe("§10.8 branchWithSummary", () => {
+describe("branchWithSummary", () => {
   test("an unknown non-null id throws Entry <id> not found and changes nothing", () => {
     const sm = mem();
     const a = sm.appendMessage(user("a"));
@@ -689,9 +689,9 @@ describe("§10.8 branchWithSummary", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §10.9 createBranchedSession
+// createBranchedSession
 // ---------------------------------------------------------------------------
-describe("§10.9 createBranchedSession", () => {
+describe("createBranchedSession", () => {
   test("an unknown leaf id throws Entry <id> not found", () => {
     const sm = mem();
     sm.appendMessage(user("a"));

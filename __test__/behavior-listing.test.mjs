@@ -1,4 +1,4 @@
-// BEHAVIOR.md §9 — discovery and listing: header scan, findMostRecentSession, findById,
+// docs/behaviour.md, "Listing and finding sessions": discovery and listing: header scan, findMostRecentSession, findById,
 // SessionInfo summaries, list, listAll and abort semantics.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -54,9 +54,9 @@ async function summarizeOne(t, records, { raw } = {}) {
 }
 
 // ---------------------------------------------------------------------------
-// §9.1 Bounded header scan
+// Bounded header scan
 // ---------------------------------------------------------------------------
-describe("§9.1 bounded header scan", () => {
+describe("bounded header scan", () => {
   test("blank and unparseable lines before the header are skipped", (t) => {
     const dir = tempDir(t);
     const file = path.join(dir, "a.jsonl");
@@ -120,9 +120,9 @@ describe("§9.1 bounded header scan", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §9.2 findMostRecentSession
+// findMostRecentSession
 // ---------------------------------------------------------------------------
-describe("§9.2 findMostRecentSession", () => {
+describe("findMostRecentSession", () => {
   test("the file with the newest mtime is returned, regardless of name order", (t) => {
     const dir = tempDir(t);
     const a = writeSession(dir, "a.jsonl", header({ id: "a" }));
@@ -219,9 +219,9 @@ describe("§9.2 findMostRecentSession", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §9.3 findById
+// findById
 // ---------------------------------------------------------------------------
-describe("§9.3 SessionManager.findById", () => {
+describe("SessionManager.findById", () => {
   test("the path of the file whose header id equals the id is returned", (t) => {
     const dir = tempDir(t);
     writeSession(dir, "a.jsonl", header({ id: "aaa", cwd: "/p" }));
@@ -289,9 +289,9 @@ describe("§9.3 SessionManager.findById", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §9.4 SessionInfo
+// SessionInfo
 // ---------------------------------------------------------------------------
-describe("§9.4 SessionInfo summaries", () => {
+describe("SessionInfo summaries", () => {
   test("a summary has exactly the documented fields", async (t) => {
     const { list } = await summarizeOne(t, [header(), msgEntry("a", null, user("hi", T0 + 10))]);
     assert.equal(list.length, 1);
@@ -587,9 +587,9 @@ describe("§9.4 SessionInfo summaries", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §9.5 list
+// list
 // ---------------------------------------------------------------------------
-describe("§9.5 SessionManager.list", () => {
+describe("SessionManager.list", () => {
   test("without a sessionDir the default dir is created synchronously at call time", async (t) => {
     const agent = useAgentDir(t);
     const cwd = tempDir(t);
@@ -754,9 +754,9 @@ describe("§9.5 SessionManager.list", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §9.6 listAll
+// listAll
 // ---------------------------------------------------------------------------
-describe("§9.6 SessionManager.listAll", () => {
+describe("SessionManager.listAll", () => {
   test("with a session dir only that flat dir is listed, without cwd filtering", async (t) => {
     const dir = tempDir(t);
     writeSession(dir, "a.jsonl", header({ id: "a", cwd: "/one" }));
@@ -1015,9 +1015,9 @@ describe("§9.6 SessionManager.listAll", () => {
 });
 
 // ---------------------------------------------------------------------------
-// §9.7 Abort semantics
+// Abort semantics
 // ---------------------------------------------------------------------------
-describe("§9.7 abort semantics", () => {
+describe("abort semantics", () => {
   test("list with a pre-aborted signal rejects with an AbortError DOMException", async (t) => {
     const dir = tempDir(t);
     writeMany(dir, 2, "/p");

@@ -1,4 +1,4 @@
-// BEHAVIOR.md §6 (loading a file into a manager) and §7 (parsing, repair, migration).
+// docs/behaviour.md, "Loading a file": loading a file into a manager, parsing, repair, migration.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -41,7 +41,7 @@ const V1_HEADER = '{"type":"session","id":"old","timestamp":"2025-01-01T00:00:00
 const v1Msg = (text, ts = "2025-01-01T00:00:01.000Z") =>
   `{"type":"message","timestamp":"${ts}","message":{"role":"user","content":"${text}"}}`;
 
-// ---------------------------------------------------------------- §6.1 valid files
+// ---------------------------------------------------------------- valid files
 
 test("a file whose first record is a session header with a string id loads", (t) => {
   const sm = SessionManager.open(file(t, [H, A, B]));
@@ -84,7 +84,7 @@ test("a first record that is a truthy non-object is refused", (t) => {
   throwsMessage(() => SessionManager.open(p), notValid(p));
 });
 
-// ---------------------------------------------------------------- §6.2 effects of a successful load
+// ---------------------------------------------------------------- effects of a successful load
 
 test("a loaded manager holds the parsed header and entries", (t) => {
   const sm = SessionManager.open(file(t, [H, A, B]));
@@ -179,7 +179,7 @@ test("extra header lines are written back by a migration rewrite", (t) => {
   assert.equal(lines[2], '{"type":"session","version":3,"id":"second","timestamp":"2025-01-01T00:00:05.000Z","cwd":"/x"}');
 });
 
-// ---------------------------------------------------------------- §6.3 setSessionFile
+// ---------------------------------------------------------------- setSessionFile
 
 test("setSessionFile resolves a relative path", (t) => {
   const p = file(t, [H, A]);
@@ -246,7 +246,7 @@ test("setSessionFile on a missing file starts a new session that is written lazi
   assert.equal(JSON.parse(fileLines(target)[0]).id, sm.getSessionId());
 });
 
-// ---------------------------------------------------------------- §7.1 loadEntriesFromFile
+// ---------------------------------------------------------------- loadEntriesFromFile
 
 test("loadEntriesFromFile returns [] for a missing file", (t) => {
   assert.deepEqual(loadEntriesFromFile(path.join(tempDir(t), "missing.jsonl")), []);
@@ -356,7 +356,7 @@ test("opening a file with a torn last line lets the next append start on a fresh
   assert.equal(sm.getEntry(id).parentId, "aaaa0001");
 });
 
-// ---------------------------------------------------------------- §7.2 version detection
+// ---------------------------------------------------------------- version detection
 
 test("a header without a version is treated as version 1", (t) => {
   const p = rawFile(t, `${V1_HEADER}\n${v1Msg("hi")}\n`);
@@ -401,7 +401,7 @@ test("a later header does not change the version of the first one", () => {
   assert.equal(list[0].version, 3);
 });
 
-// ---------------------------------------------------------------- §7.3 preloaded entries
+// ---------------------------------------------------------------- preloaded entries
 
 test("preloaded entries with a header become the manager's list, so appends push into the caller's array", () => {
   const entries = [{ ...H }, { ...A }];
@@ -463,7 +463,7 @@ test("preloaded entries without a header do not alias the caller's array", () =>
   assert.equal(sm.getEntries().length, 2);
 });
 
-// ---------------------------------------------------------------- §7.4 migration
+// ---------------------------------------------------------------- migration
 
 test("v1 migration gives every entry a fresh 8-hex id and chains parentIds linearly", (t) => {
   const p = rawFile(t, `${V1_HEADER}\n${v1Msg("a")}\n${v1Msg("b")}\n${v1Msg("c")}\n`);

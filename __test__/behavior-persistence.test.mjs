@@ -1,4 +1,4 @@
-// BEHAVIOR.md §5 — persistence rules (lazy flush, failure rollback, newSession, full rewrite).
+// docs/behaviour.md, "When a session is written": persistence rules (lazy flush, failure rollback, newSession, full rewrite).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -38,7 +38,7 @@ function created(t) {
 
 const flushed = (t) => flushedSession(t, SessionManager, { text: "first" });
 
-// ---------------------------------------------------------------- §5.1 lazy first write
+// ---------------------------------------------------------------- lazy first write
 
 test("setup entries alone do not create the session file", (t) => {
   const { sm, dir, file } = created(t);
@@ -154,7 +154,7 @@ test("an in-memory manager given a session file path never writes to it", (t) =>
   assert.equal(fs.existsSync(file), false);
 });
 
-// ---------------------------------------------------------------- §5.2 failure handling
+// ---------------------------------------------------------------- failure handling
 
 test("a flush that fails because the file exists rethrows and removes the new entry", (t) => {
   const { sm, file } = created(t);
@@ -225,7 +225,7 @@ test("a failed branchWithSummary leaves the leaf on the branch point", (t) => {
   assert.equal(sm.getEntryCount(), 2);
 });
 
-// ---------------------------------------------------------------- §5.3 newSession
+// ---------------------------------------------------------------- newSession
 
 test("newSession rejects an invalid id with the exact message and changes nothing", (t) => {
   const { sm, file, first } = flushed(t);
@@ -328,7 +328,7 @@ test("newSession keeps the cwd and the session dir", (t) => {
   assert.equal(sm.getSessionDir(), dir);
 });
 
-// ---------------------------------------------------------------- §5.4 full rewrite
+// ---------------------------------------------------------------- full rewrite
 
 test("loading an empty file writes exactly the new header line", (t) => {
   const dir = tempDir(t);

@@ -1,4 +1,4 @@
-// BEHAVIOR.md §3 — JSON serialization of session files (exact bytes).
+// docs/behaviour.md, "What is written": JSON serialization of session files (exact bytes).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";

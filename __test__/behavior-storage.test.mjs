@@ -1,4 +1,4 @@
-// BEHAVIOR.md §2 — storage layout (agent dir, default session dir, file names and ids).
+// docs/behaviour.md, "Where sessions live": storage layout (agent dir, default session dir, file names and ids).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -23,7 +23,7 @@ import {
 const M = await loadTarget();
 const { SessionManager, getDefaultSessionDir } = M;
 
-// ---------------------------------------------------------------- §2.1 agent dir and environment
+// ---------------------------------------------------------------- agent dir and environment
 
 test("the agent dir is taken from PI_CODING_AGENT_DIR when set", (t) => {
   const agent = useAgentDir(t);
@@ -103,7 +103,7 @@ test("the agent dir environment variable is read at call time", (t) => {
   assert.equal(second, path.join(b, "sessions", "--proj--"));
 });
 
-// ---------------------------------------------------------------- §2.2 default per-cwd dir
+// ---------------------------------------------------------------- default per-cwd dir
 
 test("the default session dir encodes /home/u/proj:x y as --home-u-proj-x y--", (t) => {
   const agent = tempDir(t);
@@ -166,7 +166,7 @@ test("the agent dir is resolved to an absolute path for the default session dir"
   assert.ok(fs.statSync(dir).isDirectory());
 });
 
-// ---------------------------------------------------------------- §2.3 file names and ids
+// ---------------------------------------------------------------- file names and ids
 
 test("a session file is named <timestamp with : and . replaced by ->_<sessionId>.jsonl", (t) => {
   const dir = tempDir(t);

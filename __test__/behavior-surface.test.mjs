@@ -1,4 +1,4 @@
-// BEHAVIOR.md §1 — module surface.
+// docs/behaviour.md, "Module surface".
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -18,7 +18,7 @@ import {
 const M = await loadTarget();
 const { SessionManager } = M;
 
-// ---------------------------------------------------------------- §1.1 exports
+// ---------------------------------------------------------------- exports
 
 test("CURRENT_SESSION_VERSION is the number 3", () => {
   assert.equal(M.CURRENT_SESSION_VERSION, 3);
@@ -191,7 +191,7 @@ test("the module also exports the module-only helpers", () => {
   }
 });
 
-// ---------------------------------------------------------------- §1.2 type shapes
+// ---------------------------------------------------------------- type shapes
 
 test("a new session header has type, version, id, timestamp and cwd", () => {
   const sm = SessionManager.inMemory("/proj");

@@ -168,7 +168,8 @@ const idOf = (e) => (isObj(e) ? (e.id ?? null) : null);
 
 /** Whether following parentId links through the reference's index (last record of an id wins)
  * ever revisits an entry (the reference's walks never end on such files), or its tree has a loop
- * (BEHAVIOR.md §14: ours makes the first entry of a cycle a root). */
+ * (docs/behaviour.md, "Differences from the reference, on purpose": ours makes the first entry
+ * of a cycle a root). */
 function hasCycle(entries) {
   const byId = new Map();
   for (const e of entries) if (isObj(e)) byId.set(e.id, e);

@@ -1,6 +1,6 @@
 // Every fixture under fixtures/ opened by this package gives what the reference gave
 // (<name>.expect.json, generated from the reference by fixtures/gen-expectations.mjs), except for
-// the aspects the expectation lists under `oursDiffers` (our documented decisions, BEHAVIOR.md §14),
+// the aspects the expectation lists under `oursDiffers` (our documented decisions, docs/behaviour.md, "Differences from the reference, on purpose"),
 // which are checked here against what the decision says instead.
 import test from "node:test";
 import assert from "node:assert/strict";

@@ -13,7 +13,7 @@
 //
 // A failing sequence reports its seed, the failing step, the op log and a replay command; its
 // temp directories are kept for inspection. See parity/ops.mjs for what is generated and what is
-// excluded on purpose (our documented deviations, BEHAVIOR §14).
+// excluded on purpose (our documented deviations, docs/behaviour.md, "Differences from the reference, on purpose").
 
 import { after, describe, test } from "node:test";
 

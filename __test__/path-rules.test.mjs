@@ -5,9 +5,12 @@
 // rules to Node's as well.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
+
+import { tempDir, useHome, withCwd, withEnv } from "./helpers/fixtures.mjs";
 
 const require = createRequire(import.meta.url);
 const native = require("../native.js");
@@ -114,4 +117,48 @@ test("the JS shell reads shell drive paths on Windows as the core does (one rule
     assert.equal(fromShellPath(input), native.pathRule("win32", "expand", [input, "C:\\h"]), JSON.stringify(input));
   }
   assert.equal(fromShellPath("/p"), "P:\\", "a one-letter root is a drive, as the reference reads it");
+});
+
+test("the exported getDefaultSessionDir names the directory the core's factories use (one rule, two places)", (t) => {
+  // lib/paths.js keeps the reference's function, with Node's path, because the package exports it
+  // over the caller's strings; the core decides every other place (native.sessionPlace). Both must
+  // name the same directory for the same cwd and agent dir.
+  const { getDefaultSessionDir } = require("../lib/paths.js");
+  const root = tempDir(t, "pi-default-dir-");
+  const home = useHome(t);
+  withCwd(t, root);
+  const agents = [path.join(root, "agent"), "rel-agent", "rel/../agent2/", "~/.pi/agent", "~", pathToFileURL(path.join(root, "url agent")).href];
+  const cwds = ["/work/proj", "/work/proj/", "/a//b/../c", ".", "sub/dir", "~", "~/proj", "/with:colon/x y", pathToFileURL(path.join(root, "url cwd")).href];
+  withEnv(t, { PI_CODING_AGENT_DIR: undefined }); // restored after the test
+  for (const agent of agents) {
+    process.env.PI_CODING_AGENT_DIR = agent;
+    for (const cwd of cwds) {
+      const core = native.sessionPlace(cwd, null, false);
+      assert.equal(getDefaultSessionDir(cwd), core.dir, `agent ${agent}, cwd ${cwd}`);
+      assert.equal(getDefaultSessionDir(cwd, agent), core.dir, `agent ${agent} given, cwd ${cwd}`);
+      assert.equal(core.shared, false);
+    }
+  }
+  assert.ok(fs.existsSync(path.join(home, ".pi", "agent", "sessions")), "the JS function makes the directory");
+});
+
+test("a factory's given session dir is shared unless it is the cwd's default one, whatever its spelling", (t) => {
+  const agent = tempDir(t, "pi-shared-dir-");
+  withEnv(t, { PI_CODING_AGENT_DIR: agent });
+  const cwd = "/work/proj";
+  const own = native.sessionPlace(cwd, null, false).dir;
+  const cases = [
+    [own, false],
+    [`${own}/`, false],
+    [path.join(own, "x", ".."), false],
+    [path.join(agent, "sessions", "--work-other--"), true],
+    ["", false],
+    ["/elsewhere", true],
+  ];
+  for (const [given, shared] of cases) {
+    const place = native.sessionPlace(cwd, given, false);
+    assert.equal(place.shared, shared, JSON.stringify(given));
+    assert.equal(place.dir, given === "" ? own : given, "a given dir is kept as given");
+    assert.equal(place.cwd, cwd);
+  }
 });

@@ -16,6 +16,7 @@ import { ROOT } from "./helpers/target.mjs";
 
 const require = createRequire(import.meta.url);
 const piAgent = require(path.join(ROOT, "launcher", "pi-agent.js"));
+const whereAgent = require(path.join(ROOT, "launcher", "find-agent.js"));
 // Its real path: the checkout's node_modules may be a link (a git worktree sharing one install).
 const AGENT = fs.realpathSync(path.join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent"));
 const PI_NATIVE = path.join(ROOT, "bin", "pi-native.js");
@@ -180,37 +181,37 @@ describe("finding `pi` on PATH, and following npm's Windows shims (no agent run)
   test("a pi.cmd shim leads to the agent's cli.js beside it, as each cmd-shim version writes it", () => {
     for (const shim of [shims.cmd, shims.cmdOld]) {
       const o = win({ [`${NPM}\\pi.cmd`]: shim(CLI_REL) }, { Path: `C:\\Windows\\system32;${NPM}`, PATHEXT: ".COM;.EXE;.BAT;.CMD" });
-      assert.deepEqual(piAgent.resolvePi(o), { file: `${NPM}\\pi.cmd`, script: CLI, shim: true });
+      assert.deepEqual(whereAgent.resolvePi(o), { file: `${NPM}\\pi.cmd`, script: CLI, shim: true });
     }
   });
 
   test("PATHEXT decides the extension, PATH order the directory; a quoted directory counts", () => {
     const files = { [`${NPM}\\pi.cmd`]: shims.cmd(CLI_REL), [`${NPM}\\pi.ps1`]: shims.ps1(CLI_REL), [`${NPM}\\pi`]: shims.sh(CLI_REL), "C:\\Other\\pi.bat": "@echo other" };
     const env = { PATH: `"${NPM}";C:\\Other`, PATHEXT: ".COM;.EXE;.BAT;.CMD" };
-    assert.equal(piAgent.onPath("pi", win(files, env)), `${NPM}\\pi.cmd`, "the bare sh shim is not what Windows runs");
-    assert.equal(piAgent.onPath("pi", win(files, { ...env, PATH: `C:\\Other;${NPM}` })), "C:\\Other\\pi.bat");
+    assert.equal(whereAgent.onPath("pi", win(files, env)), `${NPM}\\pi.cmd`, "the bare sh shim is not what Windows runs");
+    assert.equal(whereAgent.onPath("pi", win(files, { ...env, PATH: `C:\\Other;${NPM}` })), "C:\\Other\\pi.bat");
     // Without PATHEXT, Windows' default list (.CMD before .PS1).
-    assert.equal(piAgent.onPath("pi", win(files, { Path: NPM })), `${NPM}\\pi.cmd`);
+    assert.equal(whereAgent.onPath("pi", win(files, { Path: NPM })), `${NPM}\\pi.cmd`);
   });
 
   test("a pi.ps1 shim alone (PowerShell's) leads to the same script", () => {
     const o = win({ [`${NPM}\\pi.ps1`]: shims.ps1(CLI_REL) }, { Path: NPM, PATHEXT: ".EXE;.CMD" });
-    assert.deepEqual(piAgent.resolvePi(o), { file: `${NPM}\\pi.ps1`, script: CLI, shim: true });
+    assert.deepEqual(whereAgent.resolvePi(o), { file: `${NPM}\\pi.ps1`, script: CLI, shim: true });
   });
 
   test("a .cmd that is no npm shim is reported as itself; no pi on PATH is null", () => {
     const o = win({ "C:\\Tools\\pi.cmd": "@echo off\r\nnode C:\\elsewhere\\pi.js %*\r\n" }, { Path: "C:\\Tools" });
-    assert.deepEqual(piAgent.resolvePi(o), { file: "C:\\Tools\\pi.cmd", script: "C:\\Tools\\pi.cmd", shim: false });
-    assert.equal(piAgent.resolvePi(win({}, { Path: "C:\\Tools" })), null);
+    assert.deepEqual(whereAgent.resolvePi(o), { file: "C:\\Tools\\pi.cmd", script: "C:\\Tools\\pi.cmd", shim: false });
+    assert.equal(whereAgent.resolvePi(win({}, { Path: "C:\\Tools" })), null);
   });
 
   test("shimScript reads each shim format and nothing else", () => {
-    assert.equal(piAgent.shimScript(`${NPM}\\pi.CMD`, shims.cmd(CLI_REL), path.win32), CLI);
-    assert.equal(piAgent.shimScript(`${NPM}\\pi.ps1`, shims.ps1(CLI_REL), path.win32), CLI);
-    assert.equal(piAgent.shimScript(`${NPM}\\pi`, shims.sh(CLI_REL), path.win32), CLI);
-    assert.equal(piAgent.shimScript("/usr/bin/pi", shims.sh("../lib/x/cli.js"), path.posix), "/usr/lib/x/cli.js");
-    assert.equal(piAgent.shimScript(`${NPM}\\pi.ps1`, shims.cmd(CLI_REL), path.win32), null, "a .cmd's text in a .ps1");
-    assert.equal(piAgent.shimScript(`${NPM}\\pi.cmd`, "@echo off\r\n", path.win32), null);
+    assert.equal(whereAgent.shimScript(`${NPM}\\pi.CMD`, shims.cmd(CLI_REL), path.win32), CLI);
+    assert.equal(whereAgent.shimScript(`${NPM}\\pi.ps1`, shims.ps1(CLI_REL), path.win32), CLI);
+    assert.equal(whereAgent.shimScript(`${NPM}\\pi`, shims.sh(CLI_REL), path.win32), CLI);
+    assert.equal(whereAgent.shimScript("/usr/bin/pi", shims.sh("../lib/x/cli.js"), path.posix), "/usr/lib/x/cli.js");
+    assert.equal(whereAgent.shimScript(`${NPM}\\pi.ps1`, shims.cmd(CLI_REL), path.win32), null, "a .cmd's text in a .ps1");
+    assert.equal(whereAgent.shimScript(`${NPM}\\pi.cmd`, "@echo off\r\n", path.win32), null);
   });
 
   test("on Linux PATHEXT means nothing and a file must be executable", (t) => {
@@ -218,9 +219,9 @@ describe("finding `pi` on PATH, and following npm's Windows shims (no agent run)
     fs.writeFileSync(path.join(dir, "pi.cmd"), shims.cmd(CLI_REL));
     fs.writeFileSync(path.join(dir, "pi"), "#!/bin/sh\n");
     const env = { PATH: dir, PATHEXT: ".CMD" };
-    assert.equal(piAgent.onPath("pi", { platform: "linux", env }), null, "pi is not executable");
+    assert.equal(whereAgent.onPath("pi", { platform: "linux", env }), null, "pi is not executable");
     fs.chmodSync(path.join(dir, "pi"), 0o755);
-    assert.equal(piAgent.onPath("pi", { platform: "linux", env }), path.join(dir, "pi"));
+    assert.equal(whereAgent.onPath("pi", { platform: "linux", env }), path.join(dir, "pi"));
   });
 
   test("findAgent follows a real pi.cmd shim (win32 lookup) to the agent package its script is in", (t) => {
@@ -234,7 +235,7 @@ describe("finding `pi` on PATH, and following npm's Windows shims (no agent run)
     const saved = process.env.PI_NATIVE_AGENT;
     delete process.env.PI_NATIVE_AGENT;
     t.after(() => { if (saved !== undefined) process.env.PI_NATIVE_AGENT = saved; });
-    const found = piAgent.findAgent(root, { platform: "win32", pathApi: path, env: { Path: bin, PATHEXT: ".EXE;.CMD" } });
+    const found = whereAgent.findAgent(root, { platform: "win32", pathApi: path, env: { Path: bin, PATHEXT: ".EXE;.CMD" } });
     assert.equal(found.dir, AGENT);
     assert.equal(found.how, `\`pi\` on PATH (${path.join(bin, "pi.cmd")} -> ${path.join(AGENT, "dist", "bundle", "cli.js")})`);
   });

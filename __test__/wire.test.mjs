@@ -140,15 +140,15 @@ describe("wire formats", () => {
   });
 
   test("the transcript page decoder reads counts, the leaf and each item's entry and index by name", () => {
-    const { NONE, TRANSCRIPT_NOT_ON_BRANCH } = wire;
+    const { NONE, PAGE_NOT_ON_BRANCH } = wire;
     const page = wire.decodeTranscriptPage(Uint32Array.of(0, 12, 3, 9, 2, 40, 2, 33, 0, 33, 1));
     assert.deepEqual(
       [page.status, page.total, page.afterCompaction, page.start, page.count, page.leaf, page.leafItems],
       [0, 12, 3, 9, 2, 40, 2],
     );
     assert.deepEqual([0, 1].map((i) => [page.entry(i), page.within(i)]), [[33, 0], [33, 1]]);
-    const refused = wire.decodeTranscriptPage(Uint32Array.of(TRANSCRIPT_NOT_ON_BRANCH));
-    assert.deepEqual([refused.status, refused.count, refused.leaf], [TRANSCRIPT_NOT_ON_BRANCH, 0, NONE]);
+    const refused = wire.decodeTranscriptPage(Uint32Array.of(PAGE_NOT_ON_BRANCH));
+    assert.deepEqual([refused.status, refused.count, refused.leaf], [PAGE_NOT_ON_BRANCH, 0, NONE]);
   });
 
   test("the summary format decodes to SessionInfo, modified decided by the core or, for loose dates, by Date", async (t) => {

@@ -10,7 +10,7 @@
 // included, where the agent itself does not run: they say what is missing instead of failing.
 // The agent is found by PI_NATIVE_AGENT, else the real path of `pi` on PATH (PATHEXT-aware on
 // Windows, where npm installs `pi` as `pi.cmd`/`pi.ps1` shims: the JS script a shim starts is
-// followed instead), else node_modules above the current directory (lib/pi-agent.js). The agent's
+// followed instead), else node_modules above the current directory (launcher/find-agent.js). The agent's
 // CLI then runs in this process, on process.execPath, as the shim would have run it. Before anything is patched its version and the
 // shape of its SessionManager class are checked; on a mismatch pi runs on its own store, with one
 // line on stderr (PI_NATIVE_STRICT=1: exit 1 instead). PI_NATIVE_TRACE=<file> logs each static

@@ -8,6 +8,7 @@
 // Node it needs, whether our addon loads), then, only when that Node is here, the check of its
 // class. Each answer names what is missing instead of throwing.
 const agent = require("./pi-agent.js");
+const where = require("./find-agent.js");
 const own = require("../package.json");
 
 /**
@@ -41,11 +42,11 @@ function diagnose(cwd = process.cwd()) {
   /** @type {string | null} */
   let missing = null;
   try {
-    found = agent.findAgent(cwd);
+    found = where.findAgent(cwd);
   } catch (error) {
     missing = String(/** @type {{ message?: unknown }} */ (error).message);
   }
-  const info = found ? agent.agentInfo(found.dir) : null;
+  const info = found ? where.agentInfo(found.dir) : null;
   const nodeOk = info ? agent.versionAtLeast(process.versions.node, info.minNode) : null;
   let blocker = missing;
   if (info && !nodeOk) blocker = `pi ${info.version} needs Node >= ${info.minNode}; this is Node ${process.version}`;

@@ -48,20 +48,21 @@ function settingsMoveSessions(agentDir, cwd) {
 function sessionToReadAhead(args, cwd) {
   const o = sessionArgs(args);
   if (o.other) return null;
-  const paths = require("../lib/paths.js");
+  // Where sessions live is the core's decision, as for the factories pi will call.
+  const native = require("../native.js");
   if (o.session !== undefined) {
     // pi's resolveSessionPath: a path when it has a separator or the .jsonl extension.
     if (!(o.session.includes("/") || o.session.includes("\\") || o.session.endsWith(".jsonl"))) return null;
-    const file = paths.resolvePath(o.session, cwd);
+    const file = native.resolvePath(o.session, cwd);
     return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? file : null;
   }
   if (!o.continue) return null;
   const sessionDir = o.sessionDir ?? (process.env.PI_CODING_AGENT_SESSION_DIR || undefined);
-  if (sessionDir === undefined && settingsMoveSessions(paths.getAgentDir(), cwd)) return null;
-  const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDirPath(cwd);
-  if (!fs.existsSync(dir)) return null;
-  const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
-  return require("../lib/places.js").findMostRecentSession(dir, filterCwd ? cwd : undefined);
+  if (sessionDir === undefined && settingsMoveSessions(native.agentDir(), cwd)) return null;
+  // The place of continueRecent, without making the directory.
+  const place = native.sessionPlace(cwd, sessionDir || null, false);
+  if (!fs.existsSync(place.dir)) return null;
+  return native.findMostRecent(place.dir, place.shared ? place.cwd : null);
 }
 
 /** Starts reading ahead the session pi will open for `args`, if it is one we can tell. Never

@@ -2,7 +2,7 @@
 // Appends: an entry object is built by the SessionManager method (the reference's members, in its
 // order), serialized here (so `JSON.stringify` writes exactly what the reference writes) and
 // handed to the core, which gives it its record; the object itself becomes the session's entry.
-const { randomUUID, randomFillSync } = require("node:crypto");
+const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
 const { utf8, skeletonOf, goesWhole, keyOf } = require("./wire.js");
 
@@ -22,25 +22,25 @@ function nowIso() {
   return isoText;
 }
 
-// Entry ids: 8 hex chars of fresh randomness (as the reference's `randomUUID().slice(0, 8)`), drawn
-// from a pooled buffer refilled from the CSPRNG. The core refuses one already in use and
-// appendEntry picks another.
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-const idPool = new Uint8Array(4096);
-let idPoolAt = idPool.length;
+// Entry ids: the core's rule (crates/pi-session-core/src/ids.rs). A new entry takes the next of a
+// batch of random ids the core drew (one native call per ID_BATCH entries); when the session has
+// it, the core gives one it has not (`freshEntryId`).
+const ID_BATCH = 512;
+let idPool = "";
+let idPoolAt = 0;
 function randomEntryId() {
-  if (idPoolAt + 4 > idPool.length) {
-    randomFillSync(idPool);
+  if (idPoolAt >= idPool.length) {
+    idPool = native.randomEntryIds(ID_BATCH);
     idPoolAt = 0;
   }
-  const p = idPoolAt;
-  idPoolAt += 4;
-  return HEX[idPool[p]] + HEX[idPool[p + 1]] + HEX[idPool[p + 2]] + HEX[idPool[p + 3]];
+  const id = idPool.slice(idPoolAt, idPoolAt + 8);
+  idPoolAt += 8;
+  return id;
 }
 
 /**
  * Append `entry` to the session: `persist` (a persisted session) sends it whole, an `inMemory`
- * one as its skeleton. When its random id is taken, another is drawn (`retarget` hears of it);
+ * one as its skeleton. When its random id is taken, the core gives another (`retarget` hears of it);
  * `how` is appendMessage's options (undefined on the hot path). Returns the entry.
  * @template {{ type: string, id: string }} E
  * @param {SessionState} s @param {boolean} persist @param {E} entry
@@ -58,7 +58,7 @@ function appendEntry(s, persist, entry, retarget, how) {
   }
   const core = s.core;
   let pos;
-  for (let attempt = 1; ; attempt++) {
+  for (;;) {
     try {
       // encode() may replace `utf8.bytes` with a larger buffer: it must run before that is read.
       const length = utf8.encode(line);
@@ -68,8 +68,8 @@ function appendEntry(s, persist, entry, retarget, how) {
     } catch (err) {
       // A reserved id is never replaced (the core refuses it with its own code).
       if (/** @type {any} */ (err).code !== "ID_TAKEN" || how?.id !== undefined) throw err;
-      // The random id is already in the session: pick another (a full UUID after 100 tries).
-      const id = attempt >= 100 ? randomUUID() : randomEntryId();
+      // The random id is already in the session: the core picks one it has not.
+      const id = core.freshEntryId();
       entry.id = id;
       retarget?.(id);
       line = lineOf(entry);

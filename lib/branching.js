@@ -19,16 +19,12 @@ function pruneBranch(s, entryId) {
   s.replaced(kept.length);
   for (let i = 0; i < kept.length; i++) {
     const o = objs[kept[i]];
-    if (o !== undefined) {
-      s.objs[i] = o;
-      s.mark(o, i);
-    }
+    if (o !== undefined) s.adopt(o, i);
   }
   for (let k = 0; k < r.editPos.length; k++) {
     const o = s.objs[r.editPos[k]];
     if (o !== null && typeof o === "object") o[r.editMember[k]] = JSON.parse(r.editJson[k]);
   }
-  s.syncLeaf();
   return {
     removedEntryIds: r.removedKeys.map(valueOfKey),
     contextChanged: r.contextChanged,
@@ -78,7 +74,9 @@ function createBranchedSession(s, persist, leafId, start) {
       s.unmark(label); // no longer what its line says, maybe
     }
   }
-  s.syncLeaf();
+  // The header is made now: the reference's always has a `parentSession` member, `undefined` when
+  // none is written (in memory, or no file yet).
+  s.adoptHeader();
   return r.file ?? null;
 }
 

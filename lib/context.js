@@ -8,7 +8,10 @@
 
 const ISO_MS = (timestamp) => new Date(timestamp).getTime();
 
-/** Messages one entry contributes to the model context. */
+/** Messages one entry contributes to the model context. A twin of the core's count of them
+ * (record.rs `context_items`, what the transcript pages by): this is the reference's export over a
+ * caller's object, which must stay JS; __test__/rule-twins.test.mjs holds the two to the same
+ * count for every entry shape. */
 function sessionEntryToContextMessages(entry) {
   switch (entry.type) {
     case "message": {

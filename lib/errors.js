@@ -1,6 +1,7 @@
 "use strict";
 // One place that builds the errors this package throws: a plain `Error` (same message text as the
-// reference, so callers matching on it keep working) with a stable `code`.
+// reference, so callers matching on it keep working) with a stable `code`; and the one check of
+// an optional path argument that builds one.
 
 /** @returns {Error & {code: string}} */
 function sessionError(code, message, Ctor = Error) {
@@ -21,4 +22,13 @@ function withCode(err, code) {
   return err;
 }
 
-module.exports = { sessionError, withCode };
+/** An optional path argument of a library function (`fn`'s option `name`): the string as given
+ * (the core resolves it), or undefined when absent (napi refuses null in an options object);
+ * anything else is INVALID_ARGUMENT. @param {unknown} value @param {string} name @param {string} fn */
+function pathOption(value, name, fn) {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== "string") throw sessionError("INVALID_ARGUMENT", `${fn}: ${name} must be a path`, TypeError);
+  return value;
+}
+
+module.exports = { sessionError, withCode, pathOption };

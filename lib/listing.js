@@ -1,12 +1,12 @@
 "use strict";
 // SessionManager.list / listAll. The Rust core reads and summarizes the files off the JS thread
-// (a chunk at a time, so progress flows while it works); this module keeps the reference's order,
-// progress protocol, cwd filtering and abort semantics, and turns the summaries into SessionInfo.
+// (a chunk at a time, so progress flows while it works), and decides where they are and which a
+// listing of a shared directory keeps (their cwd); this module keeps the reference's order,
+// progress protocol and abort semantics, and turns the summaries into SessionInfo.
 const fs = require("node:fs");
 const path = require("node:path");
 const native = require("../native.js");
 const { eachSummary } = require("./wire.js");
-const { normalizePath, resolvePath, pathsEqual, getSessionsDir, getAgentDir } = require("./paths.js");
 
 /** Most results taken per native call: the first call takes one so progress starts early. */
 const BATCH = 64;
@@ -18,14 +18,13 @@ const PACE_MIN_MS = 100;
 const PACE_CONSUMER_FACTOR = 4;
 
 /**
- * SessionInfo from the core's summary: the JSON text of its fields (src/wire.rs `summary_info`)
- * plus the two texts, which arrive as strings. The core applies the "modified" rule
+ * SessionInfo from the core's summary: its fields (src/wire.rs `summary_info`, parsed) plus the
+ * two texts, which arrive as strings. The core applies the "modified" rule
  * (crates/pi-session-core/src/listing/summary.rs `SummaryInfo::modified_by`) and sends `modified`;
  * only when a date needs JavaScript's own `Date` parsing (an entry or header timestamp that is not
  * strict ISO) it sends the rule's ingredients instead, and the same rule is applied here with `Date`.
  */
-function finishInfo(infoText, firstMessage, allMessagesText) {
-  const r = JSON.parse(infoText);
+function finishInfo(r, firstMessage, allMessagesText) {
   return {
     path: r.path,
     id: r.id,
@@ -40,7 +39,13 @@ function finishInfo(infoText, firstMessage, allMessagesText) {
   };
 }
 
-/** The "modified" rule where the core could not read a date (see finishInfo). */
+/**
+ * The "modified" rule where the core could not read a date (see finishInfo): a twin of the core's
+ * `SummaryInfo::modified_by`, which must stay here because only JavaScript's `Date` parses the
+ * dates it is for (V8's lenient formats). `rule-twins.test.mjs` holds the two to the same
+ * answers: each case once with strict dates (the core decides) and once with the same instants
+ * in loose spellings (this decides).
+ */
 function modifiedByDate(r) {
   let activity = r.act;
   for (const raw of r.actPending) {
@@ -133,7 +138,7 @@ class PartialPacer {
 function cacheFile() {
   if (process.env.PI_SESSION_LIST_CACHE === "0") return null;
   try {
-    return native.listCacheFile(getAgentDir());
+    return native.listCacheFile(native.agentDir());
   } catch {
     return null;
   }
@@ -141,15 +146,19 @@ function cacheFile() {
 
 /**
  * Summarize `files` ({path, mtimeMs?}) in order, calling onLoaded(info|null, index, batchEnd) per
- * file; batchEnd is true for the last file of what one native call returned.
+ * file; batchEnd is true for the last file of what one native call returned. With `keepCwd` (a
+ * resolved cwd), the infos of sessions of other cwds are added to `elsewhere`.
+ * @param {{ path: string, mtimeMs?: number }[]} files @param {Function} onLoaded
+ * @param {AbortSignal | undefined} signal @param {string | null} [keepCwd] @param {Set<object>} [elsewhere]
  */
-async function summarizeAll(files, onLoaded, signal) {
+async function summarizeAll(files, onLoaded, signal, keepCwd = null, elsewhere) {
   const results = new Array(files.length);
   if (files.length === 0) return results;
   const run = native.SummaryRun.start(
     files.map((f) => f.path),
     files.map((f) => f.mtimeMs ?? null),
     cacheFile(),
+    keepCwd,
   );
   try {
     let i = 0;
@@ -159,7 +168,13 @@ async function summarizeAll(files, onLoaded, signal) {
       if (batch.length === 0) break;
       eachSummary(batch, (text, first, all, last) => {
         signal?.throwIfAborted();
-        const info = text === null ? null : finishInfo(text, first, all);
+        /** @type {object | null} */
+        let info = null;
+        if (text !== null) {
+          const r = JSON.parse(text);
+          info = finishInfo(r, first, all);
+          if (r.elsewhere) elsewhere?.add(info);
+        }
         results[i] = info;
         onLoaded(info, i++, last);
       });
@@ -181,7 +196,9 @@ function joinPrefix(dir) {
   return path.join(dir, "x").slice(0, -1);
 }
 
-async function listSessionsFromDir(dir, onProgress, signal) {
+/** @param {string} dir @param {Function | undefined} onProgress @param {AbortSignal | undefined} signal
+ * @param {string | null} [keepCwd] @param {Set<object>} [elsewhere] */
+async function listSessionsFromDir(dir, onProgress, signal, keepCwd = null, elsewhere) {
   signal?.throwIfAborted();
   if (!fs.existsSync(dir)) return [];
   try {
@@ -203,6 +220,8 @@ async function listSessionsFromDir(dir, onProgress, signal) {
         else pacer.handOver(() => onProgress(loaded, total, partial.snapshot()));
       },
       signal,
+      keepCwd,
+      elsewhere,
     );
     return results.filter((info) => info !== null);
   } catch {
@@ -211,32 +230,20 @@ async function listSessionsFromDir(dir, onProgress, signal) {
   }
 }
 
-function cwdMatches(cwd, resolvedCwd) {
-  return cwd !== undefined && cwd !== "" && pathsEqual(resolvePath(cwd), resolvedCwd);
-}
-
-async function list(cwd, sessionDir, onProgress, signal, defaults) {
-  const dir = sessionDir ? normalizePath(sessionDir) : defaults.getDefaultSessionDir(cwd);
-  const filterCwd = sessionDir !== undefined && !pathsEqual(dir, defaults.getDefaultSessionDirPath(cwd));
-  const resolvedCwd = resolvePath(cwd);
-  // Resolving a cwd costs microseconds and progress re-filters every snapshot: decide once per cwd.
-  const decided = new Map();
-  const include = (s) => {
-    if (!filterCwd) return true;
-    let ok = decided.get(s.cwd);
-    if (ok === undefined) {
-      ok = cwdMatches(s.cwd, resolvedCwd);
-      decided.set(s.cwd, ok);
-    }
-    return ok;
-  };
+async function list(cwd, sessionDir, onProgress, signal) {
+  // The core's place: the dir (the cwd's default one made), and whether it is shared, when only
+  // this cwd's sessions are listed (the core marks the others).
+  const place = native.sessionPlace(cwd, sessionDir || null, true);
+  /** @type {Set<object>} */
+  const elsewhere = new Set();
+  const include = (s) => !elsewhere.has(s);
   const progress = onProgress ? (loaded, total, partial) => onProgress(loaded, total, partial?.filter(include)) : undefined;
-  const sessions = (await listSessionsFromDir(dir, progress, signal)).filter(include);
+  const sessions = (await listSessionsFromDir(place.dir, progress, signal, place.shared ? place.cwd : null, elsewhere)).filter(include);
   return sortInfos(sessions);
 }
 
 async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
-  const customDir = typeof sessionDirOrOnProgress === "string" ? normalizePath(sessionDirOrOnProgress) : undefined;
+  const customDir = typeof sessionDirOrOnProgress === "string" ? native.normalizePath(sessionDirOrOnProgress) : undefined;
   const progress =
     typeof sessionDirOrOnProgress === "function"
       ? sessionDirOrOnProgress
@@ -247,7 +254,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     typeof sessionDirOrOnProgress === "string" || typeof onProgressOrSignal === "function" ? signal : (onProgressOrSignal ?? signal);
   abortSignal?.throwIfAborted();
   if (customDir) return sortInfos(await listSessionsFromDir(customDir, progress, abortSignal));
-  const root = getSessionsDir();
+  const root = native.sessionsRoot();
   try {
     if (!fs.existsSync(root)) return [];
     const prefixes = new Map();

@@ -3,32 +3,31 @@
 // or entry objects the caller holds (`inMemory(cwd, options, entries)`). Each that succeeds goes
 // through the state's replaced(): no object or answer of the session before survives.
 const { withCode } = require("./errors.js");
-const paths = require("./paths.js");
 const idle = require("./idle-parse.js");
 const { skeletonOf, goesWhole } = require("./wire.js");
-const { recordsOf, CURRENT_SESSION_VERSION } = require("./session-state.js");
+const native = require("../native.js");
+const { NONE } = require("./wire.js");
+const { recordsOf } = require("./origins.js");
 const { migrateSessionEntries } = require("./migrate.js");
-const { assertValidSessionId } = require("./places.js");
+const { assertValidSessionId } = require("./store.js");
 
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
 
-/** setSessionFile(sessionFile). @param {SessionState} s @param {string} sessionFile */
+/** setSessionFile(sessionFile) (the core resolves the path). @param {SessionState} s @param {string} sessionFile */
 function loadFile(s, sessionFile) {
-  const resolved = paths.resolvePath(sessionFile);
   const before = s.core.sessionId();
   let info;
   try {
-    info = s.core.setSessionFile(resolved);
+    info = s.core.setSessionFile(sessionFile);
   } catch (err) {
     // A refused file leaves the session as it was (objects included), unless the core had
     // already started a fresh one (an empty file whose header could not be written).
     if (s.core.sessionId() !== before) {
       s.replaced();
-      s.syncLeaf();
-      s.seedFreshHeader();
+      s.adoptHeader();
     }
     // The path is taken before the file is read (as in the reference), refused or not.
-    s.file = null;
+    s.fileChanged();
     throw err;
   }
   loaded(s, info);
@@ -38,9 +37,8 @@ function loadFile(s, sessionFile) {
  * came of it: the records, the leaf, and whether it is worth parsing while idle.
  * @param {SessionState} s @param {import("../native.js").LoadInfo} info */
 function loaded(s, info) {
-  s.replaced(info.recordCount);
-  s.leafFromCore(info.leafKey ?? null, info.leafPos); // an absent member: no leaf
-  if (!info.loaded) s.seedFreshHeader();
+  s.replaced(info.recordCount, info.leafKey ?? null, info.leafPos); // an absent key: no leaf
+  if (!info.loaded) s.adoptHeader();
   else idle.warmWhenIdle(s, info.skeletonBytes, info.exclusive);
 }
 
@@ -52,19 +50,11 @@ function startSession(s, cwd, options) {
   if (options?.id !== undefined) assertValidSessionId(options.id);
   const parent = options?.parentSession;
   const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
+  // The id is written as a string: a non-string id that passes the pattern (5, ["a"]) is written
+  // as its string (the reference writes the value itself and then refuses to open its own file).
   const info = s.core.newSession(options?.id === undefined ? null : String(options.id), parentJson);
-  s.replaced(1); // the header alone, and no leaf
-  const header = (s.objs[0] = {
-    type: "session",
-    version: CURRENT_SESSION_VERSION,
-    // The id as written: a non-string id that passes the pattern (5, ["a"]) is written as its
-    // string (the reference writes the value itself and then refuses to open its own file).
-    id: options?.id === undefined ? info.id : String(options.id),
-    timestamp: info.timestamp,
-    cwd,
-    parentSession: parent,
-  });
-  s.mark(header, 0);
+  s.replaced(1, null, NONE); // the header alone, and no leaf
+  s.adoptHeader(parent);
   return info.file ?? undefined;
 }
 
@@ -91,7 +81,7 @@ function loadEntries(s, persist, entries, startNew) {
       // keeps it, and the core gets skeletons (see skeletonOf), as for appends.
       skeletons =
         !persist &&
-        Array.prototype.every.call(entries, (e) => e !== null && typeof e === "object" && !Array.isArray(e) && (e.type !== "session" || e.version === CURRENT_SESSION_VERSION));
+        Array.prototype.every.call(entries, (e) => e !== null && typeof e === "object" && !Array.isArray(e) && (e.type !== "session" || e.version === native.CURRENT_SESSION_VERSION));
     } catch (err) {
       throw withCode(err, "INVALID_ARGUMENT");
     }
@@ -107,15 +97,10 @@ function loadEntries(s, persist, entries, startNew) {
   // The caller's objects are the entries (as in the reference) when they map 1:1 to records.
   const offset = hasHeader ? 0 : 1;
   if (alike) {
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      s.objs[i + offset] = e;
-      s.mark(e, i + offset);
-    }
+    for (let i = 0; i < entries.length; i++) s.adopt(entries[i], i + offset);
     // With a header, the caller's array is the session's list: appends land in it too.
     if (hasHeader) s.callerList = entries;
   }
-  s.syncLeaf();
 }
 
 /** Each preloaded entry is one record (so the records can be the caller's objects).
@@ -142,8 +127,13 @@ function preload(s, entries, hasHeader, skeletons, startNew) {
     s.core.loadPreloaded(lines, skeletons);
     s.replaced();
   } else {
+    // A new session, then the entries after its header: the records are replaced once more, and
+    // the header made for the new session stays its object.
     startNew();
+    const header = s.objs[0];
     s.core.pushPreloaded(lines, skeletons);
+    s.replaced();
+    s.adopt(header, 0);
   }
 }
 

@@ -2,7 +2,7 @@
 // Entry objects of old session versions, brought to the current one in place, as the reference
 // does (`migrateSessionEntries`), and `parseSessionEntries`. Files are migrated by the core
 // (crates/pi-session-core/src/file/migrate.rs); this is for entries a caller holds.
-const { CURRENT_SESSION_VERSION } = require("./session-state.js");
+const { CURRENT_SESSION_VERSION } = require("../native.js");
 const { randomEntryId } = require("./appends.js");
 
 /** Parse JSONL text into entries; malformed lines are skipped, as the reference does.

@@ -1,7 +1,9 @@
 "use strict";
-// Path rules of the reference: tilde and file:// handling, resolution against process.cwd(), the
-// agent directory and the per-cwd default session directory. Node's own `path` does the work so the
-// results are exactly what the reference computes.
+// getDefaultSessionDir, which the package exports as the reference does: the reference's function
+// over a caller's strings, with Node's own `path` so that its answers are exactly the reference's.
+// It is a twin: everywhere else the core decides where sessions live (its places and paths rules,
+// through the binding), and __test__/path-rules.test.mjs holds this function and its pieces to
+// the core's answers. Nothing else in the shell resolves a path.
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
@@ -10,8 +12,7 @@ const { fileURLToPath } = require("node:url");
 /**
  * The reference's normalizeWindowsShellPath, which its normalizePath applies on Windows: a Git
  * Bash, MSYS, Cygwin or WSL drive path (`/c/x`, `/cygdrive/c/x`, `/mnt/c/x`) as a Windows one
- * (`C:\\x`). The core applies the same rule (paths::win32::from_shell_path); path-rules.test.mjs
- * holds the two to the same answers. @param {string} p
+ * (`C:\\x`). The core's twin is paths::win32::from_shell_path. @param {string} p
  */
 function fromShellPath(p) {
   if (!p.startsWith("/") || p.startsWith("//") || p.includes("\\")) return p;
@@ -20,6 +21,7 @@ function fromShellPath(p) {
   return `${match[1].toUpperCase()}:\\${match[2]?.replaceAll("/", "\\") ?? ""}`;
 }
 
+/** Tilde and file URL expanded (on Windows, shell drive paths too), not resolved. @param {string} input */
 function normalizePath(input) {
   const normalized = process.platform === "win32" ? fromShellPath(input) : input;
   const home = os.homedir();
@@ -31,17 +33,9 @@ function normalizePath(input) {
   return normalized;
 }
 
-function resolvePath(input, baseDir = process.cwd()) {
-  const normalized = normalizePath(input);
-  return path.isAbsolute(normalized) ? path.resolve(normalized) : path.resolve(normalizePath(baseDir), normalized);
-}
-
-/** Paths compare resolved, and case-insensitively on Windows. */
-function pathsEqual(a, b) {
-  const api = process.platform === "win32" ? path.win32 : path.posix;
-  const ka = api.resolve(a);
-  const kb = api.resolve(b);
-  return api === path.win32 ? ka.toLowerCase() === kb.toLowerCase() : ka === kb;
+/** @param {string} input */
+function resolvePath(input) {
+  return path.resolve(normalizePath(input));
 }
 
 /** `PI_CODING_AGENT_DIR` (tilde-expanded, not made absolute) or `~/.pi/agent`; read at call time. */
@@ -50,37 +44,20 @@ function getAgentDir() {
   return env ? normalizePath(env) : path.join(os.homedir(), ".pi", "agent");
 }
 
-function getSessionsDir() {
-  return path.join(getAgentDir(), "sessions");
-}
-
-/** `<agentDir>/sessions/--<cwd with / \ : as ->--` (not created). */
-function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
+/** `<agentDir>/sessions/--<cwd with / \ : as ->--`, made when missing.
+ * @param {string} cwd @param {string} [agentDir] */
+function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
   const resolvedCwd = resolvePath(cwd);
   const encoded = `--${resolvedCwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
-  return path.join(resolvePath(agentDir), "sessions", encoded);
-}
-
-/** The default session directory for a cwd, created when missing. */
-function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
-  const dir = getDefaultSessionDirPath(cwd, agentDir);
+  const dir = path.join(resolvePath(agentDir), "sessions", encoded);
   if (!fs.existsSync(dir)) {
     // PI_SESSION_PRIVATE=1: new session directories are the user's alone (0700 on Unix). The
     // native module is asked only here, when a directory is made, so that this file keeps
-    // loading without it for the path rules alone.
+    // loading without it.
     const private_ = require("../native.js").privateFilesFromEnv();
     fs.mkdirSync(dir, { recursive: true, mode: private_ ? 0o700 : 0o777 });
   }
   return dir;
 }
 
-module.exports = {
-  fromShellPath,
-  normalizePath,
-  resolvePath,
-  pathsEqual,
-  getAgentDir,
-  getSessionsDir,
-  getDefaultSessionDirPath,
-  getDefaultSessionDir,
-};
+module.exports = { getDefaultSessionDir, fromShellPath };

@@ -2,7 +2,6 @@
 // The library form of `pi-sessions secrets` (the core's secrets module, through
 // `native.scanSecrets`): masked findings only, never a secret.
 const native = require("../native.js");
-const paths = require("./paths.js");
 const { sessionError } = require("./errors.js");
 
 /**
@@ -28,8 +27,8 @@ function scanSecrets(target, options = {}) {
   if (agentDir !== undefined && agentDir !== null && typeof agentDir !== "string") {
     throw sessionError("INVALID_ARGUMENT", "scanSecrets: agentDir must be a path", TypeError);
   }
-  const agent = paths.resolvePath(agentDir ?? paths.getAgentDir());
-  const scans = native.scanSecrets(agent, files.map((f) => paths.resolvePath(f)), all, Boolean(includeAcknowledged));
+  // The core resolves the agent dir (the environment's when none is given) and the files.
+  const scans = native.scanSecrets(agentDir ?? null, files, all, Boolean(includeAcknowledged));
   const sessions = scans
     .filter((s) => s.findings.length > 0 || s.error != null)
     .map((s) => ({

@@ -9,21 +9,22 @@
 //
 // The class is the facade; each concept has its module:
 //   session-state.js    the entry objects, the leaf and the hot getters' answers, and the three
-//                       changes that keep them true (replaced, syncLeaf, appended)
+//                       changes that keep them true (replaced, leafMoved, appended)
+//   origins.js          which session and record each entry object was made from
 //   wire.js             ids as keys, lines as objects, the tree and context-plan formats
 //                       decoded (getTree), UTF-8, skeletons
 //   appends.js          appending an entry (ids, timestamps, retries), appendMessage's options,
 //                       what appendContextEdit's checks read
 //   load.js             a session's records from a file, a new session or caller's entries
 //   branching.js        pruneBranch and createBranchedSession's entry objects
-//   projection.js       contexts from the core's projection plan
+//   session-context.js  buildSessionContext and buildSessionProjection, from the core's context plan
 //   transcript.js       the transcript read model's pages and cursors
 //   transcript-feed.js  the transcript's subscribers (append and reset events)
 //   idle-parse.js       parsing a resumed session while the event loop is idle
-//   places.js, migrate.js  the factories' work and the module's functions
+//   factories.js        what each factory makes before the manager exists, handed to the constructor
+//   store.js, migrate.js  the module's functions (the core decides where sessions live)
 const native = require("../native.js");
 const { sessionError, withCode } = require("./errors.js");
-const paths = require("./paths.js");
 const ctx = require("./context.js");
 const listing = require("./listing.js");
 const { releaseLocksAtExit } = require("./locks.js");
@@ -31,20 +32,14 @@ const { guardErrors, coded } = require("./error-boundary.js");
 const { disposedPrototype } = require("./disposed.js");
 const transcript = require("./transcript.js");
 const { NONE, keyOf, decodeTree } = require("./wire.js");
-const { SessionState, CURRENT_SESSION_VERSION, NOT_ASKED } = require("./session-state.js");
 const { nowIso, randomEntryId: newId, appendEntry, appendOptions, contextEditReplacement, describeValue } = require("./appends.js");
 const load = require("./load.js");
 const branching = require("./branching.js");
-const projection = require("./projection.js");
+const sessionContext = require("./session-context.js");
 const idle = require("./idle-parse.js");
-const places = require("./places.js");
+const store = require("./store.js");
+const factories = require("./factories.js");
 const { parseSessionEntries, migrateSessionEntries } = require("./migrate.js");
-
-/** The form of an entry id a caller reserves by name (upstream's rule, as for session ids). */
-const ENTRY_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-
-/** Marker letting static factories reach the constructor with preloaded state. */
-const PRIVATE = Symbol("SessionManager.private");
 
 class SessionManager {
   /** The core's session. @type {import("../native.js").NativeSession} */
@@ -59,55 +54,27 @@ class SessionManager {
   /** @type {boolean} */
   #persist;
 
-  /** @param {string | null} cwd (null only for open without an override: the core takes the header's)
-   * @param {string} sessionDir @param {string | undefined | typeof PRIVATE} sessionFile @param {boolean} persist
-   * @param {any} [newSessionOptions] @param {any} [preloadedFileEntries] */
-  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
-    this.#sessionDir = paths.normalizePath(sessionDir);
-    this.#persist = persist;
-    if (sessionFile === PRIVATE && newSessionOptions.file !== undefined) {
-      // open: one call makes the manager, takes its cwd (the header's, unless overridden: `cwd`
-      // is null then) and loads the file.
-      const { core, info } = native.NativeSession.openFile(newSessionOptions.file, this.#sessionDir, cwd);
-      this.#cwd = info.cwd;
-      this.#core = core;
-      this.#state = new SessionState(core, info.trackId);
-      load.loaded(this.#state, info);
-      return;
+  /** Private, as the reference's: managers come from the static factories, each of which makes
+   * its parts in lib/factories.js and hands them over here, the one way in. @param {unknown} made */
+  constructor(made) {
+    if (!(made instanceof factories.Made)) {
+      throw sessionError("INVALID_ARGUMENT", "SessionManager's constructor is private: use SessionManager.create, open, continueRecent, inMemory or forkFrom", TypeError);
     }
-    this.#cwd = paths.resolvePath(cwd);
-    if (sessionFile === PRIVATE) {
-      // forkFrom: the core writes the fork and opens it in one step (without reading it again).
-      const { source, id } = newSessionOptions;
-      this.#core = native.NativeSession.forkFrom(source, this.#cwd, this.#sessionDir, id);
-      this.#state = new SessionState(this.#core);
-      this.#state.replaced();
-      this.#state.syncLeaf();
-      return;
-    }
-    this.#core = native.NativeSession.blank(this.#cwd, this.#sessionDir, persist);
-    this.#state = new SessionState(this.#core);
-    if (sessionFile) {
-      this.#setSessionFile(sessionFile);
-    } else if (preloadedFileEntries?.length) {
-      load.loadEntries(this.#state, persist, preloadedFileEntries, () => this.newSession(newSessionOptions));
-    } else {
-      this.newSession(newSessionOptions);
-    }
+    this.#core = made.core;
+    this.#state = made.state;
+    this.#cwd = made.cwd;
+    this.#sessionDir = made.sessionDir;
+    this.#persist = made.persist;
   }
 
   // ----- loading ------------------------------------------------------------------------------
 
   setSessionFile(sessionFile) {
     try {
-      this.#setSessionFile(sessionFile);
+      load.loadFile(this.#state, sessionFile);
     } finally {
       this.#state.feed.settle();
     }
-  }
-
-  #setSessionFile(sessionFile) {
-    load.loadFile(this.#state, sessionFile);
   }
 
   newSession(options) {
@@ -129,32 +96,23 @@ class SessionManager {
     return this.#sessionDir;
   }
   usesDefaultSessionDir() {
-    return paths.pathsEqual(this.#sessionDir, paths.getDefaultSessionDirPath(this.#cwd));
+    return this.#core.usesDefaultSessionDir();
   }
   getSessionId() {
     const h = this.getHeader();
     return h !== null && typeof h.id === "string" ? h.id : this.#core.sessionId();
   }
   getSessionFile() {
-    const s = this.#state;
-    if (s.file === null) s.file = this.#core.sessionFile() ?? undefined;
-    return s.file;
+    return this.#state.sessionFile();
   }
   getHeader() {
-    const s = this.#state;
-    if (s.headerPos === NOT_ASKED) s.headerPos = this.#core.headerPos();
-    const pos = s.headerPos;
-    return pos === NONE ? null : s.entry(pos);
+    return this.#state.header();
   }
   getEntryCount() {
-    const s = this.#state;
-    if (s.entryCount < 0) s.entryCount = this.#core.entryCount();
-    return s.entryCount;
+    return this.#state.entryCount();
   }
   getEntries() {
-    const s = this.#state;
-    if (s.all === null) s.all = s.entries(this.#core.entryPositions());
-    return s.all.slice();
+    return this.#state.allEntries().slice();
   }
   /** The entries after the first `count` of getEntries(), the same objects (an addition).
    * @param {number} count */
@@ -186,25 +144,10 @@ class SessionManager {
     return key === null ? [] : this.#state.entries(this.#core.children(key));
   }
   getLabel(id) {
-    // Not wrapped by the guard (a wrapper would cost more than the lookup): errors of the native
-    // part are coded here.
-    const labels = this.#state.labels;
-    return labels !== null && typeof id === "string" ? labels.get(id) : this.#findLabel(id);
-  }
-
-  #findLabel(id) {
-    try {
-      return this.#state.findLabel(id);
-    } catch (err) {
-      throw coded(err);
-    }
+    return this.#state.label(id);
   }
   getSessionName() {
-    // pi's footer asks on every frame: the position is kept, the name read from the entry.
-    const s = this.#state;
-    let pos = s.namePos;
-    if (pos === NOT_ASKED) pos = s.namePos = this.#core.sessionNamePos();
-    return pos !== NONE ? s.entry(pos).name?.trim() || undefined : undefined;
+    return this.#state.sessionName();
   }
   getBranch(fromId) {
     return this.#state.branch(fromId);
@@ -217,11 +160,11 @@ class SessionManager {
   }
 
   buildSessionProjection() {
-    return projection.project(this.#state, true);
+    return sessionContext.project(this.#state, true);
   }
 
   buildSessionContext() {
-    return projection.project(this.#state, false);
+    return sessionContext.project(this.#state, false);
   }
 
   // ----- transcript read model (an addition; see lib/transcript.js) ----------------------------
@@ -239,14 +182,8 @@ class SessionManager {
   }
 
   getTree() {
-    // The plan is read, never written, so it is kept until the core's generation changes.
     const s = this.#state;
-    const generation = this.#core.generation();
-    if (s.treeGeneration !== generation || s.treePlan === null) {
-      s.treePlan = this.#core.treePlan();
-      s.treeGeneration = generation;
-    }
-    return decodeTree(s.treePlan, s);
+    return decodeTree(s.treePlan(), s);
   }
 
   // ----- modes and lifetime -------------------------------------------------------------------
@@ -275,7 +212,7 @@ class SessionManager {
     const s = this.#state;
     s.feed.listeners = null;
     this.#core.dispose();
-    s.replaced(0);
+    s.replaced(0, null, NONE);
     s.trackId = 0;
     // The methods of a disposed manager are DISPOSED's (disposed.js), which throw: no check on
     // the hot paths of live managers.
@@ -327,14 +264,8 @@ class SessionManager {
    * @param {unknown} [id] */
   reserveEntryId(id) {
     if (id === undefined) return this.#core.reserveEntryId();
-    if (typeof id !== "string" || !ENTRY_ID_PATTERN.test(id)) {
-      throw sessionError(
-        "INVALID_ENTRY_ID",
-        `Session entry id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character, got ${describeValue(id)}`,
-        TypeError,
-      );
-    }
-    this.#core.reserveNamedEntryId(/** @type {string} */ (keyOf(id)));
+    // The core checks the form (INVALID_ENTRY_ID); a value that is no string has no key.
+    this.#core.reserveNamedEntryId(typeof id === "string" ? keyOf(id) : null, describeValue(id));
     return id;
   }
 
@@ -361,7 +292,7 @@ class SessionManager {
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage, retainedTail) {
     const s = this.#state;
     const timestamp = nowIso();
-    const systemMessage = ctx.foldSystemMessages(projection.project(s, false).messages);
+    const systemMessage = ctx.foldSystemMessages(sessionContext.project(s, false).messages);
     const id = newId();
     /** @type {Record<string, any> & { type: string, id: string }} */
     const entry = {
@@ -463,44 +394,37 @@ class SessionManager {
   createBranchedSession(leafId) {
     const file = branching.createBranchedSession(this.#state, this.#persist, leafId, leafId ?? this.#state.leafId);
     this.#state.feed.settle();
-    const header = this.getHeader();
-    // The reference's header always has a `parentSession` key, `undefined` when not written (in
-    // memory, or no file yet): a key JSON cannot carry, so the core's line lacks it.
-    if (header !== null && !("parentSession" in header)) header.parentSession = undefined;
     return file ?? undefined;
   }
 
-  // ----- factories (see places.js) -----------------------------------------------------------
+  // ----- factories (see factories.js) --------------------------------------------------------
 
   static create(cwd, sessionDir, options) {
-    return new SessionManager(cwd, places.sessionDirOf(cwd, sessionDir), undefined, true, options);
+    return new SessionManager(factories.create(cwd, sessionDir, options));
   }
 
   static open(filePath, sessionDir, cwdOverride) {
-    const { cwd, dir, file } = places.openPlace(filePath, sessionDir, cwdOverride);
-    return new SessionManager(cwd, dir, PRIVATE, true, { file });
+    return new SessionManager(factories.open(filePath, sessionDir, cwdOverride));
   }
 
   static continueRecent(cwd, sessionDir) {
-    const { dir, file } = places.recentPlace(cwd, sessionDir);
-    return new SessionManager(cwd, dir, file, true);
+    return new SessionManager(factories.continueRecent(cwd, sessionDir));
   }
 
   static inMemory(cwd = process.cwd(), options, entries) {
-    return new SessionManager(cwd, "", undefined, false, options, entries);
+    return new SessionManager(factories.inMemory(cwd, options, entries));
   }
 
   static forkFrom(sourcePath, targetCwd, sessionDir, options) {
-    const { target, dir, source, id } = places.forkPlace(sourcePath, targetCwd, sessionDir, options);
-    return new SessionManager(target, dir, PRIVATE, true, { source, id });
+    return new SessionManager(factories.forkFrom(sourcePath, targetCwd, sessionDir, options));
   }
 
   static findById(cwd, id, sessionDir) {
-    return places.findById(cwd, id, sessionDir);
+    return store.findById(cwd, id, sessionDir);
   }
 
   static list(cwd, sessionDir, onProgress, signal) {
-    return listing.list(cwd, sessionDir, onProgress, signal, paths);
+    return listing.list(cwd, sessionDir, onProgress, signal);
   }
 
   static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
@@ -521,13 +445,12 @@ guardErrors(SessionManager);
 const DISPOSED = disposedPrototype(SessionManager);
 
 module.exports = {
-  CURRENT_SESSION_VERSION,
+  CURRENT_SESSION_VERSION: native.CURRENT_SESSION_VERSION,
   MAX_SESSION_TRANSCRIPT_PAGE_SIZE: transcript.MAX_SESSION_TRANSCRIPT_PAGE_SIZE,
   SessionManager,
-  assertValidSessionId: places.assertValidSessionId,
-  findMostRecentSession: places.findMostRecentSession,
-  loadEntriesFromFile: places.loadEntriesFromFile,
+  assertValidSessionId: store.assertValidSessionId,
+  findMostRecentSession: store.findMostRecentSession,
+  loadEntriesFromFile: store.loadEntriesFromFile,
   parseSessionEntries,
   migrateSessionEntries,
-  PRIVATE,
 };

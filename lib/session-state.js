@@ -6,111 +6,55 @@
 //
 // One rule keeps these copies true: they change only through the three functions below, one per
 // kind of change of the core's session, which every mutation of the manager ends in:
-//   replaced(count)     the records were replaced (load, new session, prune, branched session,
-//                       dispose): every object and answer goes at once (then syncLeaf() reads
-//                       the new leaf from the core);
-//   leafMoved(id, pos)  the leaf moved (branch, resetLeaf, branchWithSummary); the answers that
-//                       depend on it are keyed on it (leafBranchPos) and follow;
-//   appended(e, pos)    one record was appended: the answers are extended, which is what keeps
-//                       an agent's append-then-getBranch loop from re-reading the branch.
-// Code elsewhere reads these fields and fills a plain answer not asked for yet (a position, a
-// count), nothing more. The tree plan, read rarely and big, is keyed on the core's generation() instead.
-const native = require("../native.js");
+//   replaced(count, leaf)  the records were replaced (load, new session, preload, prune, branched
+//                          session, dispose): every object and answer goes at once, and the leaf
+//                          is the core's new one;
+//   leafMoved(id, pos)     the leaf moved (branch, resetLeaf, branchWithSummary); the answers that
+//                          depend on it are keyed on it (leafBranchPos) and follow;
+//   appended(e, pos)       one record was appended: the answers are extended, which is what keeps
+//                          an agent's append-then-getBranch loop from re-reading the branch.
+// The answers are private to this class and filled by its own methods (header(), entryCount(),
+// ...), each asking the core once after a change; every answer not asked for yet is NOT_ASKED.
+// The tree plan, read rarely and big, is keyed on the core's generation() instead.
 const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { LazyLoad } = require("./lazy.js");
 const { sessionError } = require("./errors.js");
+const { coded } = require("./error-boundary.js");
+const origins = require("./origins.js");
 const idle = require("./idle-parse.js");
 
-/** The format version the core writes (its constant, not a copy). */
-const CURRENT_SESSION_VERSION = native.CURRENT_SESSION_VERSION;
-/** A cached position not asked for since the last change: not a position and not NONE (the
- * core's "no record"), so a cache slot tells the three apart. */
-const NOT_ASKED = -1;
-
-/**
- * Where entry objects come from: the record of a manager's session each was made from or written
- * as. Given such objects, `inMemory(cwd, options, entries)` takes the records from that session
- * instead of serializing every entry and parsing it again: pi builds one from
- * `[header, ...sm.getBranch()]` at each turn boundary when an extension listens, and serializing
- * a big session each time cost hundreds of ms where the reference needs a few.
- *
- * An origin is one manager's session, `{ id, live, positions, objs, pending }`: its native
- * session's tracking id (an id, so that entry objects never keep a session alive), whether that
- * manager still holds it, and a WeakMap from its objects to their positions. A header object
- * leads to its origin through HEADER_ORIGIN. One map per session rather than one for every
- * object: a WeakMap that grows with every entry ever made cost 1.5-2.5 µs per insert, a small
- * one ~0.3 µs.
- *
- * Objects made many at once (a resume makes every entry) go into the map later: their positions
- * wait in `pending`, over the session's `objs`, and are added when the event loop is idle (see
- * idle-parse.js) or when the map is read, whichever comes first. Adding them at once was 7-9 ms
- * of an 11 MB session's resume, which nobody needs before an `inMemory` of its entries.
- * @typedef {{ id: number, live: boolean, positions: WeakMap<object, number>, objs: any[], pending: number[] }} Origin
- * @type {WeakMap<object, Origin>}
- */
-const HEADER_ORIGIN = new WeakMap();
-
-/** The session and positions the objects `entries` were all made from (header first, current
- * version), or null. @param {unknown} entries */
-function recordsOf(entries) {
-  if (!Array.isArray(entries) || entries.length === 0) return null;
-  const head = entries[0];
-  if (head === null || typeof head !== "object" || head.type !== "session" || head.version !== CURRENT_SESSION_VERSION) return null;
-  const origin = HEADER_ORIGIN.get(head);
-  if (origin === undefined || !origin.live) return null;
-  addPending(origin, Infinity);
-  const map = origin.positions;
-  const positions = new Uint32Array(entries.length);
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i];
-    const pos = e !== null && typeof e === "object" ? map.get(e) : undefined;
-    if (pos === undefined) return null;
-    positions[i] = pos;
-  }
-  return { id: origin.id, positions };
-}
-
-/** Adds `origin`'s pending objects to its map, until `deadline` (a `performance.now()` time);
- * returns whether some are still pending. @param {Origin} origin @param {number} deadline */
-function addPending(origin, deadline) {
-  const { pending, objs, positions } = origin;
-  while (pending.length > 0) {
-    // A slice checks the clock every 256 objects.
-    for (let n = 0; n < 256 && pending.length > 0; n++) {
-      const pos = /** @type {number} */ (pending.pop());
-      const obj = objs[pos];
-      if (obj !== undefined) positions.set(obj, pos);
-    }
-    if (deadline !== Infinity && performance.now() >= deadline) break;
-  }
-  return pending.length > 0;
-}
+/** A cached answer not asked for since the last change: no position, count, generation, file
+ * name, list or map is this value, so a slot tells it from every answer, NONE and `undefined`
+ * (no file) included. */
+const NOT_ASKED = Symbol("not asked");
 
 class SessionState {
-  // The answers derived from the records, set by forgetAnswers().
-  /** All non-header entries in order, once someone asked for them (extended on append). @type {any[] | null} */
-  all;
-  /** The header's position (NOT_ASKED, or NONE). @type {number} */
-  headerPos;
-  /** The session file (null: not asked yet). @type {string | undefined | null} */
-  file;
-  /** The entry count (-1: not asked yet). @type {number} */
-  entryCount;
-  /** The labels of string ids (null: not asked yet): a Map of the labelled ids only, like the
-   * reference's, since a lookup in a Map of every id asked for measured several times slower.
-   * @type {Map<string, unknown> | null} */
-  labels;
-  /** The latest session_info record's position (NOT_ASKED, or NONE). @type {number} */
-  namePos;
-  /** getBranch()'s answer for the leaf record at leafBranchPos (valid while the leaf is there). @type {any[] | null} */
-  leafBranch;
+  // The answers derived from the records, all NOT_ASKED after forgetAnswers().
+  /** All non-header entries in order (extended on append). @type {any[] | typeof NOT_ASKED} */
+  #all = NOT_ASKED;
+  /** The header's position, or NONE. @type {number | typeof NOT_ASKED} */
+  #headerPos = NOT_ASKED;
+  /** The session file, or undefined (none). @type {string | undefined | typeof NOT_ASKED} */
+  #file = NOT_ASKED;
+  /** @type {number | typeof NOT_ASKED} */
+  #entryCount = NOT_ASKED;
+  /** The labels of string ids: a Map of the labelled ids only, like the reference's, since a
+   * lookup in a Map of every id asked for measured several times slower.
+   * @type {Map<unknown, unknown> | typeof NOT_ASKED} */
+  #labels = NOT_ASKED;
+  /** The latest session_info record's position, or NONE. @type {number | typeof NOT_ASKED} */
+  #namePos = NOT_ASKED;
+  /** getBranch()'s answer for the leaf record at #leafBranchPos (valid while the leaf is there).
+   * @type {any[] | typeof NOT_ASKED} */
+  #leafBranch = NOT_ASKED;
   /** @type {number} */
-  leafBranchPos;
-  /** getTree's plan from the core, and the core's generation it belongs to. @type {Uint32Array | null} */
-  treePlan;
-  /** @type {number} */
-  treeGeneration;
+  #leafBranchPos = NONE;
+  /** getTree's plan from the core, and the core's generation it belongs to.
+   * @type {Uint32Array | typeof NOT_ASKED} */
+  #treePlan = NOT_ASKED;
+  /** @type {number | typeof NOT_ASKED} */
+  #treeGeneration = NOT_ASKED;
 
   /** @param {import("../native.js").NativeSession} core @param {number} [trackId] its tracking
    * id when the core already tracks it (a manager made by `openFile`) */
@@ -126,7 +70,8 @@ class SessionState {
     this.posById = new Map();
     /** id value -> entry object, for the hottest lookup (getEntry). @type {Map<unknown, any>} */
     this.entryById = new Map();
-    /** This session as the origin of its entry objects, made when first needed. @type {Origin | null} */
+    /** This session as the origin of its entry objects (lib/origins.js), made when first needed.
+     * @type {import("./origins.js").Origin | null} */
     this.origin = null;
     /** The caller's preloaded array, which the reference keeps appending to. @type {any[] | null} */
     this.callerList = null;
@@ -136,7 +81,6 @@ class SessionState {
     /** @type {unknown} */
     this.leafId = null;
     this.leafPos = NONE;
-    this.forgetAnswers();
     /** Idle parsing's progress while pending (see idle-parse.js). @type {import("./idle-parse.js").Warm | null} */
     this.warm = null;
     this.feed = new TranscriptFeed(this);
@@ -144,8 +88,10 @@ class SessionState {
 
   // ----- the three changes ------------------------------------------------------------------
 
-  /** The core's records were replaced: nothing kept so far stands (objects included). */
-  replaced(recordCount = this.core.recordCount()) {
+  /** The core's records were replaced: nothing kept so far stands (objects included), and the
+   * leaf is the core's (its key, null for none, and position), asked of it when not given.
+   * @param {number} [recordCount] @param {string | null} [leafKey] @param {number} [leafPos] */
+  replaced(recordCount = this.core.recordCount(), leafKey = this.core.leafKey(), leafPos = this.core.leafPos()) {
     this.callerList = null;
     // Objects made before keep reading their lazy values from their own load.
     this.lazy = null;
@@ -155,27 +101,27 @@ class SessionState {
     this.posById = new Map();
     this.entryById = new Map();
     this.forgetAnswers();
-    this.leafId = null;
-    this.leafPos = NONE;
+    this.leafId = leafKey === null ? null : valueOfKey(leafKey);
+    this.leafPos = leafPos;
     this.warm = null;
     if (this.origin !== null) this.origin.live = false;
     this.origin = null;
     this.feed.reset("session");
   }
 
-  /** The answers derived from the records, all not asked for yet (the constructor and replaced()
-   * call this: they are forgotten together, so a new one cannot be left out). */
+  /** The answers derived from the records, all not asked for yet (replaced() calls this: they are
+   * forgotten together, so a new one cannot be left out). */
   forgetAnswers() {
-    this.all = null;
-    this.headerPos = NOT_ASKED;
-    this.file = null;
-    this.entryCount = -1;
-    this.labels = null;
-    this.namePos = NOT_ASKED;
-    this.leafBranch = null;
-    this.leafBranchPos = NONE;
-    this.treePlan = null;
-    this.treeGeneration = -1;
+    this.#all = NOT_ASKED;
+    this.#headerPos = NOT_ASKED;
+    this.#file = NOT_ASKED;
+    this.#entryCount = NOT_ASKED;
+    this.#labels = NOT_ASKED;
+    this.#namePos = NOT_ASKED;
+    this.#leafBranch = NOT_ASKED;
+    this.#leafBranchPos = NONE;
+    this.#treePlan = NOT_ASKED;
+    this.#treeGeneration = NOT_ASKED;
   }
 
   /** The leaf moved to `id`, the record at `pos` (NONE: none): transcript readers start over.
@@ -187,40 +133,98 @@ class SessionState {
     this.feed.settle();
   }
 
-  /** After the records were replaced (or preloaded): the leaf, as the core has it now. */
-  syncLeaf() {
-    this.leafFromCore(this.core.leafKey(), this.core.leafPos());
-  }
-
-  /** The leaf as the core answered it: its key (null: none) and position.
-   * @param {string | null} key @param {number} pos */
-  leafFromCore(key, pos) {
-    this.leafId = key === null ? null : valueOfKey(key);
-    this.leafPos = pos;
-  }
-
   /** `entry` was appended as the record at `pos` (the new leaf). @param {any} entry @param {number} pos */
   appended(entry, pos) {
     // The id caches are filled when an id is first asked for: a Map insert here (two of them, in
     // maps as big as the session) cost more than the rest of an append's bookkeeping.
-    this.objs[pos] = entry;
-    this.mark(entry, pos);
+    this.adopt(entry, pos);
     // The new entry's parent is the record the leaf was on: a branch kept for it grows by one.
-    if (this.leafBranch !== null && this.leafBranchPos === this.leafPos && this.leafPos !== NONE) {
-      this.leafBranch.push(entry);
-      this.leafBranchPos = pos;
+    if (this.#leafBranch !== NOT_ASKED && this.#leafBranchPos === this.leafPos && this.leafPos !== NONE) {
+      this.#leafBranch.push(entry);
+      this.#leafBranchPos = pos;
     }
     this.leafId = entry.id;
     this.leafPos = pos;
-    if (this.entryCount >= 0) this.entryCount++; // a new id, always
-    if (entry.type === "label") this.labels = null;
-    else if (entry.type === "session_info") this.namePos = pos;
-    this.all?.push(entry);
+    if (this.#entryCount !== NOT_ASKED) this.#entryCount++; // a new id, always
+    if (entry.type === "label") this.#labels = NOT_ASKED;
+    else if (entry.type === "session_info") this.#namePos = pos;
+    if (this.#all !== NOT_ASKED) this.#all.push(entry);
     this.callerList?.push(entry);
-    this.feed.appended(entry);
+    this.feed.appended(entry, pos);
+  }
+
+  /** The session file changed without the records (a load that was refused after the core took
+   * its path): the file is asked for again. */
+  fileChanged() {
+    this.#file = NOT_ASKED;
   }
 
   // ----- answers kept between changes -------------------------------------------------------
+
+  /** getHeader(): the header entry, or null. */
+  header() {
+    let pos = this.#headerPos;
+    if (pos === NOT_ASKED) pos = this.#headerPos = this.core.headerPos();
+    return pos === NONE ? null : this.entry(pos);
+  }
+
+  /** getSessionFile(): the file, or undefined (none yet, or in memory). */
+  sessionFile() {
+    let file = this.#file;
+    if (file === NOT_ASKED) file = this.#file = this.core.sessionFile() ?? undefined;
+    return file;
+  }
+
+  /** getEntryCount(). */
+  entryCount() {
+    let count = this.#entryCount;
+    if (count === NOT_ASKED) count = this.#entryCount = this.core.entryCount();
+    return count;
+  }
+
+  /** Every non-header entry in order: the list kept (callers copy it). */
+  allEntries() {
+    let all = this.#all;
+    if (all === NOT_ASKED) all = this.#all = this.entries(this.core.entryPositions());
+    return all;
+  }
+
+  /** Whether every entry has its object already (getEntries() was answered). */
+  hasAllEntries() {
+    return this.#all !== NOT_ASKED;
+  }
+
+  /** getSessionName(): pi's footer asks on every frame, so the position is kept and the name
+   * read from the entry. */
+  sessionName() {
+    let pos = this.#namePos;
+    if (pos === NOT_ASKED) pos = this.#namePos = this.core.sessionNamePos();
+    return pos !== NONE ? this.entry(pos).name?.trim() || undefined : undefined;
+  }
+
+  /** getLabel(id): a field read once the labels of string ids are kept; errors of the native part
+   * are coded here (getLabel is not wrapped by the error guard: a wrapper would cost more than the
+   * lookup). @param {unknown} id */
+  label(id) {
+    const labels = this.#labels;
+    if (labels !== NOT_ASKED && typeof id === "string") return labels.get(id);
+    try {
+      return this.findLabel(id);
+    } catch (err) {
+      throw coded(err);
+    }
+  }
+
+  /** getTree's plan: read, never written, so kept until the core's generation changes. */
+  treePlan() {
+    const generation = this.core.generation();
+    let plan = this.#treePlan;
+    if (this.#treeGeneration !== generation || plan === NOT_ASKED) {
+      plan = this.#treePlan = this.core.treePlan();
+      this.#treeGeneration = generation;
+    }
+    return plan;
+  }
 
   /** getBranch(fromId): the path to `fromId` (the leaf when null or undefined), root first; the
    * leaf's is kept until the leaf moves. @param {unknown} fromId */
@@ -228,22 +232,22 @@ class SessionState {
     const start = fromId ?? this.leafId;
     if (!start) return [];
     const ofLeaf = fromId === undefined || fromId === null;
-    if (ofLeaf && this.leafBranch !== null && this.leafBranchPos === this.leafPos) return this.leafBranch.slice();
+    if (ofLeaf && this.#leafBranch !== NOT_ASKED && this.#leafBranchPos === this.leafPos) return this.#leafBranch.slice();
     const key = keyOf(start);
     if (key === null) return [];
     const path = this.entries(this.core.branchPath(key));
     if (ofLeaf) {
       // A copy: the caller owns the array returned.
-      this.leafBranch = path.slice();
-      this.leafBranchPos = this.leafPos;
+      this.#leafBranch = path.slice();
+      this.#leafBranchPos = this.leafPos;
     }
     return path;
   }
 
   /** getEntriesSince(count), count checked already. @param {number} count */
   entriesSince(count) {
-    const all = this.all;
-    if (all !== null) {
+    const all = this.#all;
+    if (all !== NOT_ASKED) {
       if (count > all.length) throw entriesPastEnd(count, all.length);
       return all.slice(count);
     }
@@ -252,13 +256,13 @@ class SessionState {
     return this.entries(positions);
   }
 
-  /** getLabel(id) when the labels of string ids are not kept yet (it keeps them) or `id` is
-   * not a string (ids read from a file are looked up by their key). @param {unknown} id */
+  /** label(id) when the labels of string ids are not kept yet (it keeps them) or `id` is not a
+   * string (ids read from a file are looked up by their key). @param {unknown} id */
   findLabel(id) {
     if (typeof id === "string") {
       const labels = new Map();
       for (const e of this.entries(this.core.labelPositions())) if (typeof e.targetId === "string") labels.set(e.targetId, e.label);
-      this.labels = labels;
+      this.#labels = labels;
       return labels.get(id);
     }
     const key = keyOf(id);
@@ -269,25 +273,26 @@ class SessionState {
 
   // ----- entry objects ----------------------------------------------------------------------
 
+  /** `obj` is the entry object of the record at `pos` from now on (an appended entry, a caller's
+   * preloaded one, one carried over a rewrite, a header made here). @param {any} obj @param {number} pos */
+  adopt(obj, pos) {
+    this.objs[pos] = obj;
+    this.mark(obj, pos);
+  }
+
   /** `obj` stands for the record at `pos` (its JSON is that line, up to formatting, or the line is
    * its skeleton; the preview taking the record is in memory too, and keeps the object).
    * @param {any} obj @param {number} pos */
   mark(obj, pos) {
     // (Not for a scalar line of an old file, nor for an untracked session, found by no id.)
     if (obj === null || typeof obj !== "object" || this.trackId === 0) return;
-    const origin = this.origin ?? this.newOrigin();
-    origin.positions.set(obj, pos);
-    if (obj.type === "session") {
-      // A header shared with a live session (a preview's, made from it) keeps leading there.
-      const prev = HEADER_ORIGIN.get(obj);
-      if (prev === undefined || !prev.live) HEADER_ORIGIN.set(obj, origin);
-    }
+    origins.place(this.origin ?? this.newOrigin(), obj, pos);
   }
 
   /** mark() for one of many objects made at once (`objs[pos]` already): it joins the map when the
-   * event loop is idle, or when the map is read (see Origin). @param {any} obj @param {number} pos */
+   * event loop is idle, or when the map is read (see lib/origins.js). @param {any} obj @param {number} pos */
   markLater(obj, pos) {
-    // What mark() leaves out, and a header, which leads to its origin (HEADER_ORIGIN) at once.
+    // What mark() leaves out, and a header, which leads to its origin at once.
     if (obj === null || typeof obj !== "object" || this.trackId === 0 || obj.type === "session") return this.mark(obj, pos);
     const origin = this.origin ?? this.newOrigin();
     if (origin.pending.length === 0) idle.markWhenIdle(this);
@@ -298,18 +303,17 @@ class SessionState {
   unmark(obj) {
     const origin = this.origin;
     if (origin === null) return;
-    addPending(origin, Infinity);
+    origins.addPending(origin, Infinity);
     origin.positions.delete(obj);
   }
 
   /** Adds pending marks until `deadline`; whether some are still pending. @param {number} deadline */
   addPendingMarks(deadline) {
-    return this.origin !== null && addPending(this.origin, deadline);
+    return this.origin !== null && origins.addPending(this.origin, deadline);
   }
 
-  /** @returns {Origin} */
   newOrigin() {
-    return (this.origin = { id: this.trackId, live: true, positions: new WeakMap(), objs: this.objs, pending: [] });
+    return (this.origin = origins.newOrigin(this.trackId, this.objs));
   }
 
   /** The object of the record at `pos`, made when first asked for. @param {number} pos */
@@ -403,15 +407,17 @@ class SessionState {
     }
   }
 
-  /** After the core started a session itself (missing or empty file), the header object mirrors
-   * the one the reference builds, with its `parentSession: undefined` key. */
-  seedFreshHeader() {
+  /** The header object of a session the core has just started (newSession, a missing or empty
+   * file, a branched session), made from the core's header line so that the members and their
+   * order are the core's: the reference's header always has a `parentSession` member, which is
+   * `parent` when the caller gave one (its own value, which the line holds as JSON), else the
+   * line's, else undefined (a key JSON cannot carry). @param {unknown} [parent] */
+  adoptHeader(parent) {
     const pos = this.core.headerPos();
     if (pos === NONE) return;
     const h = parseLines(this.core.line(pos))[0];
-    if (!("parentSession" in h)) h.parentSession = undefined;
-    this.objs[pos] = h;
-    this.mark(h, pos);
+    if (parent !== undefined || !("parentSession" in h)) h.parentSession = parent;
+    this.adopt(h, pos);
   }
 }
 
@@ -420,4 +426,4 @@ function entriesPastEnd(count, total) {
   return sessionError("ENTRY_COUNT_OUT_OF_RANGE", `getEntriesSince(${count}): the session has only ${total} entries`, RangeError);
 }
 
-module.exports = { SessionState, recordsOf, CURRENT_SESSION_VERSION, NOT_ASKED };
+module.exports = { SessionState, NOT_ASKED };

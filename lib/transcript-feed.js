@@ -49,8 +49,8 @@ class TranscriptFeed {
     };
   }
 
-  /** `entry` was committed as the new leaf. @param {any} entry */
-  appended(entry) {
+  /** `entry` was committed as the new leaf, the record at `pos`. @param {any} entry @param {number} pos */
+  appended(entry, pos) {
     if (this.listeners === null) {
       this.counts = null;
       return;
@@ -62,8 +62,10 @@ class TranscriptFeed {
       // The core's counts, once: they include the entry just committed.
       counts = this.counts = transcript.countsOf(this.s);
     } else {
-      counts.totalItems += n;
-      counts.itemsAfterLatestCompaction = entry.type === "compaction" ? 0 : counts.itemsAfterLatestCompaction + n;
+      // The core counts one entry on (its items, a compaction's new start): no rule of its own here.
+      const [total, after] = this.s.core.transcriptCountsAfter(pos, counts.totalItems, counts.itemsAfterLatestCompaction);
+      counts.totalItems = total;
+      counts.itemsAfterLatestCompaction = after;
     }
     if (n === 0) return;
     const sessionId = this.s.core.sessionId();

@@ -11,7 +11,7 @@
 // on the active branch, so a page read before an append still continues after it.
 const { sessionError } = require("./errors.js");
 const { sessionEntryToContextMessages } = require("./context.js");
-const { NONE, keyOf, valueOfKey, decodeTranscriptPage, TRANSCRIPT_NOT_ON_BRANCH } = require("./wire.js");
+const { NONE, keyOf, valueOfKey, decodeTranscriptPage, PAGE_OK, PAGE_NOT_ON_BRANCH } = require("./wire.js");
 
 /** The most items one transcript page may hold (upstream's value). */
 const MAX_SESSION_TRANSCRIPT_PAGE_SIZE = 200;
@@ -70,10 +70,10 @@ function readPage(s, options) {
   }
   const key = keyOf(entryId);
   const page = key === null ? null : decodeTranscriptPage(s.core.transcriptPage(key, within, limit, before !== undefined));
-  if (page === null || page.status === TRANSCRIPT_NOT_ON_BRANCH) {
+  if (page === null || page.status === PAGE_NOT_ON_BRANCH) {
     throw sessionError("TRANSCRIPT_CURSOR_STALE", "Session transcript cursor is not on the active branch");
   }
-  if (page.status !== 0) throw sessionError("TRANSCRIPT_CURSOR_INVALID", "Invalid session transcript cursor", TypeError);
+  if (page.status !== PAGE_OK) throw sessionError("TRANSCRIPT_CURSOR_INVALID", "Invalid session transcript cursor", TypeError);
   return pageOf(s, page);
 }
 

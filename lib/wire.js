@@ -1,48 +1,80 @@
 "use strict";
 // What crosses between the JS shell and the core (`NativeSession`), both ways: ids as keys, entry
-// lines parsed back into objects, the core's query results (tree, context plan)
+// lines parsed back into objects, the core's query results (tree, context plan, transcript page)
 // decoded, entry text encoded as UTF-8, and the skeletons an `inMemory` session gives the core
 // instead of whole entries.
 //
 // Ids cross to the core as keys: the JSON text of the id (see crates/pi-session-core/src/record.rs).
 // Query results cross as one Uint32Array each, encoded by the binding (src/wire.rs, one encoder
-// per format) and decoded here, with the offsets named below.
-
-/** "No record", in a position slot of every format and from the scalar position getters of
- * NativeSession (headerPos, leafPos, lookup, labelPos, sessionNamePos): u32::MAX (`NONE` in
- * src/wire.rs). */
-const NONE = 0xffffffff;
-
+// per format) and decoded here. Every constant of those layouts (NONE, the flags, the page
+// statuses, each offset and stride) is the binding's, read from it below and never spelled again
+// here (__test__/wire-constants.test.mjs fails when one is).
 const native = require("../native.js");
 
-// The tree (getTree):  [rootCount, rootIndex × rootCount, nodeCount, node × nodeCount, childIndex…]
-//   node:              [entryPos, labelPos|NONE, sortByDate, childCount]
-// Every node comes after its children; the children of all nodes follow the nodes, node after
-// node, as node indexes (as are the roots). sortByDate 1: the node's children are in file order
-// and are sorted here by `new Date(timestamp)`, as the reference sorts them (only JS has its Date
-// semantics); 0: they are in final order.
-const TREE_ROOT_COUNT = 0;
-const TREE_ROOTS = 1;
-const NODE_STRIDE = 4;
-const NODE_ENTRY = 0;
-const NODE_LABEL = 1;
-const NODE_SORT_BY_DATE = 2;
-const NODE_CHILD_COUNT = 3;
-
-// The context plan (projectionPlan): [thinkingPos|NONE, modelPos|NONE, count, item × count]
-//   item:                            [entryPos, editPos|NONE, flags]
-const PLAN_THINKING = 0;
-const PLAN_MODEL = 1;
-const PLAN_COUNT = 2;
-const PLAN_ITEMS = 3;
-const ITEM_STRIDE = 3;
-const ITEM_ENTRY = 0;
-const ITEM_EDIT = 1;
-const ITEM_FLAGS = 2;
-/** Item flag: contributes no message (a compaction after the leading one). */
-const FLAG_SUPPRESSED = 1;
-/** Item flag: the leading compaction carries `retainedTail` (informational here). */
-const FLAG_RETAINED_TAIL = 2;
+const {
+  // "No record", in a position slot of every format and from the scalar position getters of
+  // NativeSession (headerPos, leafPos, lookup, labelPos, sessionNamePos).
+  NONE,
+  // The key of an absent id (`undefined`).
+  NO_ID_KEY,
+  // The tree (getTree):  [rootCount, rootIndex × rootCount, nodeCount, node × nodeCount, childIndex…]
+  //   node:              [entryPos, labelPos|NONE, sortByDate, childCount]
+  // Every node comes after its children; the children of all nodes follow the nodes, node after
+  // node, as node indexes (as are the roots). sortByDate 1: the node's children are in file order
+  // and are sorted here by `new Date(timestamp)`, as the reference sorts them (only JS has its Date
+  // semantics); 0: they are in final order.
+  TREE_ROOT_COUNT,
+  TREE_ROOTS,
+  NODE_STRIDE,
+  NODE_ENTRY,
+  NODE_LABEL,
+  NODE_SORT_BY_DATE,
+  NODE_CHILD_COUNT,
+  // The context plan (contextPlan): [thinkingPos|NONE, modelPos|NONE, count, item × count]
+  //   item:                          [entryPos, editPos|NONE, flags]
+  PLAN_THINKING,
+  PLAN_MODEL,
+  PLAN_COUNT,
+  PLAN_ITEMS,
+  ITEM_STRIDE,
+  ITEM_ENTRY,
+  ITEM_EDIT,
+  ITEM_FLAGS,
+  // Item flags: contributes no message (a compaction after the leading one); the leading
+  // compaction carries `retainedTail` (informational here).
+  FLAG_SUPPRESSED,
+  FLAG_RETAINED_TAIL,
+  // A transcript page (transcriptPage):
+  //   [status, total, itemsAfterLatestCompaction, start, count, leafPos|NONE, leafItems, item × count]
+  //   item: [entryPos, within] (the entry that makes the item, and which of its items it is)
+  //   status: PAGE_OK, or PAGE_NOT_ON_BRANCH / PAGE_PAST_ENTRY for a boundary refused (then
+  //   nothing follows)
+  PAGE_STATUS,
+  PAGE_TOTAL,
+  PAGE_AFTER_COMPACTION,
+  PAGE_START,
+  PAGE_COUNT,
+  PAGE_LEAF,
+  PAGE_LEAF_ITEMS,
+  PAGE_ITEMS,
+  PAGE_ITEM_STRIDE,
+  PAGE_ITEM_ENTRY,
+  PAGE_ITEM_WITHIN,
+  PAGE_OK,
+  PAGE_NOT_ON_BRANCH,
+  PAGE_PAST_ENTRY,
+  // A batch with cuts (parseLines): where it holds its parts, and the tags of its cut plan, from
+  // the core that writes them.
+  BATCH_TEXT,
+  BATCH_PLAN,
+  BATCH_NAMES,
+  BATCH_WIDE,
+  BATCH_VALUES,
+  BATCH_STEP_NAME,
+  BATCH_FROM_VALUES,
+  // The slots per session of a summary batch (eachSummary).
+  SUMMARY_FIELDS,
+} = native;
 
 /** @typedef {{ entry: any, children: TreeNode[], label: unknown, labelTimestamp: unknown }} TreeNode */
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
@@ -62,7 +94,7 @@ function decodeTree(plan, s) {
   const objs = s.objs;
   // The entries and label records the nodes show, parsed at once when some are missing (once
   // getEntries() has been answered, none are: pi's footer asks right after a resume).
-  if (s.all === null) {
+  if (!s.hasAllEntries()) {
     /** @type {number[]} */
     const missing = [];
     for (let j = nodeAt; j < nodeEnd; j += NODE_STRIDE) {
@@ -125,54 +157,37 @@ class PlanItems {
   }
 }
 
-/** The context plan (projectionPlan). @param {Uint32Array} buf */
+/** The context plan (contextPlan). @param {Uint32Array} buf */
 function decodePlan(buf) {
   return new PlanItems(buf);
 }
-
-// A transcript page (transcriptPage, src/wire.rs `transcript_page`):
-//   [status, total, itemsAfterLatestCompaction, start, count, leafPos|NONE, leafItems, item × count]
-//   item: [entryPos, within] (the entry that makes the item, and which of its items it is)
-//   status: 0, or TRANSCRIPT_NOT_ON_BRANCH / TRANSCRIPT_PAST_ENTRY for a boundary refused (then
-//   nothing follows)
-const TP_STATUS = 0;
-const TP_TOTAL = 1;
-const TP_AFTER_COMPACTION = 2;
-const TP_START = 3;
-const TP_COUNT = 4;
-const TP_LEAF = 5;
-const TP_LEAF_ITEMS = 6;
-const TP_ITEMS = 7;
-const TP_STRIDE = 2;
-const TRANSCRIPT_NOT_ON_BRANCH = 1;
-const TRANSCRIPT_PAST_ENTRY = 2;
 
 /** A transcript page, read in place. */
 class TranscriptPageView {
   /** @param {Uint32Array} buf */
   constructor(buf) {
     this.buf = buf;
-    /** 0, TRANSCRIPT_NOT_ON_BRANCH or TRANSCRIPT_PAST_ENTRY. */
-    this.status = buf[TP_STATUS];
-    const ok = this.status === 0;
+    /** PAGE_OK, PAGE_NOT_ON_BRANCH or PAGE_PAST_ENTRY. */
+    this.status = buf[PAGE_STATUS];
+    const ok = this.status === PAGE_OK;
     /** Items of the whole branch. */
-    this.total = ok ? buf[TP_TOTAL] : 0;
+    this.total = ok ? buf[PAGE_TOTAL] : 0;
     /** Items after the branch's latest compaction. */
-    this.afterCompaction = ok ? buf[TP_AFTER_COMPACTION] : 0;
+    this.afterCompaction = ok ? buf[PAGE_AFTER_COMPACTION] : 0;
     /** The index of the page's first item in the branch's. */
-    this.start = ok ? buf[TP_START] : 0;
-    this.count = ok ? buf[TP_COUNT] : 0;
+    this.start = ok ? buf[PAGE_START] : 0;
+    this.count = ok ? buf[PAGE_COUNT] : 0;
     /** The branch's last entry (NONE for an empty branch) and how many items it makes. */
-    this.leaf = ok ? buf[TP_LEAF] : NONE;
-    this.leafItems = ok ? buf[TP_LEAF_ITEMS] : 0;
+    this.leaf = ok ? buf[PAGE_LEAF] : NONE;
+    this.leafItems = ok ? buf[PAGE_LEAF_ITEMS] : 0;
   }
   /** The position of the entry that makes item `i` of the page. @param {number} i */
   entry(i) {
-    return this.buf[TP_ITEMS + i * TP_STRIDE];
+    return this.buf[PAGE_ITEMS + i * PAGE_ITEM_STRIDE + PAGE_ITEM_ENTRY];
   }
   /** Which of that entry's items it is. @param {number} i */
   within(i) {
-    return this.buf[TP_ITEMS + i * TP_STRIDE + 1];
+    return this.buf[PAGE_ITEMS + i * PAGE_ITEM_STRIDE + PAGE_ITEM_WITHIN];
   }
 }
 
@@ -205,7 +220,7 @@ function keyOf(value) {
     case "boolean":
       return value ? "true" : "false";
     case "undefined":
-      return "undefined";
+      return NO_ID_KEY;
     case "object":
       return value === null ? "null" : null;
     default:
@@ -215,7 +230,7 @@ function keyOf(value) {
 
 /** The id value a key stands for (the inverse of keyOf). @param {string} key */
 function valueOfKey(key) {
-  return key === "undefined" ? undefined : JSON.parse(key);
+  return key === NO_ID_KEY ? undefined : JSON.parse(key);
 }
 
 /** A batch of record lines as the core gives it (`batch_value` in src/cut.rs).
@@ -234,27 +249,24 @@ function valueOfKey(key) {
  * @param {Batch} r
  * @returns {any[]}
  */
-const STEP_NAME = native.BATCH_STEP_NAME;
-const FROM_VALUES = native.BATCH_FROM_VALUES;
-
 function parseLines(r) {
   if (typeof r === "string") return JSON.parse(r);
-  const items = JSON.parse(r[0]);
-  const plan = r[1];
-  const names = r[2];
-  const wide = r[3];
-  let next = 4;
+  const items = JSON.parse(/** @type {string} */ (r[BATCH_TEXT]));
+  const plan = /** @type {Uint32Array} */ (r[BATCH_PLAN]);
+  const names = /** @type {string[]} */ (r[BATCH_NAMES]);
+  const wide = /** @type {string} */ (r[BATCH_WIDE]);
+  let next = BATCH_VALUES;
   for (let i = 0; i < plan.length; ) {
     let o = items[plan[i++]];
     const depth = plan[i++];
     for (let d = 1; d < depth; d++) {
       const at = plan[i + 1];
-      o = o[plan[i] === STEP_NAME ? names[at] : at];
+      o = o[plan[i] === BATCH_STEP_NAME ? names[at] : at];
       i += 2;
     }
-    const key = plan[i] === STEP_NAME ? names[plan[i + 1]] : plan[i + 1];
+    const key = plan[i] === BATCH_STEP_NAME ? names[plan[i + 1]] : plan[i + 1];
     i += 2;
-    if (plan[i++] === FROM_VALUES) o[key] = r[next++];
+    if (plan[i++] === BATCH_FROM_VALUES) o[key] = r[next++];
     else {
       o[key] = wide.slice(plan[i], plan[i + 1]);
       i += 2;
@@ -318,7 +330,8 @@ function skeletonOf(entry) {
     }
     case "compaction":
       s.firstKeptEntryId = keyMember(entry.firstKeptEntryId);
-      if (Array.isArray(entry.retainedTail)) s.retainedTail = [];
+      // As long as the caller's: its messages are items of the transcript (record::Meta).
+      if (Array.isArray(entry.retainedTail)) s.retainedTail = new Array(entry.retainedTail.length).fill(0);
       // The transcript counts a truthy systemMessage as an item of its own (record::Meta).
       if (entry.systemMessage) s.systemMessage = true;
       break;
@@ -337,8 +350,6 @@ function skeletonOf(entry) {
 function goesWhole(entry) {
   return entry.type === "session" || entry.type === "label";
 }
-
-const SUMMARY_FIELDS = native.SUMMARY_FIELDS;
 
 /**
  * Calls `fn(info, first, all, last)` for each session of a summary batch (`SummaryRun.next`,
@@ -361,8 +372,8 @@ module.exports = {
   decodeTree,
   decodePlan,
   decodeTranscriptPage,
-  TRANSCRIPT_NOT_ON_BRANCH,
-  TRANSCRIPT_PAST_ENTRY,
+  PAGE_OK,
+  PAGE_NOT_ON_BRANCH,
   BATCH_BYTES,
   CALL_BYTES,
   keyOf,

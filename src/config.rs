@@ -31,7 +31,7 @@ pub(crate) fn lazy_file_bytes() -> u64 {
 }
 
 /// `process.env[name]`: a variable as the JS program sees it now.
-fn js_var(env: &Env, name: &str) -> Option<String> {
+pub(crate) fn js_var(env: &Env, name: &str) -> Option<String> {
     let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;
     let vars: Object = process.get_named_property("env").ok()?;
     vars.get_named_property::<Option<String>>(name)
@@ -50,6 +50,13 @@ pub(crate) fn for_new_manager(env: &Env) -> Config {
         tuning: tuning(),
         ..from_env(env)
     }
+}
+
+/// The agent directory `process.env` names now (`PI_CODING_AGENT_DIR`, tilde and file URL
+/// expanded, not made absolute), else `~/.pi/agent`: read at each call, as the reference reads it.
+pub(crate) fn agent_dir(env: &Env) -> String {
+    let var = js_var(env, pi_session_core::paths::AGENT_DIR_VAR);
+    pi_session_core::paths::agent_dir(var.as_deref(), &pi_session_core::paths::home())
 }
 
 /// Size thresholds of managers made from now on; an omitted one is the shipped default.

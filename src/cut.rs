@@ -21,6 +21,23 @@ pub const BATCH_FROM_VALUES: u32 = pi_session_core::materialize::FROM_VALUES;
 #[napi_derive::napi]
 pub const BATCH_FROM_WIDE: u32 = pi_session_core::materialize::FROM_WIDE;
 
+// Where a batch with cuts holds its parts (see [`batch_value`]), for the same decoder.
+#[napi_derive::napi]
+pub const BATCH_TEXT: u32 = 0;
+#[napi_derive::napi]
+pub const BATCH_PLAN: u32 = 1;
+#[napi_derive::napi]
+pub const BATCH_NAMES: u32 = 2;
+#[napi_derive::napi]
+pub const BATCH_WIDE: u32 = 3;
+/// The first of the cut strings that are values of their own.
+#[napi_derive::napi]
+pub const BATCH_VALUES: u32 = 4;
+// `batch_value` pushes the parts in this order.
+const _: () = assert!(
+    BATCH_TEXT == 0 && BATCH_PLAN == 1 && BATCH_NAMES == 2 && BATCH_WIDE == 3 && BATCH_VALUES == 4
+);
+
 /// A batch of record lines for `JSON.parse` (see [`batch_value`]), as a return value.
 pub struct JsBatch(pub PreparedBatch);
 
@@ -66,7 +83,7 @@ pub(crate) unsafe fn batch_value(
         // SAFETY: as above.
         names.push(unsafe { latin1(env, name) }?);
     }
-    let mut all = Vec::with_capacity(4 + batch.values.len());
+    let mut all = Vec::with_capacity(BATCH_VALUES as usize + batch.values.len());
     all.push(text);
     // SAFETY: as above.
     all.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(batch.plan)) }?);

@@ -1,5 +1,6 @@
-//! The one way a core error reaches JS: [`js_error`] makes a JS `Error` with the core's message
-//! and its stable `code`, and for an I/O error the fields Node's own `fs` errors have, in Node's
+//! The one way a core error reaches JS: [`js_error`] makes a JS `Error` (a `TypeError` for a
+//! code the core says is about an argument's type or form) with the core's message and its
+//! stable `code`, and for an I/O error the fields Node's own `fs` errors have, in Node's
 //! order: `errno` (negative, as Node has it), `code` (the errno name, `ENOENT`), `syscall` and
 //! `path` (where the call was on a path). Every fallible method returns `napi::Result` through
 //! [`ForJs::for_js`]; promises reject through the same function (see `crate::task`).
@@ -21,11 +22,14 @@ pub fn js_error(env: &Env, e: CoreError) -> napi::Error {
 fn make<'env>(env: &'env Env, e: &CoreError) -> napi::Result<Object<'env>> {
     let message = env.create_string(&e.message)?;
     let mut raw = std::ptr::null_mut();
+    let create = if e.code.is_type_error() {
+        sys::napi_create_type_error
+    } else {
+        sys::napi_create_error
+    };
     // SAFETY: `env` is the environment of the running call, `message` a string made in it; a
     // null code makes an error without one (set below, after `errno`, in Node's order).
-    check_status!(unsafe {
-        sys::napi_create_error(env.raw(), std::ptr::null_mut(), message.raw(), &mut raw)
-    })?;
+    check_status!(unsafe { create(env.raw(), std::ptr::null_mut(), message.raw(), &mut raw) })?;
     let mut error = Object::from_raw(env.raw(), raw);
     if let Some(errno) = e.errno {
         error.set_named_property("errno", errno)?;

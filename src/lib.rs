@@ -13,10 +13,14 @@
 //! - [`cut`]: record lines with long strings cut out, [`strings`]: JS strings made from code
 //!   units (external when long);
 //! - [`task`]: work on the libuv pool, [`listing`]: `list`/`listAll`, [`store`]: the other free
-//!   functions over the session store;
-//! - [`wire`]: the core's typed query results (tree, context plan) encoded for JavaScript;
-//! - [`cli`]: the `pi-sessions` command line; [`follow`]: `mergeSessions`, the library form of
-//!   `pi-sessions merge`.
+//!   functions over the session store, [`paths`]: where sessions live (the core's places and path
+//!   rules, so the shell decides none), [`lazy`]: the big values of entries read when first read;
+//! - [`secrets`] holds `scanSecrets`, the library form of `pi-sessions secrets`;
+//! - [`wire`]: the core's typed query results (tree, context plan, transcript page) encoded for
+//!   JavaScript, with every constant of their layouts, which JavaScript reads from here;
+//! - [`cli`]: the `pi-sessions` command line; [`merge_sessions`], [`sync_sessions`],
+//!   [`move_sessions`]: the library forms of `pi-sessions merge`, `sync` and `move`, each
+//!   returning its command's `--json` report.
 
 // Lints: `[workspace.lints]` in the top-level Cargo.toml.
 
@@ -25,15 +29,17 @@ pub mod cli;
 pub mod config;
 pub mod cut;
 mod error;
-pub mod follow;
 pub mod lazy;
 pub mod listing;
 mod memory;
+pub mod merge_sessions;
+pub mod move_sessions;
 pub mod paths;
 pub mod reclaim;
 pub mod secrets;
 pub mod session;
 pub mod store;
 mod strings;
+pub mod sync_sessions;
 mod task;
-mod wire;
+pub mod wire;

@@ -1,14 +1,15 @@
 //! `list`/`listAll`: candidate files read off the JS thread, and a [`SummaryRun`] that summarizes
 //! them on the core's threads and hands the results over in batches.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::json::JsText;
-use pi_session_core::listing;
 use pi_session_core::listing::job::{default_threads, SummaryJob};
+use pi_session_core::{listing, places};
 
 use crate::strings::external_string;
 use crate::task::OffThread;
@@ -65,16 +66,40 @@ pub fn list_dir_names(dir: String) -> AsyncTask<OffThread<Vec<String>>> {
 #[napi]
 pub struct SummaryRun {
     job: Arc<SummaryJob>,
+    /// `list` of a shared directory: the resolved cwd whose sessions it keeps to, and what was
+    /// decided for each header cwd met so far (resolving one costs microseconds).
+    keep_cwd: Option<Arc<KeepCwd>>,
+}
+
+/// Which summaries a `list` of a shared directory keeps: those of one cwd.
+struct KeepCwd {
+    resolved: String,
+    decided: Mutex<HashMap<String, bool>>,
+}
+
+impl KeepCwd {
+    fn keeps(&self, header_cwd: &str) -> bool {
+        let mut decided = self.decided.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&keep) = decided.get(header_cwd) {
+            return keep;
+        }
+        let keep = places::cwd_matches(header_cwd, &self.resolved);
+        decided.insert(header_cwd.to_owned(), keep);
+        keep
+    }
 }
 
 #[napi]
 impl SummaryRun {
-    /// Start summarizing `paths` (with known mtimes, ms, where given); returns at once.
+    /// Start summarizing `paths` (with known mtimes, ms, where given); returns at once. With
+    /// `keep_cwd` (a resolved cwd), the summaries of sessions of other cwds say so (see
+    /// `wire::summary_info`).
     #[napi(factory, catch_unwind)]
     pub fn start(
         paths: Vec<String>,
         mtimes: Option<Vec<Option<f64>>>,
         cache_file: Option<String>,
+        keep_cwd: Option<String>,
     ) -> Self {
         let files = paths
             .into_iter()
@@ -92,6 +117,12 @@ impl SummaryRun {
                 cache_file.map(PathBuf::from),
                 default_threads(),
             )),
+            keep_cwd: keep_cwd.map(|resolved| {
+                Arc::new(KeepCwd {
+                    resolved,
+                    decided: Mutex::default(),
+                })
+            }),
         }
     }
 
@@ -101,11 +132,22 @@ impl SummaryRun {
     #[napi(catch_unwind, ts_return_type = "Promise<Array<string | null>>")]
     pub fn next(&self, max: u32) -> AsyncTask<OffThread<SummaryBatch>> {
         let job = self.job.clone();
+        let keep = self.keep_cwd.clone();
         OffThread::task(move || {
+            let elsewhere = |cwd: &str| keep.as_ref().is_some_and(|k| !k.keeps(cwd));
             Ok(SummaryBatch(
                 job.next(max as usize)
                     .into_iter()
-                    .map(|r| r.map(|r| (wire::summary_info(&r.info), r.first_message, r.all_text)))
+                    .map(|r| {
+                        r.map(|r| {
+                            let away = elsewhere(&r.info.cwd.to_string_lossy());
+                            (
+                                wire::summary_info(&r.info, away),
+                                r.first_message,
+                                r.all_text,
+                            )
+                        })
+                    })
                     .collect(),
             ))
         })

@@ -100,13 +100,16 @@ fn run(
 
 /// Scan session files (`files`, and with `all` every session under `<agentDir>/sessions`) for
 /// credential-shaped strings. Acknowledged findings are left out unless `include_acknowledged`.
+/// The agent dir (else the one `process.env` names) and the files are resolved here.
 #[napi(catch_unwind)]
 pub fn scan_secrets(
     env: Env,
-    agent_dir: String,
+    agent_dir: Option<String>,
     files: Vec<String>,
     all: bool,
     include_acknowledged: bool,
 ) -> Result<Vec<SecretScan>> {
-    run(&agent_dir, files, all, include_acknowledged).for_js(&env)
+    let agent = paths::resolve(&agent_dir.unwrap_or_else(|| crate::config::agent_dir(&env)));
+    let files = files.iter().map(|f| paths::resolve(f)).collect();
+    run(&agent, files, all, include_acknowledged).for_js(&env)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{file, listing};
+use pi_session_core::{file, listing, paths};
 
 use crate::error::ForJs;
 
@@ -24,22 +24,28 @@ pub fn list_cache_file(agent_dir: String) -> String {
         .into_owned()
 }
 
+/// `findMostRecentSession(sessionDir, cwd?)`: `dir` expanded (tilde, file URL) and `cwd`, when
+/// given, resolved here.
 #[napi(catch_unwind)]
-pub fn find_most_recent(dir: String, resolved_cwd: Option<String>) -> Option<String> {
-    listing::find_most_recent(Path::new(&dir), resolved_cwd.as_deref())
+pub fn find_most_recent(dir: String, cwd: Option<String>) -> Option<String> {
+    let resolved = cwd.map(|c| paths::resolve(&c));
+    listing::find_most_recent(Path::new(&paths::normalize(&dir)), resolved.as_deref())
         .map(|p| p.to_string_lossy().into_owned())
 }
 
+/// `findById` in a factory's place (see `sessionPlace`): the directory as the place has it, and
+/// the place's resolved cwd when the directory is shared.
 #[napi(catch_unwind)]
 pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Option<String> {
     listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref())
         .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session).
+/// `loadEntriesFromFile`: the records as one JSON array text (`[]` when missing or not a session);
+/// `path` is expanded (tilde, file URL) here.
 #[napi(catch_unwind)]
 pub fn load_entries_json(env: Env, path: String) -> Result<String> {
-    let loaded = file::load_file(Path::new(&path)).for_js(&env)?;
+    let loaded = file::load_file(Path::new(&paths::normalize(&path))).for_js(&env)?;
     let Some(loaded) = loaded.filter(|l| l.has_valid_header()) else {
         return Ok("[]".into());
     };
@@ -74,6 +80,13 @@ pub fn forget_preread() {
 #[napi(catch_unwind)]
 pub fn release_all_locks() {
     pi_session_core::lock::release_all();
+}
+
+/// `count` random entry ids of 8 hex chars, one after the other: JS takes the id of each new
+/// entry from them (an append refuses one the session has; `freshEntryId` then gives another).
+#[napi(catch_unwind)]
+pub fn random_entry_ids(count: u32) -> String {
+    pi_session_core::ids::random_entry_ids(count as usize)
 }
 
 /// `assertValidSessionId(id)`, given the id as a string (`INVALID_SESSION_ID`).

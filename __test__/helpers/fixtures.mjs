@@ -115,7 +115,7 @@ export function useHome(t) {
   return home;
 }
 
-/** The default per-cwd directory the reference derives (§2.2), without creating it. */
+/** The default per-cwd directory the reference derives (docs/behaviour.md, "Where sessions live"), without creating it. */
 export function defaultSessionDirFor(agentDir, cwd) {
   const resolvedCwd = path.resolve(cwd);
   const encoded = `--${resolvedCwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;

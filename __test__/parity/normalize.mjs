@@ -41,7 +41,7 @@ const MAYBE_TS_RE = /\dT\d\d/;
 // A 13-digit JSON number in file text (a millisecond clock value).
 const JSON_MS_RE = /(?<=[:[,])\d{13}(?=[,\]}])/g;
 
-/** The encoded form of a path used in default session dir names (see BEHAVIOR §2.2). */
+/** The encoded form of a path used in default session dir names (see docs/behaviour.md, "Where sessions live"). */
 export function encodeCwdLikeReference(p) {
   return p.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-");
 }

@@ -9,7 +9,7 @@
 // Generation only looks at state that has already been compared equal across the two sides
 // (taken from side A), so both sides always receive the same operation.
 //
-// Excluded on purpose, because our implementation deliberately differs there (BEHAVIOR §14) or
+// Excluded on purpose, because our implementation deliberately differs there (docs/behaviour.md, "Differences from the reference, on purpose") or
 // the reference behaviour is engine-defined:
 //   - v1/v2 session files on disk (opening one rewrites it: we keep malformed lines and leave a
 //     .bak backup; forkFrom of a v1 file: we migrate first). Migration is only exercised in

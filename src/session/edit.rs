@@ -6,7 +6,7 @@ use napi_derive::napi;
 
 use pi_session_core::session::{self, Replacement};
 
-use super::{core_key, js_key, pos_or_none, NativeSession};
+use super::{pos_or_none, NativeSession};
 use crate::error::ForJs;
 
 #[napi]
@@ -14,16 +14,14 @@ impl NativeSession {
     /// `branch(id)`: the leaf moves to the entry of `key`; the answer is its position.
     #[napi(catch_unwind)]
     pub fn branch(&mut self, env: Env, key: Option<String>, display: String) -> Result<u32> {
-        self.inner
-            .branch(key.as_deref().map(core_key), &display)
-            .for_js(&env)?;
+        self.inner.branch(key.as_deref(), &display).for_js(&env)?;
         Ok(pos_or_none(self.inner.leaf_pos()))
     }
 
     /// `countSubtree(id)`: entries in the subtree of `key` (the entry included), 0 for none.
     #[napi(catch_unwind)]
     pub fn count_subtree(&self, key: Option<String>) -> u32 {
-        self.inner.count_subtree(key.as_deref().map(core_key)) as u32
+        self.inner.count_subtree(key.as_deref()) as u32
     }
 
     /// `pruneBranch(id)`: delete the subtree of `key` (see the core's `prune` module).
@@ -36,7 +34,7 @@ impl NativeSession {
     ) -> Result<PruneResult> {
         let p = self
             .inner
-            .prune_branch(key.as_deref().map(core_key), &display)
+            .prune_branch(key.as_deref(), &display)
             .for_js(&env)?;
         Ok(PruneResult {
             removed: p.removed as u32,
@@ -45,7 +43,7 @@ impl NativeSession {
             bytes_before: p.bytes_before as f64,
             bytes_after: p.bytes_after as f64,
             written: p.written,
-            removed_keys: p.removed_ids.iter().map(|k| js_key(k)).collect(),
+            removed_keys: p.removed_ids.iter().map(|k| k.to_string()).collect(),
             context_changed: p.context_changed,
             kept: Uint32Array::new(p.kept),
             edit_pos: p.edits.iter().map(|e| e.0).collect(),
@@ -57,7 +55,7 @@ impl NativeSession {
     /// Set the leaf without checks (`null` → null leaf).
     #[napi(catch_unwind)]
     pub fn set_leaf_key(&mut self, key: Option<String>) {
-        self.inner.set_leaf_key(key.as_deref().map(core_key));
+        self.inner.set_leaf_key(key.as_deref());
     }
 
     #[napi(catch_unwind)]
@@ -73,9 +71,7 @@ impl NativeSession {
         start_key: Option<String>,
         display: String,
     ) -> Result<BranchedResult> {
-        let result = self
-            .inner
-            .create_branched(start_key.as_deref().map(core_key), &display);
+        let result = self.inner.create_branched(start_key.as_deref(), &display);
         self.account(&env);
         let b = result.for_js(&env)?;
         Ok(BranchedResult {
@@ -105,7 +101,7 @@ impl NativeSession {
         display: String,
     ) -> Result<u32> {
         self.inner
-            .context_edit_target(key.as_deref().map(core_key), &display)
+            .context_edit_target(key.as_deref(), &display)
             .for_js(&env)
     }
 

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{Error as CoreError, Session};
+use pi_session_core::{paths, places, Error as CoreError, Session};
 
-use super::{js_key, pos_or_none, NativeSession};
+use super::{pos_or_none, NativeSession};
 use crate::error::ForJs;
 use crate::{config, reclaim};
 
@@ -17,6 +17,8 @@ use crate::{config, reclaim};
 pub struct LoadInfo {
     /// The manager's cwd, resolved: the caller's override, the header's, or the process's.
     pub cwd: String,
+    /// The manager's session directory (see the core's `places::open_place`).
+    pub session_dir: String,
     /// The file's records became the state (false: a fresh session was started for the path).
     pub loaded: bool,
     pub record_count: u32,
@@ -62,9 +64,9 @@ impl NativeSession {
         })
     }
 
-    /// `SessionManager.open` in one call: a manager for `file` (resolved by the shell) in
-    /// `session_dir`, of cwd `cwd_override` or else the file's header cwd (see the core's
-    /// `Session::open`), tracked, with the file loaded.
+    /// `SessionManager.open` in one call: a manager for `file` (resolved here) in `session_dir`
+    /// (else the file's directory: the core's `places::open_place`), of cwd `cwd_override` or else
+    /// the file's header cwd (see the core's `Session::open`), tracked, with the file loaded.
     #[napi(
         catch_unwind,
         ts_return_type = "{ core: NativeSession; info: LoadInfo }"
@@ -72,10 +74,11 @@ impl NativeSession {
     pub fn open_file(
         env: &Env,
         file: String,
-        session_dir: String,
+        session_dir: Option<String>,
         cwd_override: Option<String>,
     ) -> Result<Object<'_>> {
         let config = config::for_new_manager(env);
+        let (file, session_dir) = places::open_place(&file, session_dir.as_deref());
         let opened = Session::open(
             PathBuf::from(file),
             session_dir,
@@ -94,11 +97,13 @@ impl NativeSession {
         Ok(out)
     }
 
-    /// Loads `path`; the answer says whether the file was loaded, or a fresh session was started
-    /// for it (the file is missing, or was empty and got a header).
+    /// Loads `path` (resolved here); the answer says whether the file was loaded, or a fresh
+    /// session was started for it (the file is missing, or was empty and got a header).
     #[napi(catch_unwind)]
     pub fn set_session_file(&mut self, env: Env, path: String) -> Result<LoadInfo> {
-        let result = self.inner.set_session_file(PathBuf::from(path));
+        let result = self
+            .inner
+            .set_session_file(PathBuf::from(paths::resolve(&path)));
         self.account(&env);
         let report = result.for_js(&env)?;
         Ok(self.load_info(&report))
@@ -145,9 +150,10 @@ impl NativeSession {
         let s = &self.inner;
         LoadInfo {
             cwd: s.cwd().to_owned(),
+            session_dir: s.session_dir().to_owned(),
             loaded: report.loaded,
             record_count: s.record_count() as u32,
-            leaf_key: s.leaf_key().map(js_key),
+            leaf_key: s.leaf_key().map(|k| k.to_owned()),
             leaf_pos: pos_or_none(s.leaf_pos()),
             bytes: report.bytes as f64,
             skeleton_bytes: s.skeleton_bytes() as f64,

@@ -16,23 +16,6 @@ mod load;
 mod read;
 mod write;
 
-/// JS spells the key of an absent id `"undefined"`; the core uses the empty key.
-fn core_key(k: &str) -> &str {
-    if k == "undefined" {
-        pi_session_core::record::UNDEFINED
-    } else {
-        k
-    }
-}
-
-fn js_key(k: &str) -> String {
-    if k == pi_session_core::record::UNDEFINED {
-        "undefined".to_owned()
-    } else {
-        k.to_owned()
-    }
-}
-
 /// A position, or "no record" as every format spells it (`NONE`, u32::MAX; see src/wire.rs).
 fn pos_or_none(p: Option<u32>) -> u32 {
     p.unwrap_or(crate::wire::NONE)
@@ -82,9 +65,10 @@ impl NativeSession {
         ))
     }
 
-    /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` into `dir` and returns
-    /// a manager (cwd `target_cwd`, session dir `dir`) that has opened it, without reading the
-    /// new file again. Nothing is created when the source is refused.
+    /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` (resolved here) into
+    /// `dir` and returns a manager (cwd `target_cwd`, resolved already, session dir `dir`) that has
+    /// opened it, without reading the new file again. Nothing is created when the source is
+    /// refused.
     #[napi(factory, catch_unwind)]
     pub fn fork_from(
         env: Env,
@@ -95,7 +79,7 @@ impl NativeSession {
     ) -> Result<Self> {
         let config = config::for_new_manager(&env);
         let forked = session::fork(
-            Path::new(&source),
+            Path::new(&pi_session_core::paths::resolve(&source)),
             &target_cwd,
             Path::new(&dir),
             custom_id.as_deref(),

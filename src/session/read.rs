@@ -1,12 +1,12 @@
 //! Reads: identity, positions of the id index, labels and leaf, record lines, paths, the context
-//! projection and the tree plan.
+//! plan and the tree plan.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::transcript::Transcript;
 use pi_session_core::{context, tree};
 
-use super::{core_key, js_key, pos_or_none, NativeSession};
+use super::{pos_or_none, NativeSession};
 use pi_session_core::materialize::Form;
 
 use crate::cut::{batch_value, JsBatch};
@@ -61,6 +61,14 @@ impl NativeSession {
             .map(|p| p.to_string_lossy().into_owned())
     }
 
+    /// `usesDefaultSessionDir()`: the session dir is the cwd's default one (under the agent
+    /// directory `process.env` names now).
+    #[napi(catch_unwind)]
+    pub fn uses_default_session_dir(&self, env: Env) -> bool {
+        let agent = crate::config::agent_dir(&env);
+        pi_session_core::places::is_default_dir(self.inner.session_dir(), self.inner.cwd(), &agent)
+    }
+
     #[napi(catch_unwind)]
     pub fn entry_count(&self) -> u32 {
         self.inner.entry_count() as u32
@@ -76,10 +84,10 @@ impl NativeSession {
         pos_or_none(self.inner.header_pos())
     }
 
-    /// The leaf as a key: `null` for a null leaf, `"undefined"` for an id-less record.
+    /// The leaf as a key: `null` for a null leaf, `NO_ID_KEY` for an id-less record.
     #[napi(catch_unwind)]
     pub fn leaf_key(&self) -> Option<String> {
-        self.inner.leaf_key().map(js_key)
+        self.inner.leaf_key().map(|k| k.to_owned())
     }
 
     #[napi(catch_unwind)]
@@ -89,12 +97,12 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn lookup(&self, key: String) -> u32 {
-        pos_or_none(self.inner.lookup(core_key(&key)))
+        pos_or_none(self.inner.lookup(&key))
     }
 
     #[napi(catch_unwind)]
     pub fn label_pos(&self, key: String) -> u32 {
-        pos_or_none(self.inner.label_pos(core_key(&key)))
+        pos_or_none(self.inner.label_pos(&key))
     }
 
     /// Positions of the label records in effect, one per labelled entry (JS keeps the labels of
@@ -194,13 +202,13 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn children(&self, key: String) -> Uint32Array {
-        Uint32Array::new(self.inner.children(core_key(&key)))
+        Uint32Array::new(self.inner.children(&key))
     }
 
     /// `getBranch`: path to the record of `start_key` (None: empty).
     #[napi(catch_unwind)]
     pub fn branch_path(&self, start_key: Option<String>) -> Uint32Array {
-        Uint32Array::new(self.inner.branch_from(start_key.as_deref().map(core_key)))
+        Uint32Array::new(self.inner.branch_from(start_key.as_deref()))
     }
 
     #[napi(catch_unwind)]
@@ -211,7 +219,7 @@ impl NativeSession {
 
     /// The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js).
     #[napi(catch_unwind)]
-    pub fn projection_plan(&self) -> Uint32Array {
+    pub fn context_plan(&self) -> Uint32Array {
         let path = self.inner.context_path();
         Uint32Array::new(wire::plan(&context::plan(&self.inner, &path)))
     }
@@ -230,13 +238,26 @@ impl NativeSession {
     ) -> Uint32Array {
         let view = pi_session_core::store::View::from(&self.inner);
         let t = Transcript::of(view, view.branch_from(view.leaf_key()));
-        let boundary = anchor.map(|k| t.boundary(self.inner.lookup(core_key(&k)), within as usize));
+        let boundary = anchor.map(|k| t.boundary(self.inner.lookup(&k), within as usize));
         Uint32Array::new(wire::transcript_page(
             &t,
             boundary,
             limit as usize,
             backward,
         ))
+    }
+
+    /// The transcript's counts `[total, itemsAfterLatestCompaction]` once the record at `pos` was
+    /// appended to a branch whose counts were `total` and `after` (the core's one rule,
+    /// `transcript::Counts::then`): a subscriber's append event asks this instead of counting.
+    #[napi(catch_unwind)]
+    pub fn transcript_counts_after(&self, pos: u32, total: u32, after: u32) -> Vec<u32> {
+        let before = pi_session_core::transcript::Counts {
+            total: total as usize,
+            after_compaction: after as usize,
+        };
+        let c = before.then(&self.inner, pos);
+        vec![c.total as u32, c.after_compaction as u32]
     }
 
     /// `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js).

@@ -4,7 +4,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session_core::{fsio, session, Error as CoreError, Session};
 
-use super::{core_key, NativeSession};
+use super::NativeSession;
 use crate::error::ForJs;
 
 #[napi]
@@ -46,18 +46,31 @@ impl NativeSession {
         self.inner.reserve_entry_id()
     }
 
-    /// `reserveEntryId(id)` of an id the caller chose, by key (its form checked by JS).
+    /// `reserveEntryId(id)` of an id the caller chose: its key (null when the value is no string)
+    /// and how a refusal shows it; the core checks its form (`INVALID_ENTRY_ID`, a `TypeError`).
     #[napi(catch_unwind)]
-    pub fn reserve_named_entry_id(&mut self, env: Env, key: String) -> Result<()> {
+    pub fn reserve_named_entry_id(
+        &mut self,
+        env: Env,
+        key: Option<String>,
+        shown: String,
+    ) -> Result<()> {
         self.inner
-            .reserve_named_entry_id(core_key(&key))
+            .reserve_entry_id_named(key.as_deref(), &shown)
             .for_js(&env)
+    }
+
+    /// An id no entry has and none reserved, for an append whose random id was taken (the core's
+    /// rule: more random ids, a whole UUID after 100 of them).
+    #[napi(catch_unwind)]
+    pub fn fresh_entry_id(&self) -> String {
+        self.inner.fresh_entry_id()
     }
 
     /// `releaseEntryId(id)` by key: false when it was not reserved.
     #[napi(catch_unwind)]
     pub fn release_entry_id(&mut self, key: String) -> bool {
-        self.inner.release_entry_id(core_key(&key))
+        self.inner.release_entry_id(&key)
     }
 
     #[napi(catch_unwind)]

@@ -19,6 +19,9 @@ pub enum ErrorCode {
     InvalidReplacement,
     /// A custom session id fails `assertValidSessionId`.
     InvalidSessionId,
+    /// An entry id a caller reserves by name is not a string of the session ids' pattern (a
+    /// `TypeError` in JS, as the reference's argument checks are).
+    InvalidEntryId,
     /// A non-empty file that is not a pi session.
     InvalidSessionFile,
     /// `forkFrom` source is missing, empty or not a session.
@@ -63,6 +66,7 @@ impl ErrorCode {
             ErrorCode::NotEditable => "NOT_EDITABLE",
             ErrorCode::InvalidReplacement => "INVALID_REPLACEMENT",
             ErrorCode::InvalidSessionId => "INVALID_SESSION_ID",
+            ErrorCode::InvalidEntryId => "INVALID_ENTRY_ID",
             ErrorCode::InvalidSessionFile => "INVALID_SESSION_FILE",
             ErrorCode::ForkSourceInvalid => "FORK_SOURCE_INVALID",
             ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
@@ -81,6 +85,11 @@ impl ErrorCode {
             ErrorCode::Io => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL_ERROR",
         }
+    }
+
+    /// The error is about the type or form of an argument, which JS reports as a `TypeError`.
+    pub fn is_type_error(self) -> bool {
+        matches!(self, ErrorCode::InvalidEntryId)
     }
 }
 

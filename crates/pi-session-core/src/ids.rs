@@ -16,6 +16,23 @@ pub fn is_valid_session_id(id: &str) -> bool {
 
 pub const INVALID_SESSION_ID_MESSAGE: &str = "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character";
 
+/// Entry ids a caller reserves by name follow the session ids' pattern (upstream's rule).
+pub fn is_valid_entry_id(id: &str) -> bool {
+    is_valid_session_id(id)
+}
+
+/// `reserveEntryId(id)`'s check of the form: `INVALID_ENTRY_ID` unless `id` is a string (`None`:
+/// it is not) of the pattern; the message shows the value as `shown` spells it.
+pub fn check_entry_id(id: Option<&str>, shown: &str) -> crate::Result<()> {
+    if id.is_some_and(is_valid_entry_id) {
+        return Ok(());
+    }
+    Err(crate::Error::new(
+        crate::ErrorCode::InvalidEntryId,
+        format!("Session entry id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character, got {shown}"),
+    ))
+}
+
 /// `assertValidSessionId(id)`: `INVALID_SESSION_ID` with the reference's message unless `id` is a
 /// valid custom session id ([`is_valid_session_id`]).
 pub fn check_session_id(id: &str) -> crate::Result<()> {
@@ -29,18 +46,41 @@ pub fn check_session_id(id: &str) -> crate::Result<()> {
     }
 }
 
-/// A fresh entry id: the first 8 hex chars of a random v4 UUID, retried against `taken` up to 100
-/// times; after that a whole UUID (what the reference does, so ids stay unique in huge sessions).
+/// How many random draws a fresh entry id gets before it is a whole UUID.
+const ENTRY_ID_TRIES: usize = 100;
+
+/// A fresh entry id: 8 lower-case hex chars of fresh randomness (as the first 8 of a random v4
+/// UUID), drawn again while `taken` says so, up to [`ENTRY_ID_TRIES`] times; after that a whole
+/// UUID (what the reference does, so ids stay unique in huge sessions). The one rule for entry
+/// ids: JS draws from [`random_entry_ids`] and, when the session has the one it drew, asks for
+/// this.
 pub fn entry_id(mut taken: impl FnMut(&str) -> bool) -> String {
-    for _ in 0..100 {
-        let u = uuid::Uuid::new_v4();
-        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let id = &u.hyphenated().encode_lower(&mut buf)[..8];
-        if !taken(id) {
-            return id.to_owned();
+    for _ in 0..ENTRY_ID_TRIES {
+        let id = random_entry_ids(1);
+        if !taken(&id) {
+            return id;
         }
     }
     uuid::Uuid::new_v4().hyphenated().to_string()
+}
+
+/// `count` random entry ids of 8 lower-case hex chars, one after the other, from one draw of the
+/// system's randomness; none is checked against a session (an append refuses a taken one).
+pub fn random_entry_ids(count: usize) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut bytes = vec![0u8; count * 4];
+    if getrandom::fill(&mut bytes).is_err() {
+        // As the UUIDs of the session ids would, had the system's randomness failed here alone.
+        for chunk in bytes.chunks_mut(4) {
+            chunk.copy_from_slice(&uuid::Uuid::new_v4().as_bytes()[..4]);
+        }
+    }
+    let mut out = String::with_capacity(count * 8);
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 struct V7State {
@@ -119,6 +159,34 @@ mod tests {
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
         let full = entry_id(|_| true);
         assert_eq!(full.len(), 36);
+        let mut tries = 0;
+        let late = entry_id(|_| {
+            tries += 1;
+            tries < 100
+        });
+        assert_eq!(late.len(), 8, "the 100th draw is still a short id");
+    }
+
+    #[test]
+    fn random_entry_ids_come_eight_hex_chars_each_and_differ() {
+        let ids = random_entry_ids(64);
+        assert_eq!(ids.len(), 64 * 8);
+        assert!(ids
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        let distinct: std::collections::HashSet<&str> =
+            (0..64).map(|i| &ids[i * 8..i * 8 + 8]).collect();
+        assert!(distinct.len() > 60, "random ids barely repeat");
+    }
+
+    #[test]
+    fn a_named_entry_id_must_be_a_string_of_the_session_id_pattern() {
+        assert!(check_entry_id(Some("abc-1.x_Y"), "x").is_ok());
+        for bad in [Some(""), Some("-a"), Some("a b"), Some("ä"), None] {
+            let e = check_entry_id(bad, "\"shown\"").unwrap_err();
+            assert_eq!(e.code.as_str(), "INVALID_ENTRY_ID");
+            assert!(e.message.ends_with(", got \"shown\""), "{}", e.message);
+        }
     }
 
     #[test]

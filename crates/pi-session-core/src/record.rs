@@ -87,9 +87,10 @@ pub struct Meta {
     pub label_truthy: bool,
     /// How many messages the reference's `sessionEntryToContextMessages` makes of this entry,
     /// without a context edit: 1 for a message or a custom message, 1 for a branch summary with a
-    /// truthy `summary`, 1 or 2 for a compaction (its truthy `systemMessage` comes first), else 0.
-    /// The transcript read model counts and pages by it without parsing the entries.
-    pub context_items: u8,
+    /// truthy `summary`, 1 or 2 for a compaction (its truthy `systemMessage` comes first) and one
+    /// more per message of its `retainedTail`, else 0. The transcript read model counts and pages
+    /// by it without parsing the entries.
+    pub context_items: u32,
     /// header: `id` is a string (what makes a first record a valid header).
     pub header_id_is_string: bool,
     /// `timestamp` in ms when it is a strict ISO string, NaN otherwise (JS decides then).
@@ -361,6 +362,13 @@ fn note_member(
     raw[slot] = Some(range);
 }
 
+/// How many items the array `raw` (valid JSON) holds; 0 for any other value.
+fn array_len(raw: &[u8]) -> u32 {
+    let mut n = 0u32;
+    json::visit_items_valid(raw, |_| n = n.saturating_add(1));
+    n
+}
+
 fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 11]) -> Meta {
     let get = |i: usize| raw[i].clone().map(|r| &line[r]);
     let kind = get(0).map(kind_of_raw).unwrap_or(Kind::Other);
@@ -383,8 +391,10 @@ fn meta_from(line: &[u8], raw: &[Option<std::ops::Range<usize>>; 11]) -> Meta {
     }
     meta.context_items = match kind {
         Kind::Message | Kind::CustomMessage => 1,
-        Kind::BranchSummary => u8::from(get(9).is_some_and(truthy)),
-        Kind::Compaction => 1 + u8::from(get(10).is_some_and(truthy)),
+        Kind::BranchSummary => u32::from(get(9).is_some_and(truthy)),
+        Kind::Compaction => {
+            1 + u32::from(get(10).is_some_and(truthy)) + get(6).map_or(0, array_len)
+        }
         _ => 0,
     };
     match kind {

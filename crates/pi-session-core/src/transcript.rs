@@ -25,6 +25,31 @@ pub struct Transcript {
     after_compaction: usize,
 }
 
+/// A branch's item counts: all of them, and those after its latest compaction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub total: usize,
+    pub after_compaction: usize,
+}
+
+impl Counts {
+    /// The counts of the branch one entry (the record at `pos`) longer: its items are added, and
+    /// a compaction starts the count after it anew (its own summary is not after it). The one
+    /// rule of the counts, for a whole branch ([`Transcript::of`]) and for one append.
+    pub fn then<'a>(self, s: impl Into<View<'a>>, pos: u32) -> Counts {
+        let m = s.into().meta(pos);
+        let items = m.context_items as usize;
+        Counts {
+            total: self.total + items,
+            after_compaction: if m.kind == Kind::Compaction {
+                0
+            } else {
+                self.after_compaction + items
+            },
+        }
+    }
+}
+
 /// Why a boundary cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoundaryError {
@@ -39,20 +64,15 @@ impl Transcript {
     pub fn of<'a>(s: impl Into<View<'a>>, path: Vec<u32>) -> Transcript {
         let s: View<'a> = s.into();
         let mut ends = Vec::with_capacity(path.len());
-        let mut total = 0usize;
-        let mut at_compaction = 0usize;
+        let mut counts = Counts::default();
         for &p in &path {
-            let m = s.meta(p);
-            total += usize::from(m.context_items);
-            if m.kind == Kind::Compaction {
-                at_compaction = total;
-            }
-            ends.push(total);
+            counts = counts.then(s, p);
+            ends.push(counts.total);
         }
         Transcript {
             path,
             ends,
-            after_compaction: total - at_compaction,
+            after_compaction: counts.after_compaction,
         }
     }
 
@@ -162,6 +182,34 @@ mod tests {
         assert_eq!(t.locate(2), (3, 1));
         assert_eq!(t.locate(3), (5, 0));
         assert_eq!(t.leaf(), Some((5, 1)));
+    }
+
+    #[test]
+    fn a_retained_tail_adds_its_messages_and_one_append_counts_as_the_whole_branch() {
+        let lines = [
+            H.to_owned(),
+            user("u1", None),
+            line(
+                "c",
+                Some("u1"),
+                r#""type":"compaction","summary":"s","firstKeptEntryId":"c","tokensBefore":1,"retainedTail":[{"role":"user","content":"a"},{"role":"assistant","content":[]}]"#,
+            ),
+            user("u2", Some("c")),
+        ];
+        let f = Fixture::new(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let t = Transcript::of(f.view(), vec![1, 2, 3]);
+        assert_eq!((t.total(), t.items_after_latest_compaction()), (5, 1));
+        let mut counts = Counts::default();
+        for pos in [1, 2, 3] {
+            counts = counts.then(f.view(), pos);
+        }
+        assert_eq!(
+            counts,
+            Counts {
+                total: 5,
+                after_compaction: 1
+            }
+        );
     }
 
     #[test]

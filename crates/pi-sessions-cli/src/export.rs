@@ -4,9 +4,9 @@ use pi_session_core::secrets;
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK};
-use crate::export_md::Meta;
+use crate::export_page::Meta;
 use crate::jsonout::str_of;
-use crate::{export_html, export_md, fmt, loaded, resolve, show, transcript, Ctx};
+use crate::{conversation, export_html, export_md, fmt, loaded, resolve, show, Ctx};
 
 pub const CMD: Command = Command {
     name: "export",
@@ -79,7 +79,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         t.push('\n');
         t
     } else {
-        let items = transcript::items(&l, &branch);
+        let items = conversation::items(&l, &branch);
         let title = show::title(&l);
         let (id, cwd, file) = (l.id(), l.cwd(), l.path.display().to_string());
         let created = str_of(l.header().get("timestamp")).and_then(|t| fmt::parse_time(&t));

@@ -1,29 +1,11 @@
-//! The transcript as one self-contained HTML page: inline CSS, no scripts (a Content-Security-Policy
+//! The conversation as one self-contained HTML page: inline CSS, no scripts (a Content-Security-Policy
 //! forbids them), every piece of session text escaped.
 
-use crate::export_md::Meta;
+use crate::export_page::{escape, Meta};
 use crate::fmt;
 use pi_session_core::json::Value;
 
-use crate::transcript::{self, Block, Item, Role};
-
-/// HTML-escape text for element content and quoted attributes.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            // Control characters other than tab/newline have no business in a page.
-            c if c.is_control() && c != '\n' && c != '\t' => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
-}
+use crate::conversation::{self, Block, Item, Role};
 
 const CSS: &str = r#"
 :root { --fg:#1f2328; --muted:#656d76; --line:#d8dee4; --bg:#ffffff; --panel:#f6f8fa;
@@ -173,7 +155,10 @@ fn item(o: &mut String, it: &Item, utc: bool) {
 /// a block), anything else as indented JSON.
 fn args_html(o: &mut String, args: &Value) {
     let Value::Object(map) = args else {
-        o.push_str(&format!("<pre>{}</pre>", escape(&transcript::pretty(args))));
+        o.push_str(&format!(
+            "<pre>{}</pre>",
+            escape(&conversation::pretty(args))
+        ));
         return;
     };
     if map.is_empty() {
@@ -190,7 +175,7 @@ fn args_html(o: &mut String, args: &Value) {
                     format!("<code>{}</code>", escape(&t))
                 }
             }
-            other => format!("<pre>{}</pre>", escape(&transcript::pretty(other))),
+            other => format!("<pre>{}</pre>", escape(&conversation::pretty(other))),
         };
         o.push_str(&format!(
             "<tr><th>{}</th><td>{cell}</td></tr>",

@@ -1,8 +1,9 @@
-//! The transcript as Markdown: headings per message, thinking and tool output in `<details>`,
+//! The conversation as Markdown: headings per message, thinking and tool output in `<details>`,
 //! code fences longer than any backtick run inside them.
 
+use crate::conversation::{self, Block, Item, Role};
+use crate::export_page::{escape, Meta};
 use crate::fmt;
-use crate::transcript::{self, Block, Item, Role};
 
 /// A fence of backticks longer than any run in `s` (at least three).
 fn fence(s: &str) -> String {
@@ -27,11 +28,6 @@ fn code(out: &mut String, lang: &str, body: &str) {
     ));
 }
 
-/// Escape text that goes into `<summary>` or inline HTML in Markdown.
-fn html_escape(s: &str) -> String {
-    crate::export_html::escape(s)
-}
-
 /// Inline text safe in a heading: no line breaks, Markdown punctuation escaped.
 fn inline(s: &str) -> String {
     let mut o = String::new();
@@ -45,14 +41,6 @@ fn inline(s: &str) -> String {
         o.push(c);
     }
     o
-}
-
-pub struct Meta<'a> {
-    pub title: &'a str,
-    pub id: &'a str,
-    pub cwd: &'a str,
-    pub path: &'a str,
-    pub created: Option<f64>,
 }
 
 pub fn render(meta: &Meta, items: &[Item], utc: bool) -> String {
@@ -127,7 +115,7 @@ fn block(out: &mut String, role: Role, b: &Block) {
         }
         Block::ToolCall { name, args } => {
             out.push_str(&format!("**Tool call** `{}`\n\n", name.replace('`', "'")));
-            code(out, "json", &transcript::pretty(args));
+            code(out, "json", &conversation::pretty(args));
             out.push('\n');
         }
         Block::Output { text, error } => {
@@ -141,7 +129,7 @@ fn block(out: &mut String, role: Role, b: &Block) {
             code(out, "", text);
             out.push_str("\n</details>\n\n");
         }
-        Block::Image(m) => out.push_str(&format!("*[{}]*\n\n", html_escape(m))),
+        Block::Image(m) => out.push_str(&format!("*[{}]*\n\n", escape(m))),
     }
 }
 

@@ -1,35 +1,11 @@
-//! Building the `--json` documents with the core's JSON values (so strings, numbers and key order
-//! are exactly what `JSON.stringify` would write).
+//! The `--json` documents: built with the core's JSON values (`json::build`, so strings, numbers
+//! and key order are exactly what `JSON.stringify` would write), printed one per line.
 
 use std::io::Write;
 
-use pi_session_core::json::{self, JsStr, Object, Value};
+use pi_session_core::json::{self, Value};
 
-/// An object from `(key, value)` pairs, in that order.
-pub fn obj(pairs: Vec<(&str, Value)>) -> Value {
-    let mut o = Object::new();
-    for (k, v) in pairs {
-        o.insert(JsStr::from_str(k), v);
-    }
-    Value::Object(o)
-}
-
-pub fn s(x: &str) -> Value {
-    Value::from(x)
-}
-
-/// A string or `null`.
-pub fn opt(x: Option<&str>) -> Value {
-    x.map(Value::from).unwrap_or(Value::Null)
-}
-
-pub fn num(n: f64) -> Value {
-    Value::Number(n)
-}
-
-pub fn arr(items: Vec<Value>) -> Value {
-    Value::Array(items)
-}
+pub use pi_session_core::json::build::{arr, num, obj, opt, s};
 
 /// One compact JSON document and a newline.
 pub fn emit(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {

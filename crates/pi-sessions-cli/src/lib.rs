@@ -81,12 +81,14 @@
 
 mod args;
 mod catalog;
+mod conversation;
 mod demo;
 mod env;
 mod error;
 mod export;
 mod export_html;
 mod export_md;
+mod export_page;
 mod fmt;
 mod jsonout;
 mod list;
@@ -107,7 +109,6 @@ mod stats;
 mod style;
 mod sync_cmd;
 mod text;
-mod transcript;
 mod tree;
 mod verify;
 

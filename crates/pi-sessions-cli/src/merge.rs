@@ -2,12 +2,12 @@
 
 use std::path::Path;
 
-use pi_session_core::fsio;
 use pi_session_core::merge::{merge_bytes, Merged};
+use pi_session_core::{fsio, reports};
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK};
-use crate::jsonout::{arr, emit, num, obj, opt, s};
+use crate::jsonout::emit;
 use crate::style::Style;
 use crate::{resolve, Ctx};
 
@@ -105,7 +105,15 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         None
     };
     if json {
-        emit(ctx.out, &json_report(&m, written_to.as_deref()))?;
+        emit(
+            ctx.out,
+            &reports::merged(
+                &m,
+                written_to
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .as_deref(),
+            ),
+        )?;
         return Ok(EXIT_OK);
     }
     let st = if written_to.is_some() {
@@ -149,24 +157,4 @@ fn report(st: Style, a: &Path, b: &Path, m: &Merged, written_to: Option<&Path>) 
         None => report.push_str(&format!("{summary}\n")),
     }
     report
-}
-
-/// `{session, out, entries, conflicts: [{id, newId}], keptLines, leafId}`.
-fn json_report(m: &Merged, out: Option<&Path>) -> pi_session_core::json::Value {
-    let out = out.map(|o| o.to_string_lossy().into_owned());
-    obj(vec![
-        ("session", s(&m.session_id)),
-        ("out", opt(out.as_deref())),
-        ("entries", num(m.entries as f64)),
-        (
-            "conflicts",
-            arr(m
-                .conflicts
-                .iter()
-                .map(|c| obj(vec![("id", s(&c.id)), ("newId", s(&c.new_id))]))
-                .collect()),
-        ),
-        ("keptLines", num(m.kept_lines as f64)),
-        ("leafId", opt(m.leaf_id.as_deref())),
-    ])
 }

@@ -1,13 +1,13 @@
 //! `move`: a project directory was renamed or moved; carry its sessions along (see
 //! `pi_session_core::relocate`).
 
-use pi_session_core::json::Value;
 use pi_session_core::paths::{self, Style};
 use pi_session_core::relocate::{self, Action, Done, FileMove, Plan};
+use pi_session_core::reports;
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK, EXIT_PROBLEMS};
-use crate::jsonout::{arr, emit, num, obj, opt, s};
+use crate::jsonout::emit;
 use crate::Ctx;
 
 pub const CMD: Command = Command {
@@ -69,7 +69,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
             )));
         }
         if json {
-            emit(ctx.out, &report(&old, &plan, yes, None))?;
+            emit(ctx.out, &reports::moved(&old, &plan, yes, None))?;
         } else {
             writeln!(
                 ctx.out,
@@ -81,7 +81,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     }
     let done = yes.then(|| relocate::apply(&plan));
     if json {
-        emit(ctx.out, &report(&old, &plan, yes, done.as_deref()))?;
+        emit(ctx.out, &reports::moved(&old, &plan, yes, done.as_deref()))?;
     } else {
         text(ctx, &old, &plan, done.as_deref())?;
     }
@@ -182,64 +182,4 @@ fn moved_lines(o: &mut String, f: &FileMove, outcome: Option<&Done>) {
             ));
         }
     }
-}
-
-fn file_json(f: &FileMove, done: Option<&Done>) -> Value {
-    let o = f.outcome(done);
-    let (action, status, reason, message, tail) = (o.action, o.status, o.reason, o.message, o.tail);
-    obj(vec![
-        ("from", s(&f.from.to_string_lossy())),
-        ("to", s(&f.to.to_string_lossy())),
-        ("id", opt(f.session_id.as_deref())),
-        ("action", s(action)),
-        ("status", s(status)),
-        (
-            "rewrites",
-            arr(f
-                .rewrites
-                .iter()
-                .map(|r| {
-                    obj(vec![
-                        ("field", s(r.field)),
-                        ("from", opt(r.from.as_deref())),
-                        ("to", s(&r.to)),
-                    ])
-                })
-                .collect()),
-        ),
-        ("tail", num(tail as f64)),
-        ("reason", opt(reason)),
-        ("message", opt(message.as_deref())),
-    ])
-}
-
-/// `{from, to, oldDir, newDir, applied, files: [{from, to, id, action, status, rewrites: [{field,
-/// from, to}], tail, reason, message}], moved, skipped}`.
-fn report(old: &str, plan: &Plan, applied: bool, done: Option<&[Done]>) -> Value {
-    let files: Vec<Value> = plan
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| file_json(f, done.map(|d| &d[i])))
-        .collect();
-    let moving = |i: usize, f: &FileMove| match done {
-        Some(d) => matches!(d[i], Done::Moved { .. }),
-        None => !matches!(f.action, Action::Skip(_)),
-    };
-    let moved = plan
-        .files
-        .iter()
-        .enumerate()
-        .filter(|(i, f)| moving(*i, f))
-        .count();
-    obj(vec![
-        ("from", s(old)),
-        ("to", s(&plan.new_cwd)),
-        ("oldDir", s(&plan.old_dir.to_string_lossy())),
-        ("newDir", s(&plan.new_dir.to_string_lossy())),
-        ("applied", Value::Bool(applied)),
-        ("files", arr(files)),
-        ("moved", num(moved as f64)),
-        ("skipped", num((plan.files.len() - moved) as f64)),
-    ])
 }

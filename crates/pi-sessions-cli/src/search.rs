@@ -9,11 +9,11 @@ use pi_session_core::torn;
 
 use crate::args::{Command, Opt, Parsed};
 use crate::catalog::{self, Info, Scope};
+use crate::conversation::{self, Block};
 use crate::error::{CliResult, EXIT_NOT_FOUND, EXIT_OK};
 use crate::jsonout::{self, arr, num, obj, opt, s};
 use crate::loaded::key_text;
 use crate::progress::Progress;
-use crate::transcript::{self, Block};
 use crate::{fmt, list, text, Ctx};
 
 pub const CMD: Command = Command {
@@ -100,7 +100,7 @@ pub fn search_file(path: &Path, needle: &str) -> (usize, Vec<Snippet>) {
             continue;
         }
         let Ok(v) = json::parse(line) else { continue };
-        let item = transcript::entry_item(&v, meta.kind, key_text(&meta.id));
+        let item = conversation::entry_item(&v, meta.kind, key_text(&meta.id));
         let mut hit = None;
         for b in &item.blocks {
             let t = match b {

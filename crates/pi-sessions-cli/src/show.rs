@@ -3,10 +3,10 @@
 use pi_session_core::json::Value;
 
 use crate::args::{Command, Opt, Parsed};
+use crate::conversation::{self, Block, Item, Role};
 use crate::error::{CliResult, EXIT_OK};
 use crate::jsonout::{self, arr, obj, opt, s};
 use crate::loaded::{self, Loaded};
-use crate::transcript::{self, Block, Item, Role};
 use crate::{fmt, resolve, text, Ctx};
 
 pub const CMD: Command = Command {
@@ -56,7 +56,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         jsonout::emit(ctx.out, &document(&l, &branch))?;
         return Ok(EXIT_OK);
     }
-    let items = transcript::items(&l, &branch);
+    let items = conversation::items(&l, &branch);
     let mut out = String::new();
     header(ctx, &l, &branch, &mut out);
     render(ctx, &items, p.flag("full"), &mut out);
@@ -105,7 +105,7 @@ pub fn title(l: &Loaded) -> String {
         let v = l.value(pos);
         if let Some(m) = v.get("message") {
             if matches!(m.get("role"), Some(Value::String(r)) if r.eq_str("user")) {
-                let items = transcript::items(l, &[pos]);
+                let items = conversation::items(l, &[pos]);
                 for b in &items[0].blocks {
                     if let Block::Text(t) = b {
                         if !t.trim().is_empty() {
@@ -234,7 +234,7 @@ fn block(ctx: &Ctx, role: Role, b: &Block, full: bool, width: usize, out: &mut S
                 out.push_str(&format!("  {} {}\n", st.yellow("⚙"), st.bold(name)));
                 indent_with(
                     out,
-                    &text::sanitize(&transcript::pretty(args)),
+                    &text::sanitize(&conversation::pretty(args)),
                     "    ",
                     |l| st.dim(l),
                 );
@@ -244,7 +244,7 @@ fn block(ctx: &Ctx, role: Role, b: &Block, full: bool, width: usize, out: &mut S
                     "  {} {} {}\n",
                     st.yellow("⚙"),
                     st.bold(&text::sanitize(name)),
-                    st.dim(&text::sanitize(&transcript::args_line(args, room)))
+                    st.dim(&text::sanitize(&conversation::args_line(args, room)))
                 ));
             }
         }

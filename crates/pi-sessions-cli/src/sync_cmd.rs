@@ -3,14 +3,13 @@
 
 use std::path::PathBuf;
 
-use pi_session_core::json::Value;
 use pi_session_core::paths::{self, Style};
 use pi_session_core::sync::{self, Kind, Options, Place, Report, SecretPolicy};
-use pi_session_core::{trash, ErrorCode};
+use pi_session_core::{reports, trash, ErrorCode};
 
 use crate::args::{Command, Opt, Parsed};
 use crate::error::{CliError, CliResult, EXIT_OK, EXIT_PROBLEMS};
-use crate::jsonout::{arr, emit, num, obj, opt, s};
+use crate::jsonout::emit;
 use crate::progress::Progress;
 use crate::Ctx;
 
@@ -108,18 +107,6 @@ collection).",
     ],
 };
 
-/// A URL (`https://…`, `git@host:path`) stays as given; a path is resolved against the cwd.
-fn remote_arg(ctx: &Ctx, raw: &str) -> String {
-    let scp_like = raw
-        .split_once(':')
-        .is_some_and(|(host, _)| host.len() > 1 && !host.contains(['/', '\\']));
-    if raw.contains("://") || scp_like {
-        raw.to_owned()
-    } else {
-        Style::HOST.resolve_input(&ctx.env.cwd(), raw, &paths::home())
-    }
-}
-
 /// The secrets policy the flags ask for; more than one is a usage error.
 fn policy(p: &Parsed) -> Result<SecretPolicy, CliError> {
     let chosen: Vec<SecretPolicy> = [
@@ -145,7 +132,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
     let opts = Options {
         secrets: policy(p)?,
         agent_dir: ctx.env.agent_dir(),
-        remote: remote_arg(ctx, &p.pos[0]),
+        remote: sync::transport::remote_arg(&p.pos[0], &ctx.env.cwd(), &paths::home()),
         kind: if p.flag("folder") {
             Kind::Folder
         } else {
@@ -188,7 +175,7 @@ pub fn run(ctx: &mut Ctx, p: &Parsed) -> CliResult {
         }
     })?;
     if p.flag("json") {
-        emit(ctx.out, &report_json(&report))?;
+        emit(ctx.out, &reports::synced(&report))?;
     } else {
         text(ctx, &report)?;
     }
@@ -348,95 +335,4 @@ fn secrets_text(o: &mut String, st: crate::style::Style, r: &Report) {
 `pi-sessions secrets --ack <fingerprint>` lets one go)\n",
         ));
     }
-}
-
-/// `{remote, transport, branch, dryRun, rounds, rewritten, synced: [{id, local, remote, action,
-/// conflicts, copiesRemoved, tail, restored}], deleted: [{id, local, remote, from, how}],
-/// purged: [{id, remote}], pushed, pulled, merged, restored, unchanged, problems: [{code, id,
-/// path, message}], secretsPolicy, secrets: [{id, path, kinds, findings, sent, first}]}`.
-fn report_json(r: &Report) -> Value {
-    let synced = r
-        .synced
-        .iter()
-        .map(|x| {
-            obj(vec![
-                ("id", s(&x.id)),
-                ("local", s(&x.local.to_string_lossy())),
-                ("remote", s(&x.remote)),
-                ("action", s(x.action.name())),
-                ("conflicts", num(x.conflicts as f64)),
-                (
-                    "copiesRemoved",
-                    arr(x
-                        .copies_removed
-                        .iter()
-                        .map(|c| s(&c.to_string_lossy()))
-                        .collect()),
-                ),
-                ("tail", num(x.tail as f64)),
-                ("restored", opt(x.restored.map(Place::name))),
-            ])
-        })
-        .collect();
-    let deleted = r
-        .deleted
-        .iter()
-        .map(|d| {
-            obj(vec![
-                ("id", s(&d.id)),
-                ("local", s(&d.local.to_string_lossy())),
-                ("remote", s(&d.remote)),
-                ("from", s(d.from.name())),
-                ("how", s(d.how.name())),
-            ])
-        })
-        .collect();
-    let purged = r
-        .purged
-        .iter()
-        .map(|p| obj(vec![("id", s(&p.id)), ("remote", s(&p.remote))]))
-        .collect();
-    let problems = r
-        .problems
-        .iter()
-        .map(|p| {
-            obj(vec![
-                ("code", s(p.code)),
-                ("id", opt(p.id.as_deref())),
-                ("path", s(&p.path.to_string_lossy())),
-                ("message", s(&p.message)),
-            ])
-        })
-        .collect();
-    obj(vec![
-        ("remote", s(&r.remote)),
-        ("transport", s(r.kind.name())),
-        ("branch", opt(r.branch.as_deref())),
-        ("dryRun", Value::Bool(r.dry_run)),
-        ("rounds", num(f64::from(r.rounds))),
-        ("rewritten", Value::Bool(r.rewritten)),
-        ("synced", arr(synced)),
-        ("deleted", arr(deleted)),
-        ("purged", arr(purged)),
-        ("pushed", num(r.count(sync::Action::Pushed) as f64)),
-        ("pulled", num(r.count(sync::Action::Pulled) as f64)),
-        ("merged", num(r.count(sync::Action::Merged) as f64)),
-        ("restored", num(r.restored() as f64)),
-        ("unchanged", num(r.unchanged as f64)),
-        ("problems", arr(problems)),
-        ("secretsPolicy", s(r.secrets_policy.name())),
-        ("secrets", arr(r.secrets.iter().map(flagged_json).collect())),
-    ])
-}
-
-/// `{id, path, kinds, findings, sent, first}`.
-fn flagged_json(f: &sync::Flagged) -> Value {
-    obj(vec![
-        ("id", s(&f.id)),
-        ("path", s(&f.path.to_string_lossy())),
-        ("kinds", arr(f.kinds.iter().map(|k| s(k.name())).collect())),
-        ("findings", num(f.findings as f64)),
-        ("sent", Value::Bool(f.sent)),
-        ("first", Value::Bool(f.first)),
-    ])
 }

@@ -7,10 +7,10 @@ use pi_session_core::record::Kind;
 use pi_session_core::tree::{self, ChildOrder};
 
 use crate::args::{Command, Opt, Parsed};
+use crate::conversation::{self, Block, Item, Role};
 use crate::error::{CliResult, EXIT_OK};
 use crate::loaded::{self, Loaded};
 use crate::style::Style;
-use crate::transcript::{self, Block, Item, Role};
 use crate::{catalog, resolve, show, text, Ctx};
 
 pub const CMD: Command = Command {
@@ -214,7 +214,7 @@ fn heading(st: Style, l: &Loaded, nodes: &HashMap<u32, Node>, leaf: Option<u32>,
 }
 
 fn node_line(st: Style, l: &Loaded, pos: u32, active: bool, leaf: bool, room: usize) -> String {
-    let item = transcript::items(l, &[pos]).remove(0);
+    let item = conversation::items(l, &[pos]).remove(0);
     let id = item.id.clone();
     let (who, body) = summary(&item);
     let mut tail = String::new();
@@ -276,7 +276,7 @@ fn summary(item: &Item) -> (String, String) {
         let part = match b {
             Block::Text(t) if !t.trim().is_empty() => text::preview(t, 200),
             Block::ToolCall { name, args } => {
-                format!("⚙ {name} {}", transcript::args_line(args, 120))
+                format!("⚙ {name} {}", conversation::args_line(args, 120))
             }
             Block::Output { text: t, .. } if !t.trim().is_empty() => text::preview(t, 200),
             _ => continue,

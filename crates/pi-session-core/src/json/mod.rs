@@ -4,6 +4,7 @@
 //! Everything that walks nesting (parse, serialize, clone, compare, drop) uses an explicit stack:
 //! session lines are untrusted and may nest arbitrarily deep.
 
+pub mod build;
 mod decode;
 mod object;
 mod parse;

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::collections::hash_map::RandomState;
-use std::fmt;
 use std::hash::BuildHasher;
 
 use super::string::{escape_into, needs_escape, JsStr};
@@ -216,14 +215,6 @@ impl ObjectBuilder {
 impl PartialEq for Object {
     fn eq(&self, other: &Self) -> bool {
         self.entries == other.entries
-    }
-}
-
-impl fmt::Debug for Object {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        super::ser::write_object_debug(self, &mut s);
-        f.write_str(&s)
     }
 }
 

@@ -51,7 +51,17 @@ pub(crate) fn write_debug(value: &Value, out: &mut String) {
     write_value(value, out, true);
 }
 
-pub(crate) fn write_object_debug(object: &Object, out: &mut String) {
+// An object's `Debug` text is written here with the values' own (`Value`'s is in mod.rs), so the
+// object's module needs nothing of the writer.
+impl std::fmt::Debug for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::new();
+        write_object_debug(self, &mut s);
+        f.write_str(&s)
+    }
+}
+
+fn write_object_debug(object: &Object, out: &mut String) {
     // Wrapping in a temporary value would move the object; write the braces here instead and
     // let the generic writer handle each member.
     out.push('{');

@@ -85,10 +85,7 @@ pub fn read_header_for_discovery(path: &Path) -> Option<Header> {
 }
 
 fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
-    match &header.cwd {
-        Some(c) if !c.is_empty() => paths::Style::HOST.same(&paths::resolve(c), resolved_cwd),
-        _ => false,
-    }
+    crate::places::cwd_matches(header.cwd.as_deref().unwrap_or(""), resolved_cwd)
 }
 
 fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {

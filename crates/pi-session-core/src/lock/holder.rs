@@ -1,10 +1,6 @@
 //! What a lease file says: its holder's line, read and written, and whether that holder is gone.
 
-use std::path::Path;
-
-use super::lease::{held, lock_path};
 use super::process::{hostname, pid_alive, proc_start};
-use crate::error::{Error, ErrorCode};
 use crate::json;
 
 /// The holder named in a lease file.
@@ -67,8 +63,10 @@ impl Holder {
         })
     }
 
-    /// Whether the holder is certainly gone, so its lease may be taken over.
-    pub(super) fn is_stale(&self) -> bool {
+    /// Whether the holder is certainly gone, so its lease may be taken over. `held_here` says
+    /// whether this process still holds a lease of a nonce (a holder of our own pid is gone when
+    /// we do not).
+    pub(super) fn is_stale(&self, held_here: impl Fn(&str) -> bool) -> bool {
         // Host names are case-insensitive (Windows' COMPUTERNAME is upper case where Node's
         // os.hostname() is not).
         if !self.hostname.eq_ignore_ascii_case(&hostname()) {
@@ -76,7 +74,7 @@ impl Holder {
         }
         let me = std::process::id();
         if self.pid == me {
-            return !held().iter().any(|(_, n)| *n == self.nonce);
+            return !held_here(&self.nonce);
         }
         match pid_alive(self.pid) {
             Some(false) => true,
@@ -88,29 +86,4 @@ impl Holder {
             None => false,
         }
     }
-}
-
-/// `SESSION_LOCKED`, naming the holder (or saying its lease is still being written).
-pub(super) fn locked(file: &Path, h: Option<&Holder>) -> Error {
-    let who = match h {
-        Some(h) => format!(
-            "pid {} on {} (since {})",
-            h.pid,
-            if h.hostname.is_empty() {
-                "an unknown host"
-            } else {
-                &h.hostname
-            },
-            h.started_at
-        ),
-        None => "a process whose lease is still being written (pid unknown)".to_owned(),
-    };
-    Error::new(
-        ErrorCode::SessionLocked,
-        format!(
-            "Session file {} is locked by {who}: another session manager is writing to it. If that process is gone, delete {}",
-            file.display(),
-            lock_path(file).display()
-        ),
-    )
 }

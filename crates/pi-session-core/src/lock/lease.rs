@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::holder::{locked, Holder};
-use crate::error::{Error, Result};
+use super::holder::Holder;
+use crate::error::{Error, ErrorCode, Result};
 
 /// Leases this process holds: (lock path, nonce). Tells our own live leases from ones a previous
 /// process with the same pid left behind, and lets [`release_all`] clean up at exit.
@@ -16,6 +16,11 @@ static HELD: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
 
 pub(super) fn held() -> std::sync::MutexGuard<'static, Vec<(PathBuf, String)>> {
     HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether this process holds a lease of `nonce`.
+fn held_here(nonce: &str) -> bool {
+    held().iter().any(|(_, n)| n == nonce)
 }
 
 /// `<file>.lock`.
@@ -59,7 +64,7 @@ pub fn live_holder(file: &Path) -> Result<Option<Holder>> {
     let lock = lock_path(file);
     match fs::read(&lock) {
         Ok(bytes) => match Holder::parse(&bytes) {
-            Some(h) if !h.is_stale() => Ok(Some(h)),
+            Some(h) if !h.is_stale(held_here) => Ok(Some(h)),
             _ => Ok(None),
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -87,7 +92,7 @@ pub fn acquire(file: &Path) -> Result<Lease> {
             Err(e) => return Err(Error::io(&e, "open", &lock)),
         };
         match Holder::parse(&bytes) {
-            Some(h) if !h.is_stale() => return Err(locked(file, Some(&h))),
+            Some(h) if !h.is_stale(held_here) => return Err(locked(file, Some(&h))),
             Some(_) => {}
             // Unreadable: a lease being written through the O_EXCL fallback, or garbage. Garbage
             // older than a few seconds is taken over.
@@ -163,4 +168,29 @@ fn recently_modified(path: &Path) -> bool {
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age < Duration::from_secs(5))
+}
+
+/// `SESSION_LOCKED`, naming the holder (or saying its lease is still being written).
+pub(super) fn locked(file: &Path, h: Option<&Holder>) -> Error {
+    let who = match h {
+        Some(h) => format!(
+            "pid {} on {} (since {})",
+            h.pid,
+            if h.hostname.is_empty() {
+                "an unknown host"
+            } else {
+                &h.hostname
+            },
+            h.started_at
+        ),
+        None => "a process whose lease is still being written (pid unknown)".to_owned(),
+    };
+    Error::new(
+        ErrorCode::SessionLocked,
+        format!(
+            "Session file {} is locked by {who}: another session manager is writing to it. If that process is gone, delete {}",
+            file.display(),
+            lock_path(file).display()
+        ),
+    )
 }

@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 
-use holder::locked;
 pub use holder::Holder;
+use lease::locked;
 pub use lease::{acquire, live_holder, lock_path, release_all, Lease};
 pub use process::hostname;
 

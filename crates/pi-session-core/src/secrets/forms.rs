@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
+use super::alphabet::{alnum, b64, b64url, plausible, run, upper_digit};
 use super::kind::Kind;
-use super::shapes::{alnum, b64, b64url, plausible, run, upper_digit};
 
 /// A PEM private key: the BEGIN line, a body of at least 64 base64 characters (whitespace and
 /// literal `\n` between them, as a key inside JSON text shows), up to the matching END line, or

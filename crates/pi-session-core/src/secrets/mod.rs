@@ -17,6 +17,7 @@
 //! - [`redact`]: a session with its secrets replaced by `[REDACTED:<kind>]`, every other byte kept.
 
 mod ack;
+mod alphabet;
 mod forms;
 mod kind;
 mod mask;

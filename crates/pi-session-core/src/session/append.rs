@@ -61,6 +61,26 @@ impl Session {
         self.reserved.reserve_named(key, in_session)
     }
 
+    /// `reserveEntryId(id)` of an id the caller chose, checked first: `key` is its key (`None`:
+    /// no value of it can be an entry id's), `shown` how a refusal's message shows the value.
+    pub fn reserve_entry_id_named(&mut self, key: Option<&str>, shown: &str) -> Result<()> {
+        let id = key.and_then(|k| match crate::json::parse(k.as_bytes()) {
+            Ok(crate::json::Value::String(ref s)) => Some(s.to_string_lossy()),
+            _ => None,
+        });
+        crate::ids::check_entry_id(id.as_deref(), shown)?;
+        self.reserve_named_entry_id(key.unwrap_or_default())
+    }
+
+    /// An entry id that no entry has and none reserved (the one rule of [`crate::ids::entry_id`]),
+    /// for an append whose first random id was taken.
+    pub fn fresh_entry_id(&self) -> String {
+        crate::ids::entry_id(|id| {
+            let key = record::string_key(id);
+            self.ids.has(&key) || self.reserved.contains(&key)
+        })
+    }
+
     /// `releaseEntryId(id)` by key; false when the id was not reserved.
     pub fn release_entry_id(&mut self, key: &str) -> bool {
         self.reserved.release(key)

@@ -24,7 +24,7 @@ impl Session {
     /// Open `path` (already resolved) as the reference's `open` does:
     /// - the cwd is `cwd_override`, else the header's `cwd` when it is a string, else the
     ///   process's; then resolved (tilde, file URL, relative to the process cwd);
-    /// - the header is found by the bounded scan (§9.1); when the scan's limit goes by, the whole
+    /// - the header is found by the bounded scan of discovery (`listing::read_header`); when the scan's limit goes by, the whole
     ///   file is read instead, the first `session` record decides, and that read is the load's;
     /// - a scan error other than the limit (the path is a directory) is the open's error, raised
     ///   before the session dir is made.

@@ -15,10 +15,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::reconcile::Ctx;
 use super::scan::{Group, Side};
 use super::state::{self, Seen};
-use super::{Deleted, Place, Removal};
+use super::{Ctx, Deleted, Place, Removal};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{fsio, lock, trash};
 

@@ -76,10 +76,7 @@ pub fn is_network_remote(remote: &Remote) -> bool {
     if remote.kind != Transport::Git || r.starts_with("file://") {
         return false;
     }
-    let scp_like = r
-        .split_once(':')
-        .is_some_and(|(host, _)| host.len() > 1 && !host.contains(['/', '\\']));
-    r.contains("://") || scp_like
+    super::transport::is_url(r)
 }
 
 /// The policy in force for `remote`.

@@ -42,8 +42,10 @@ pub use report::{Action, Deleted, Place, Problem, Purged, Removal, Report, Synce
 pub use transport::Kind;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fsio;
 use deletion::Trust;
 use reconcile::Step;
+use scan::Side;
 use state::State;
 use transport::{Pulled, Pushed, Transport};
 
@@ -86,6 +88,30 @@ impl Options {
             secrets: SecretPolicy::default(),
         }
     }
+}
+
+/// What a round needs to know for every session: made by [`sync`] for each round, read by the
+/// reconciling of each session (`reconcile`) and by the decision on a deletion (`deletion`).
+pub struct Ctx<'a> {
+    pub agent_dir: &'a str,
+    pub map: &'a PathMap,
+    pub map_path: &'a Path,
+    pub remote_dir: &'a Path,
+    pub local: &'a Side,
+    pub remote: &'a Side,
+    pub dry_run: bool,
+    /// How remote files are written: fsynced for a shared folder (it is the shared copy); not
+    /// for a git work tree, which the commit makes durable and the next round resets anyway.
+    pub remote_durability: fsio::Durability,
+    /// This machine has a sessions dir at all (else nothing here counts as deleted).
+    pub local_present: bool,
+    /// Which sessions missing on the remote were deleted there.
+    pub remote_trust: &'a Trust,
+    /// The `trash` command a local deletion goes through, if there is one.
+    pub trash: Option<&'a Path>,
+    /// Remote files are private: a git work tree under the sync's own directory is (see
+    /// `fsio::private`); a shared folder is the user's and keeps the usual modes.
+    pub remote_private: bool,
 }
 
 /// Sync the sessions of `opts.agent_dir` with the remote. `progress(done, total)` is called as
@@ -212,7 +238,7 @@ fn round(
     ids.dedup();
     ids.retain(|id| !held_back(&flagged, id));
     let trust = remote_trust(t, pulled)?;
-    let ctx = reconcile::Ctx {
+    let ctx = Ctx {
         agent_dir: &opts.agent_dir,
         map,
         map_path,

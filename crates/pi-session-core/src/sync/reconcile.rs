@@ -7,36 +7,13 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::deletion::{self, Trust, Verdict};
-use super::scan::{head_id, Found, Group, Side};
+use super::deletion::{self, Verdict};
+use super::scan::{head_id, Found, Group};
 use super::state::{self, Seen, Stamp};
 use super::write::{self, Opened};
-use super::{header, pathmap, Action, Deleted, PathMap, Place, Synced};
+use super::{header, pathmap, Action, Ctx, Deleted, Place, Synced};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{fsio, lock, merge, paths};
-
-/// What a round needs to know for every session.
-pub struct Ctx<'a> {
-    pub agent_dir: &'a str,
-    pub map: &'a PathMap,
-    pub map_path: &'a Path,
-    pub remote_dir: &'a Path,
-    pub local: &'a Side,
-    pub remote: &'a Side,
-    pub dry_run: bool,
-    /// How remote files are written: fsynced for a shared folder (it is the shared copy); not
-    /// for a git work tree, which the commit makes durable and the next round resets anyway.
-    pub remote_durability: fsio::Durability,
-    /// This machine has a sessions dir at all (else nothing here counts as deleted).
-    pub local_present: bool,
-    /// Which sessions missing on the remote were deleted there.
-    pub remote_trust: &'a Trust,
-    /// The `trash` command a local deletion goes through, if there is one.
-    pub trash: Option<&'a Path>,
-    /// Remote files are private: a git work tree under the sync's own directory is (see
-    /// `fsio::private`); a shared folder is the user's and keeps the usual modes.
-    pub remote_private: bool,
-}
 
 /// What one session comes to.
 pub enum Step {

@@ -18,6 +18,25 @@ use crate::merge::fnv1a;
 /// The branch the sessions are kept on unless another is asked for.
 pub const DEFAULT_BRANCH: &str = "main";
 
+/// A remote spelled as a URL (`https://…`, `ssh://…`, `git@host:path`): anything with `://`, or
+/// a `host:path` whose host has two characters or more and no separator (`C:\x` is a path).
+pub fn is_url(remote: &str) -> bool {
+    let scp_like = remote
+        .split_once(':')
+        .is_some_and(|(host, _)| host.len() > 1 && !host.contains(['/', '\\']));
+    remote.contains("://") || scp_like
+}
+
+/// The remote a caller named: a URL as given, a path resolved against `cwd` (tilde and file URLs
+/// expanded with `home`), as both `pi-sessions sync` and `syncSessions` take it.
+pub fn remote_arg(raw: &str, cwd: &str, home: &str) -> String {
+    if is_url(raw) {
+        raw.to_owned()
+    } else {
+        crate::paths::Style::HOST.resolve_input(cwd, raw, home)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Git,

@@ -7,9 +7,6 @@ use std::io::Write;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::format::write_index_line;
-use super::Entry;
-
 /// Records are packed into zstd frames of about this many bytes (raw): the texts of one session
 /// alone compress to ~30% at best (xz does no better), while sessions of one user share their
 /// vocabulary, so a window across many records gets ~23% (scale set, level 3; 256 KiB: 29%).
@@ -130,14 +127,15 @@ type Pending = Vec<(usize, Range<usize>, u64)>;
 
 /// The blocks being filled and compressed by [`ListCache::save`]: the raw records of the current
 /// block, full blocks waiting to be compressed (one per core, compressed side by side: this is
-/// on the cold listing's path), and the index, whose block ranges are known once written.
+/// on the cold listing's path), and where each record went (entry number and place), known once
+/// its block is written: the index is made of these (see `format::write_index_line`).
 pub(super) struct BlockWriter {
     pub(super) raw: Vec<u8>,
     pub(super) pending: Pending,
     pub(super) wave: Vec<(Vec<u8>, Pending)>,
     pub(super) threads: usize,
     pub(super) at: u64,
-    pub(super) index: String,
+    pub(super) placed: Vec<(usize, RecordAt)>,
 }
 
 fn compress_block(raw: &[u8]) -> std::io::Result<Vec<u8>> {
@@ -154,7 +152,6 @@ impl BlockWriter {
         &mut self,
         last: bool,
         w: &mut impl Write,
-        entries: &[(&String, &Entry)],
         io: &impl Fn(std::io::Error) -> crate::Error,
     ) -> crate::Result<()> {
         if !self.raw.is_empty() {
@@ -183,13 +180,12 @@ impl BlockWriter {
             w.write_all(&frame).map_err(io)?;
             let block = self.at..self.at + frame.len() as u64;
             for (i, record, checksum) in pending {
-                let (path, e) = entries[i];
                 let at = RecordAt {
                     block: block.clone(),
                     record,
                     checksum,
                 };
-                write_index_line(path, e.stamp, &at, &mut self.index);
+                self.placed.push((i, at));
             }
             self.at = block.end;
         }

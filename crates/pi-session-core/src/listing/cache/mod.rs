@@ -23,7 +23,7 @@ use blocks::{record_checksum, stored_record, BlockWriter, BLOCK, LEVEL};
 pub use blocks::{Blocks, Record, RecordAt};
 #[cfg(test)]
 pub(crate) use format::write_info;
-use format::{parse_key, read_index, write_entry, FORMAT, TRAILER};
+use format::{parse_key, read_index, write_entry, write_index_line, FORMAT, TRAILER};
 
 /// The directory of the cache inside the agent dir. The stock agent reads every `*.jsonl` file at
 /// the top of its agent dir in full on each start (`migrateSessionsFromAgentRoot`, which moves
@@ -268,7 +268,7 @@ impl ListCache {
             wave: Vec::new(),
             threads: crate::cores::available().map_or(1, |n| n.min(4)),
             at: header.len() as u64,
-            index: String::with_capacity(entries.len() * 220),
+            placed: Vec::with_capacity(entries.len()),
         };
         let mut line = String::new();
         for (i, (path, e)) in entries.iter().enumerate() {
@@ -294,12 +294,17 @@ impl ListCache {
             block.raw.push(b'\n');
             block.pending.push((i, record, checksum));
             if block.raw.len() >= BLOCK {
-                block.seal(false, w, &entries, io)?;
+                block.seal(false, w, io)?;
             }
         }
-        block.seal(true, w, &entries, io)?;
+        block.seal(true, w, io)?;
         let index_at = block.at;
-        let index = zstd::bulk::compress(block.index.as_bytes(), LEVEL).map_err(io)?;
+        let mut text = String::with_capacity(block.placed.len() * 220);
+        for (i, at) in &block.placed {
+            let (path, e) = entries[*i];
+            write_index_line(path, e.stamp, at, &mut text);
+        }
+        let index = zstd::bulk::compress(text.as_bytes(), LEVEL).map_err(io)?;
         w.write_all(&index).map_err(io)?;
         let mut trailer = format!("{{\"index\":{index_at}}}");
         while trailer.len() < TRAILER - 1 {

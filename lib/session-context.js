@@ -1,6 +1,7 @@
 "use strict";
-// Contexts from the core's projection plan: buildSessionContext and buildSessionProjection. The core chooses the records (crates/pi-session-core/src/
-// context.rs); wire.js decodes the plan; this module builds the message objects.
+// A manager's buildSessionContext and buildSessionProjection, from the core's context plan: the
+// core chooses the records (crates/pi-session-core/src/context.rs), wire.js decodes the plan, and
+// this module builds the message objects.
 const ctx = require("./context.js");
 const { NONE, decodePlan } = require("./wire.js");
 const { unreadBig } = require("./lazy.js");
@@ -67,7 +68,7 @@ function projectItems(s, plan, messages, withItems) {
 /** buildSessionContext (`withEntries` false) or buildSessionProjection (true).
  * @param {SessionState} s @param {boolean} withEntries */
 function project(s, withEntries) {
-  const plan = decodePlan(s.core.projectionPlan());
+  const plan = decodePlan(s.core.contextPlan());
   materializePlan(s, plan, true);
   const objs = s.objs;
   const { thinkingLevel, model } = ctx.settingsFrom(

@@ -1,4 +1,4 @@
-//! A branch of entries turned into transcript items (who said what, tool calls, summaries, notes),
+//! A branch of entries turned into conversation items (who said what, tool calls, summaries, notes),
 //! independent of how they are drawn: `show` paints them for a terminal, `export` writes Markdown
 //! or HTML from the same items.
 
