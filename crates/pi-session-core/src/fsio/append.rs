@@ -92,11 +92,12 @@ fn open_append(path: &Path) -> Result<(File, bool)> {
 
 /// The pause between two looks at a file whose last line is not ended yet...
 const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_micros(50);
-/// ...how many looks in a row must find the same length (1 ms of pauses: a writer descheduled
-/// half-way through its `write` on a busy machine stays still for a while)...
-const STILL_LOOKS: u32 = 20;
-/// ...and at most this many looks (20 ms of pauses in all).
-const SETTLE_LOOKS: u32 = 400;
+/// ...how many looks in a row must find the same length (5 ms of pauses: a writer descheduled
+/// half-way through its `write` on a busy machine stays still for a while; 1 ms was seen to be
+/// too short with two writers and a test runner on two cores)...
+const STILL_LOOKS: u32 = 100;
+/// ...and at most this many looks (50 ms of pauses in all).
+const SETTLE_LOOKS: u32 = 1000;
 
 /// Whether a line appended to `f`, now `len` bytes long, would start after a byte that is not a
 /// newline. `left` is the length this writer left it at: unchanged, nobody else wrote there and
@@ -107,7 +108,7 @@ const SETTLE_LOOKS: u32 = 400;
 /// the look is taken again until the file has held still for [`STILL_LOOKS`] looks in a row (or
 /// the line ended, or [`SETTLE_LOOKS`] looks were taken): only then does the line count as
 /// unended. Without this, a line of 300 bytes that straddles a page boundary, seen between its
-/// two pages, would get an empty line after it. It costs 1 ms after torn bytes, once.
+/// two pages, would get an empty line after it. It costs 5 ms after torn bytes, once.
 fn starts_mid_line(f: &File, mut len: u64, left: Option<u64>) -> bool {
     if len == 0 || left == Some(len) || !ends_mid_line(f, len) {
         return false;
