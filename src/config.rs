@@ -30,17 +30,28 @@ pub(crate) fn lazy_file_bytes() -> u64 {
     tuning().lazy_file_bytes
 }
 
+/// `process.env`, as the JS program has it now.
+fn js_vars(env: &Env) -> Option<Object<'_>> {
+    let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;
+    process.get_named_property("env").ok()
+}
+
 /// `process.env[name]`: a variable as the JS program sees it now.
 pub(crate) fn js_var(env: &Env, name: &str) -> Option<String> {
-    let process: Object = env.get_global().ok()?.get_named_property("process").ok()?;
-    let vars: Object = process.get_named_property("env").ok()?;
-    vars.get_named_property::<Option<String>>(name)
+    var_of(js_vars(env).as_ref(), name)
+}
+
+fn var_of(vars: Option<&Object<'_>>, name: &str) -> Option<String> {
+    vars?
+        .get_named_property::<Option<String>>(name)
         .ok()
         .flatten()
 }
 
 fn from_env(env: &Env) -> Config {
-    Config::from_vars(|name| js_var(env, name))
+    // `process.env` is looked up once for the four variables (each manager made reads them).
+    let vars = js_vars(env);
+    Config::from_vars(|name| var_of(vars.as_ref(), name))
 }
 
 /// The configuration of a manager made now: the product variables as `process.env` has them

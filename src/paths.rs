@@ -21,10 +21,10 @@ use crate::error::{js_error, ForJs};
 /// against `base` (itself expanded) or the process's cwd.
 #[napi(catch_unwind)]
 pub fn resolve_path(input: String, base: Option<String>) -> String {
-    let cwd = paths::process_cwd();
     match base {
         None => paths::resolve(&input),
         Some(base) => {
+            let cwd = paths::process_cwd();
             let home = paths::home();
             let style = Style::HOST;
             style.resolve_parts(

@@ -242,7 +242,21 @@ pub fn process_cwd() -> String {
 /// The reference's `resolvePath`: normalize (tilde, file URL), then resolve against the process
 /// cwd, with this platform's rules.
 pub fn resolve(input: &str) -> String {
-    Style::HOST.resolve_input(&process_cwd(), input, &home())
+    // The home directory and the process's cwd are each a system call or an environment read:
+    // asked only when the path needs them (every in-memory manager resolves its cwd here).
+    let style = Style::HOST;
+    let home = if input.starts_with('~') {
+        home()
+    } else {
+        String::new()
+    };
+    let expanded = style.expand(input, &home);
+    let cwd = if style == Style::Posix && expanded.starts_with('/') {
+        String::new()
+    } else {
+        process_cwd()
+    };
+    style.resolve(&cwd, &expanded)
 }
 
 /// `path.posix.resolve(cwd, p)`, for an absolute `cwd` (`process.cwd()` always is).
