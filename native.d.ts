@@ -405,8 +405,8 @@ export declare function mergeSessions(a: string, b: string, out?: string | undef
 export declare function moveSessions(agentDir: string | undefined | null, oldDir: string, newDir: string, apply: boolean): string
 
 export interface NewSessionInfo {
-  id: string
-  timestamp: string
+  /** The header line the session starts with (JS parses it into the header object). */
+  header: string
   file?: string
 }
 

@@ -54,7 +54,7 @@ function startSession(s, cwd, options) {
   // as its string (the reference writes the value itself and then refuses to open its own file).
   const info = s.core.newSession(options?.id === undefined ? null : String(options.id), parentJson);
   s.replaced(1, null, NONE); // the header alone, and no leaf
-  s.adoptHeader(parent);
+  s.adoptHeader(parent, info.header);
   return info.file ?? undefined;
 }
 

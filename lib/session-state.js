@@ -411,11 +411,13 @@ class SessionState {
    * file, a branched session), made from the core's header line so that the members and their
    * order are the core's: the reference's header always has a `parentSession` member, which is
    * `parent` when the caller gave one (its own value, which the line holds as JSON), else the
-   * line's, else undefined (a key JSON cannot carry). @param {unknown} [parent] */
-  adoptHeader(parent) {
-    const pos = this.core.headerPos();
+   * line's, else undefined (a key JSON cannot carry). `line` is the header line when the caller
+   * has it (newSession returns it: a new session's header is its first record), else it is asked
+   * of the core. @param {unknown} [parent] @param {string} [line] */
+  adoptHeader(parent, line) {
+    const pos = line === undefined ? this.core.headerPos() : 0;
     if (pos === NONE) return;
-    const h = parseLines(this.core.line(pos))[0];
+    const h = line === undefined ? parseLines(this.core.line(pos))[0] : JSON.parse(line);
     if (parent !== undefined || !("parentSession" in h)) h.parentSession = parent;
     this.adopt(h, pos);
   }

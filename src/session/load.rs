@@ -38,8 +38,8 @@ pub struct LoadInfo {
 
 #[napi(object)]
 pub struct NewSessionInfo {
-    pub id: String,
-    pub timestamp: String,
+    /// The header line the session starts with (JS parses it into the header object).
+    pub header: String,
     pub file: Option<String>,
 }
 
@@ -58,8 +58,7 @@ impl NativeSession {
             .for_js(&env)?;
         self.account(&env);
         Ok(NewSessionInfo {
-            id: n.id,
-            timestamp: n.timestamp,
+            header: n.header,
             file: n.file.map(|f| f.to_string_lossy().into_owned()),
         })
     }

@@ -17,6 +17,8 @@ pub struct NewSession {
     pub id: String,
     pub timestamp: String,
     pub file: Option<PathBuf>,
+    /// The header line, as the session holds it (the header object JS hands out is its parse).
+    pub header: String,
 }
 
 impl Session {
@@ -46,6 +48,7 @@ impl Session {
             id,
             timestamp,
             file: self.file.clone(),
+            header: line,
         })
     }
 }
