@@ -210,6 +210,24 @@ for (const where of ["in memory", "left in the file"]) {
     assert.deepStrictEqual(entries[idx[1]].message.content, ref.entries[idx[1]].message.content);
   });
 
+  test(`${where}: the context sees a content deleted, set to null or replaced before it was read, as the reference's does`, (t) => {
+    const { sm, file } = open(t);
+    const refSm = Reference.open(file, path.dirname(file));
+    const messagesOf = (m) => m.getEntries().filter((e) => e.type === "message").map((e) => e.message);
+    const ours = messagesOf(sm);
+    const theirs = messagesOf(refSm);
+    const lazy = ours.map((m, i) => [m, i]).filter(([m]) => typeof Object.getOwnPropertyDescriptor(m, "content").get === "function");
+    assert.ok(lazy.length >= 3, "three contents not read yet");
+    const [[a, i], [b, j], [c, k]] = lazy;
+    delete a.content;
+    delete theirs[i].content;
+    b.content = null;
+    theirs[j].content = null;
+    Object.defineProperty(c, "content", { get: () => "from a getter", enumerable: true, configurable: true });
+    Object.defineProperty(theirs[k], "content", { get: () => "from a getter", enumerable: true, configurable: true });
+    assert.deepStrictEqual(sm.buildSessionContext(), refSm.buildSessionContext());
+  });
+
   test(`${where}: entries read their values after their manager moved to another session or was disposed`, (t) => {
     const { sm, ref, file } = open(t);
     const entries = sm.getEntries();

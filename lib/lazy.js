@@ -48,6 +48,10 @@ class Holder extends Stamp {
   #load;
   #pos;
   #shape;
+  /** Values of a holder that cannot take a data property (frozen, sealed): key -> value. (A
+   * private field, unlike a property, can still be written on a frozen object.)
+   * @type {Record<string, unknown> | undefined} */
+  #kept = undefined;
   /** @param {object} o @param {LazyLoad} load @param {number} pos @param {Shape} shape */
   constructor(o, load, pos, shape) {
     super(o);
@@ -71,12 +75,19 @@ class Holder extends Stamp {
   static shape(o) {
     return o.#shape;
   }
+  /** @param {any} o @returns {Record<string, unknown> | undefined} */
+  static kept(o) {
+    return o.#kept;
+  }
+  /** Keeps `value` as the member `key` of a holder that cannot take it as a property.
+   * @param {any} o @param {string} key @param {unknown} value */
+  static keep(o, key, value) {
+    if (o.#kept === undefined) o.#kept = Object.create(null);
+    /** @type {Record<string, unknown>} */ (o.#kept)[key] = value;
+  }
 }
 
 /** @typedef {{ id: number, holder: number, keys: string[], lazy: number[], lazyKeys: string[], make: Function }} Shape */
-
-/** Values of holders that cannot take a data property (frozen, sealed): holder -> key -> value. */
-const pinned = new WeakMap();
 
 /** The accessor of each lazy member name, shared by every holder (one AccessorPair per name). */
 const accessors = new Map();
@@ -87,6 +98,10 @@ function accessorOf(key) {
   if (d === undefined) {
     d = {
       get() {
+        if (this === peeked && key === peekedKey) {
+          peeked = null;
+          return peekAt(this, key);
+        }
         return read(this, key);
       },
       set(/** @type {unknown} */ value) {
@@ -112,7 +127,7 @@ function holderOf(obj) {
 function read(obj, key) {
   const h = holderOf(obj);
   if (h === null) return undefined;
-  const kept = pinned.get(h);
+  const kept = Holder.kept(h);
   if (kept !== undefined && key in kept) return kept[key];
   return fetch(h, key);
 }
@@ -131,18 +146,17 @@ function settle(h, key, value) {
   try {
     Object.defineProperty(h, key, { value, writable: true, enumerable: true, configurable: true });
   } catch {
-    let kept = pinned.get(h);
-    if (kept === undefined) pinned.set(h, (kept = Object.create(null)));
-    kept[key] = value;
+    Holder.keep(h, key, value);
   }
 }
 
 /** Is `key` of `h` still the lazy accessor, not read yet? @param {any} h @param {string} key */
 function stillLazy(h, key) {
-  const kept = pinned.get(h);
+  const kept = Holder.kept(h);
   if (kept !== undefined && key in kept) return false;
   const d = Object.getOwnPropertyDescriptor(h, key);
-  return d !== undefined && d.get === accessorOf(key).get;
+  // (A data property, the common answer once read, needs no look at the accessors.)
+  return d !== undefined && d.get !== undefined && d.get === accessorOf(key).get;
 }
 
 /** Reads the lazy member `key` of holder `h` from the core (with the holders after it of the same
@@ -306,10 +320,35 @@ class LazyLoad {
   }
 }
 
-/** Is `key` of `obj` a lazy member not read yet? Its value is then big (never null, undefined or
- * another falsy value), which callers may know without reading it. @param {any} obj @param {string} key */
-function unreadBig(obj, key) {
-  return obj !== null && typeof obj === "object" && Holder.is(obj) && stillLazy(obj, key);
+/** What a peek gives for a lazy member not read yet: a value that is not null or undefined, as
+ * the member's is (a lazy value is big, so never null, undefined or another falsy value). */
+const UNREAD = Object.freeze({ unread: true });
+/** The object and member a peek is reading (only that one read of our accessor is a peek). */
+let peeked = null;
+let peekedKey = "";
+
+/** The member `key` of `obj` as a plain read gives it, except that a lazy member not read yet
+ * gives UNREAD instead of being read: for callers that only ask whether it is null. Cheaper than
+ * looking at the property's descriptor, and the same for every other kind of property (a data
+ * property, a caller's own accessor, a Proxy). @param {any} obj @param {string} key */
+function peek(obj, key) {
+  peeked = obj;
+  peekedKey = key;
+  try {
+    return obj[key];
+  } finally {
+    peeked = null;
+  }
 }
 
-module.exports = { LazyLoad, unreadBig };
+/** Our accessor read by a peek: what a read would give, without fetching a value not read yet.
+ * @param {any} obj @param {string} key */
+function peekAt(obj, key) {
+  const h = holderOf(obj);
+  if (h === null) return undefined;
+  const kept = Holder.kept(h);
+  if (kept !== undefined && key in kept) return kept[key];
+  return UNREAD;
+}
+
+module.exports = { LazyLoad, peek };

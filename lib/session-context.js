@@ -4,7 +4,7 @@
 // this module builds the message objects.
 const ctx = require("./context.js");
 const { NONE, decodePlan } = require("./wire.js");
-const { unreadBig } = require("./lazy.js");
+const { peek } = require("./lazy.js");
 
 /** @typedef {ReturnType<typeof decodePlan>} PlanItems */
 /** @typedef {InstanceType<typeof import("./session-state.js").SessionState>} SessionState */
@@ -21,8 +21,8 @@ function projectItem(sourceEntry, edit, silent) {
   // A stored message, or its content-null copy (the common path of projection, kept inline).
   if (edit === undefined && sourceEntry.type === "message") {
     const message = sourceEntry.message;
-    // A content not read yet is big (lib/lazy.js), so not null: asking would read it.
-    if (unreadBig(message, "content") || message.content != null) return [message];
+    // A content not read yet is big (lib/lazy.js), so not null: a peek does not read it.
+    if (peek(message, "content") != null) return [message];
     return ctx.sessionEntryToContextMessages(sourceEntry);
   }
   return ctx.projectContextEntry(sourceEntry, edit);
