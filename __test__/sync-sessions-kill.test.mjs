@@ -30,6 +30,22 @@ function entryLine(id, parentId, text) {
   });
 }
 
+/** Two machines' agent dirs (`a`, `b`) with one project's session dirs (`dirA` made, `dirB` not
+ * yet) and a bare git repository as their remote, in a temp dir of the test. */
+function twoMachines(t) {
+  const root = tempDir(t);
+  const remote = path.join(root, "remote.git");
+  execFileSync("git", ["init", "-q", "--bare", remote]);
+  const project = path.join(root, "src", "app");
+  fs.mkdirSync(project, { recursive: true });
+  const a = path.join(root, "a", "agent");
+  const b = path.join(root, "b", "agent");
+  const dirA = defaultSessionDirFor(a, project);
+  const dirB = defaultSessionDirFor(b, project);
+  fs.mkdirSync(dirA, { recursive: true });
+  return { root, remote, project, a, b, dirA, dirB };
+}
+
 /** Run the sync child (`env` added to its environment) and SIGKILL it after `ms`; resolves once
  * it is gone. */
 function killedSync(agentDir, remote, ms, env = {}) {
@@ -47,16 +63,7 @@ function killedSync(agentDir, remote, ms, env = {}) {
 }
 
 test("a sync killed at a random moment leaves every session before or after, and the next sync completes it", async (t) => {
-  const root = tempDir(t);
-  const remote = path.join(root, "remote.git");
-  execFileSync("git", ["init", "-q", "--bare", remote]);
-  const project = path.join(root, "src", "app");
-  fs.mkdirSync(project, { recursive: true });
-  const a = path.join(root, "a", "agent");
-  const b = path.join(root, "b", "agent");
-  const dirA = defaultSessionDirFor(a, project);
-  const dirB = defaultSessionDirFor(b, project);
-  fs.mkdirSync(dirA, { recursive: true });
+  const { root, remote, project, a, b, dirA, dirB } = twoMachines(t);
   const names = [];
   for (let i = 0; i < SESSIONS; i++) {
     const id = `0190aaaa-0000-7000-8000-${String(i).padStart(12, "0")}`;
@@ -116,16 +123,7 @@ test("a sync killed at a random moment leaves every session before or after, and
 // absent or back whole with b's lines, every other session is there. Syncs after the kills leave
 // both machines with exactly the sessions no one deleted and the ones continued elsewhere.
 test("a sync carrying deletions killed at a random moment deletes only what was deleted, and the next sync completes it", async (t) => {
-  const root = tempDir(t);
-  const remote = path.join(root, "remote.git");
-  execFileSync("git", ["init", "-q", "--bare", remote]);
-  const project = path.join(root, "src", "app");
-  fs.mkdirSync(project, { recursive: true });
-  const a = path.join(root, "a", "agent");
-  const b = path.join(root, "b", "agent");
-  const dirA = defaultSessionDirFor(a, project);
-  const dirB = defaultSessionDirFor(b, project);
-  fs.mkdirSync(dirA, { recursive: true });
+  const { root, remote, project, a, b, dirA, dirB } = twoMachines(t);
   // A `trash` command of the test's own, so that nothing reaches the user's real trash.
   const can = path.join(root, "can");
   const bin = path.join(root, "bin");

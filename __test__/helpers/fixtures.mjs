@@ -11,7 +11,6 @@ import { TARGET } from "./target.mjs";
 
 // ------------------------------------------------------------ temp dir, environment, cwd
 
-/** A fresh temporary directory (its real path), removed when the test ends. */
 /** A seeded xorshift: `next(n)` is in [0, n), the same sequence for the same seed (kill tests pick
  * their moments with it). @param {number} seed */
 export function rng(seed) {
@@ -24,6 +23,7 @@ export function rng(seed) {
   };
 }
 
+/** A fresh temporary directory (its real path), removed when the test ends. */
 export function tempDir(t, prefix = "pi-test-") {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   t?.after(() => removeTempDir(dir));
