@@ -18,25 +18,22 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SCALE_CWD, writeSession } from "./scale-gen.mjs";
+import { mulberry32 } from "./data-gen.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const DATA = path.join(HERE, "data", "secrets");
 const AGENT = path.join(DATA, "agent");
 const DIR = path.join(AGENT, "sessions", `--${SCALE_CWD.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
 const BIN = path.join(HERE, "..", "bin", "pi-sessions.js");
-const VERSION = 1;
+// 2: the plan draws from data-gen's mulberry32 (it had its own xorshift).
+const VERSION = 2;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const MiB = 1 << 20;
 
-/** A small seeded generator for the plan (the sessions' content is scale-gen's). */
+/** The plan's seeded choices, an integer in [0, n) (the sessions' content is scale-gen's). */
 function rng(seed) {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
+  const rand = mulberry32(seed);
+  return (n) => Math.floor(rand() * n);
 }
 
 async function generate() {
