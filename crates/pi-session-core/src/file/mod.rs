@@ -43,9 +43,7 @@ pub fn end_torn_tail(path: &Path, len: u64, ends_with_newline: bool) -> Result<b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::temp_dir;
-
-    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    use crate::testing::{temp_dir, HEADER};
 
     #[test]
     fn a_torn_tail_gets_exactly_one_newline() {

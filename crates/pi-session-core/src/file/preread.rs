@@ -109,9 +109,7 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Pending>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::temp_dir;
-
-    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    use crate::testing::{temp_dir, HEADER};
 
     // One test, since the read in flight is the process's: tests in parallel would take each
     // other's.
