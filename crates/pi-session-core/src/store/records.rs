@@ -29,6 +29,12 @@ pub struct Rec {
     pub meta: Meta,
 }
 
+/// At most this many bytes of consecutive lines are read at once by [`Records::test_lines`].
+const RUN_BYTES: usize = 4 << 20;
+
+/// What one thread of [`Records::test_lines`] found: per run it took (its index), the answers.
+type Tested = Vec<(usize, Vec<bool>)>;
+
 /// [`Rec::skel`] of a line whose skeleton is not kept.
 pub const NO_SKELETON: u32 = u32::MAX;
 
@@ -206,6 +212,105 @@ impl Records {
         Ok(Cow::Owned(buf))
     }
 
+    /// Whether the line of each record in `positions` passes `test`, read as [`Records::line`]
+    /// reads it (a file-backed line checked against its fingerprint). The lines that follow each
+    /// other in the file are read in runs of up to [`RUN_BYTES`], one read per run, and the runs
+    /// are tested on up to one thread per core: a branched copy of a big session must know which
+    /// of its lines are canonical, and the open no longer finds that out.
+    pub(crate) fn test_lines(
+        &self,
+        positions: &[u32],
+        test: impl Fn(&[u8]) -> bool + Sync,
+    ) -> Result<Vec<bool>> {
+        self.test_lines_in_runs(positions, RUN_BYTES, test)
+    }
+
+    /// [`Records::test_lines`] with runs of at most `run_bytes`.
+    fn test_lines_in_runs(
+        &self,
+        positions: &[u32],
+        run_bytes: usize,
+        test: impl Fn(&[u8]) -> bool + Sync,
+    ) -> Result<Vec<bool>> {
+        let mut out = vec![false; positions.len()];
+        // Runs of indices into `positions` whose lines are consecutive in the file.
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        for (i, &p) in positions.iter().enumerate() {
+            let r = &self.recs[p as usize];
+            if !r.in_file {
+                out[i] = test(&self.text[r.start..r.end]);
+                continue;
+            }
+            let joins = runs.last().is_some_and(|run| {
+                let first = &self.recs[positions[run.start] as usize];
+                let last = &self.recs[positions[run.end - 1] as usize];
+                run.end == i && r.start == last.end + 1 && r.end - first.start <= run_bytes
+            });
+            match runs.last_mut() {
+                Some(run) if joins => run.end = i + 1,
+                _ => runs.push(i..i + 1),
+            }
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let threads = crate::cores::available()
+            .unwrap_or(1)
+            .clamp(1, 8)
+            .min(runs.len());
+        let tested: Vec<Result<Tested>> = std::thread::scope(|scope| {
+            let work = || {
+                let mut buf = Vec::new();
+                let mut done = Vec::new();
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(run) = runs.get(k) else {
+                        return Ok(done);
+                    };
+                    done.push((k, self.test_run(&positions[run.clone()], &mut buf, &test)?));
+                }
+            };
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut all = vec![work()];
+            all.extend(
+                helpers
+                    .into_iter()
+                    .map(|h| h.join().expect("a line test panicked")),
+            );
+            all
+        });
+        for part in tested {
+            for (k, results) in part? {
+                out[runs[k].clone()].copy_from_slice(&results);
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Records::test_lines`] for one run of file-backed lines that follow each other.
+    fn test_run(
+        &self,
+        run: &[u32],
+        buf: &mut Vec<u8>,
+        test: &impl Fn(&[u8]) -> bool,
+    ) -> Result<Vec<bool>> {
+        let base = self.recs[run[0] as usize].start;
+        let end = self.recs[run[run.len() - 1] as usize].end;
+        let (path, file) = self.file_reader();
+        buf.clear();
+        buf.resize(end - base, 0);
+        crate::fsio::read_exact_at(file, buf, base as u64)
+            .map_err(|e| Error::io(&e, "read", path))?;
+        run.iter()
+            .map(|&p| {
+                let r = &self.recs[p as usize];
+                let line = &buf[r.start - base..r.end - base];
+                if fingerprint(line) != r.check {
+                    return Err(file_changed(path));
+                }
+                Ok(test(line))
+            })
+            .collect()
+    }
+
     /// [`Records::line`] where the line stands for the entry itself (handed out or written): a
     /// skeleton does not, and is refused.
     pub(crate) fn full_line(&self, pos: u32) -> Result<Cow<'_, [u8]>> {
@@ -282,6 +387,72 @@ mod tests {
         std::fs::write(&path, br#"{"type":"label_","id":"a","parentId":null}"#).unwrap();
         let err = records.line(0).unwrap_err();
         assert_eq!(err.code, ErrorCode::FileChanged);
+        drop(records);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn lines_tested_in_runs_on_several_threads_answer_as_each_line_read_alone() {
+        let dir = std::env::temp_dir().join(format!("pi-records-runs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let lines: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"custom","id":"e{i}","parentId":null,"data":"{}"}}"#,
+                    "x".repeat(i % 7)
+                )
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let mut records = Records {
+            reader: Some((path.clone(), Arc::new(std::fs::File::open(&path).unwrap()))),
+            ..Records::default()
+        };
+        let mut at = 0;
+        for line in &lines {
+            let b = line.as_bytes();
+            records.push(Rec::in_file(
+                at,
+                at + b.len(),
+                read_meta(b).unwrap(),
+                fingerprint(b),
+            ));
+            at += b.len() + 1;
+        }
+        // One line kept in memory among them, and positions out of file order and with gaps:
+        // runs break there.
+        let kept = br#"{"type":"custom","id":"m","parentId":null,"data":"xxx"}"#;
+        let pos = records.push(Rec::in_text(0, 0, read_meta(kept).unwrap()));
+        records.keep_in_text(pos, kept);
+        let positions: Vec<u32> = (0..120)
+            .chain([pos])
+            .chain((150..200).rev())
+            .chain(130..140)
+            .collect();
+        let odd = |line: &[u8]| line.len() % 2 == 1;
+        let alone: Vec<bool> = positions
+            .iter()
+            .map(|&p| odd(&records.line(p).unwrap()))
+            .collect();
+        assert!(alone.contains(&true) && alone.contains(&false));
+        for run_bytes in [1, 64, 500, 1 << 20] {
+            assert_eq!(
+                records
+                    .test_lines_in_runs(&positions, run_bytes, odd)
+                    .unwrap(),
+                alone,
+                "runs of {run_bytes} bytes"
+            );
+        }
+        // A line changed behind our back (same length) is refused, as a read of it alone is.
+        let changed = lines[135].replacen("custom", "CUSTOM", 1);
+        let mut text = lines.clone();
+        text[135] = changed;
+        std::fs::write(&path, text.join("\n") + "\n").unwrap();
+        let err = records.test_lines_in_runs(&positions, 64, odd).unwrap_err();
+        assert_eq!(err.code, ErrorCode::FileChanged);
+        assert!(records.test_lines_in_runs(&[0, 1, 2], 64, odd).is_ok());
         drop(records);
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -33,6 +33,15 @@ impl<'a> View<'a> {
     pub fn line(self, pos: u32) -> Result<Cow<'a, [u8]>> {
         self.records.line(pos)
     }
+    /// Whether the line of each of `positions` passes `test` (see [`Records::test_lines`]: runs
+    /// of the file read at once, tested on several threads).
+    pub fn test_lines(
+        self,
+        positions: &[u32],
+        test: impl Fn(&[u8]) -> bool + Sync,
+    ) -> Result<Vec<bool>> {
+        self.records.test_lines(positions, test)
+    }
     /// [`View::line`] where the line stands for the entry itself (handed out or written): a
     /// skeleton does not, and is refused.
     pub fn full_line(self, pos: u32) -> Result<Cow<'a, [u8]>> {

@@ -2,7 +2,7 @@
 //! records for the labels on it. A line that stays as it was is a [`Piece::Same`], copied
 //! without being looked at.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ids;
 use crate::json::{self, JsStr, Value};
@@ -119,11 +119,12 @@ pub struct BranchedLines {
 /// follows that label instead (`replacement.get(id) ?? id`: an entry whose id is `null` or absent
 /// leaves the value as it was), unless it names the compaction itself.
 pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines> {
+    let canonical = canonical_on_path(s, path)?;
     let Chained {
         mut pieces,
         first_kept,
         kept_ids,
-    } = chain_path(s, path)?;
+    } = chain_path(s, path, &canonical)?;
     let kept = pieces.len();
     push_labels(s, &kept_ids, &mut pieces)?;
     Ok(BranchedLines {
@@ -131,6 +132,34 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines>
         kept,
         first_kept,
     })
+}
+
+/// Which entries of `path` have canonical lines (by position; labels are left out, as they are
+/// not copied). The open reads a big file without finding that out, so the lines it could not
+/// tell are read here, all at once (see [`View::test_lines`]), instead of one read each.
+fn canonical_on_path(s: View<'_>, path: &[u32]) -> crate::Result<HashSet<u32>> {
+    let entry = |p: &&u32| s.meta(**p).kind != Kind::Label;
+    let mut canonical: HashSet<u32> = path
+        .iter()
+        .filter(entry)
+        .filter(|p| s.meta(**p).canonical)
+        .copied()
+        .collect();
+    let unknown: Vec<u32> = path
+        .iter()
+        .filter(entry)
+        .filter(|p| !s.meta(**p).canonical)
+        .copied()
+        .collect();
+    let tested = s.test_lines(&unknown, json::is_canonical)?;
+    canonical.extend(
+        unknown
+            .iter()
+            .zip(tested)
+            .filter(|(_, c)| *c)
+            .map(|(p, _)| *p),
+    );
+    Ok(canonical)
 }
 
 /// The path's entries, re-chained: see [`BranchedLines`].
@@ -143,7 +172,7 @@ struct Chained {
 
 /// The path without its label records, each entry's `parentId` the entry before it, and each
 /// compaction's `firstKeptEntryId` moved off a dropped label.
-fn chain_path(s: View<'_>, path: &[u32]) -> crate::Result<Chained> {
+fn chain_path(s: View<'_>, path: &[u32], canonical: &HashSet<u32>) -> crate::Result<Chained> {
     let mut out: Vec<Piece> = Vec::with_capacity(path.len());
     let mut first_kept: Vec<(u32, Option<u32>)> = Vec::new();
     // Label id -> the position of the entry that follows it on the path.
@@ -186,7 +215,7 @@ fn chain_path(s: View<'_>, path: &[u32]) -> crate::Result<Chained> {
         out.push(rechained(
             s,
             p,
-            m.canonical,
+            canonical.contains(&p),
             unchanged,
             &parent_key,
             fk.as_ref(),
@@ -202,7 +231,7 @@ fn chain_path(s: View<'_>, path: &[u32]) -> crate::Result<Chained> {
 }
 
 /// The record at `p` with its new `parentId` (and `firstKeptEntryId`): its own line when that
-/// changes nothing in canonical text, else spliced, else re-serialized.
+/// changes nothing in canonical text (`canonical`: its line is), else spliced, else re-serialized.
 fn rechained(
     s: View<'_>,
     p: u32,
@@ -215,9 +244,6 @@ fn rechained(
         return Ok(Piece::Same(p));
     }
     let line = s.line(p)?;
-    if unchanged && json::is_canonical(&line) {
-        return Ok(Piece::Same(p));
-    }
     let mut sets: Vec<(&str, &str)> = vec![("parentId", parent_key)];
     if let Some(fk) = fk {
         sets.push(("firstKeptEntryId", fk));
