@@ -27,7 +27,7 @@ pub fn visit_members_trusted(b: &[u8], mut visit: impl FnMut(&[u8], Range<usize>
 /// quote. Uses the parser's SIMD scan, which is fast at the short gaps between escapes too.
 pub(crate) fn skip_valid_string(b: &[u8], mut i: usize) -> usize {
     loop {
-        i = super::parse::find_string_special_plain(b, i);
+        i = super::parse::find_string_special(b, i);
         match b.get(i) {
             Some(b'\\') => i += 2,
             Some(b'"') => return i + 1,

@@ -55,16 +55,11 @@ impl WFrame {
 
 /// Output that can show back what was written (to compare keys).
 pub(super) trait Tracked {
-    /// This output accepts source runs by position, so their UTF-8 must be checked as they are
-    /// scanned (see [`Handler::CHECK_UTF8`]).
-    const CHECK_UTF8: bool = false;
     fn pos(&self) -> usize;
     fn written(&self, r: Range<usize>) -> &[u8];
     fn failed(&self) -> bool {
         false
     }
-    /// The output can no longer match (only outputs that compare can fail).
-    fn fail(&mut self) {}
 }
 
 impl Tracked for String {
@@ -99,8 +94,8 @@ impl Out for Compare<'_> {
         }
     }
 
-    /// Source text at the current position is canonical as is (its UTF-8 is checked while it
-    /// is scanned: `CHECK_UTF8`).
+    /// Source text at the current position is canonical as is (the whole input's UTF-8 was
+    /// checked before the parse: see `check_canonical`).
     #[inline]
     fn put_run(&mut self, _src: &Source<'_>, r: Range<usize>) {
         if r.start == self.pos {
@@ -112,10 +107,6 @@ impl Out for Compare<'_> {
 }
 
 impl Tracked for Compare<'_> {
-    const CHECK_UTF8: bool = true;
-    fn fail(&mut self) {
-        self.ok = false;
-    }
     fn pos(&self) -> usize {
         self.pos
     }
@@ -215,12 +206,8 @@ fn as_str(b: &[u8]) -> &str {
 
 impl<O: Out + Tracked> Handler for Writer<'_, O> {
     const CAN_STOP: bool = true;
-    const CHECK_UTF8: bool = O::CHECK_UTF8;
     fn stopped(&self) -> bool {
         self.fallback || self.out.failed()
-    }
-    fn str_bad_utf8(&mut self) {
-        self.out.fail();
     }
     fn null(&mut self) {
         self.before_value();

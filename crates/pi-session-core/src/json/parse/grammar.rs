@@ -237,11 +237,6 @@ impl<'h, H: Handler> HandlerStr<'h, H> {
 }
 
 impl<H: Handler> StrSink for HandlerStr<'_, H> {
-    const CHECK_UTF8: bool = H::CHECK_UTF8;
-    #[inline]
-    fn bad_utf8(&mut self) {
-        self.h.str_bad_utf8();
-    }
     #[inline]
     fn raw(&mut self, run: Range<usize>) {
         self.h.str_raw(run);
@@ -268,11 +263,8 @@ pub(super) fn scan_string<S: StrSink>(
     sink: &mut S,
 ) -> Result<usize, ParseError> {
     loop {
-        let (stop, high) = find_string_special::<S>(b, i);
+        let stop = find_string_special(b, i);
         if stop > i {
-            if S::CHECK_UTF8 && high && std::str::from_utf8(&b[i..stop]).is_err() {
-                sink.bad_utf8();
-            }
             sink.raw(i..stop);
         }
         i = stop;

@@ -2,8 +2,6 @@
 //! content (a quote, a backslash or a control character), a word at a time, then 64 bytes at a
 //! time with SSE2.
 
-use super::StrSink;
-
 /// Offset of the first `"`, `\` or control character at or after `i` (or `b.len()`).
 ///
 /// This is the hot loop of every mode. Escapes in session text (`\n`, `\"`) are typically a few
@@ -11,61 +9,31 @@ use super::StrSink;
 /// base64 images) go through SSE2 compares, 64 bytes per step. (A `memchr2` for the quote and
 /// backslash plus a separate control-character pass measured 2-3x slower here, mostly from
 /// per-call overhead at short gaps.)
-///
-/// The second result is true when the run before that offset may hold a byte >= 0x80 (never false
-/// when it does); it is only computed for sinks that check UTF-8 (`S::CHECK_UTF8`), by OR-ing the
-/// data already loaded, so ASCII runs need no second pass.
 #[inline]
-pub(super) fn find_string_special<S: StrSink>(b: &[u8], i: usize) -> (usize, bool) {
-    if S::CHECK_UTF8 {
-        find_special::<true>(b, i)
-    } else {
-        find_special::<false>(b, i)
-    }
-}
-
-/// [`find_string_special`] without the UTF-8 hint (for scanners of already validated text).
-#[inline]
-pub(crate) fn find_string_special_plain(b: &[u8], i: usize) -> usize {
-    find_special::<false>(b, i).0
-}
-
-#[inline]
-fn find_special<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, bool) {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut high = 0u64;
+pub(crate) fn find_string_special(b: &[u8], mut i: usize) -> usize {
     for _ in 0..2 {
         let Some(w) = word_at(b, i) else { break };
-        if HIGH_BITS {
-            high |= w;
-        }
         let m = special_mask(w);
         if m != 0 {
-            let stop = i + (m.trailing_zeros() / 8) as usize;
-            // Bytes of the word at and after the stop may be counted: "may hold" stays true.
-            return (stop, high & HIGH != 0);
+            return i + (m.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    let (mut i, long_high) = find_special_long::<HIGH_BITS>(b, i);
+    i = find_special_long(b, i);
     while i < b.len() && !is_special(b[i]) {
-        if HIGH_BITS {
-            high |= u64::from(b[i]);
-        }
         i += 1;
     }
-    (i, long_high || high & HIGH != 0)
+    i
 }
 
-/// The long-run part of [`find_special`]: SSE2 (baseline on x86_64) 64 bytes per step. Returns
-/// the offset of the first special byte, or where fewer than 16 bytes remain, and whether any byte
-/// looked at may be >= 0x80 (when `HIGH_BITS`).
+/// The long-run part of [`find_string_special`]: SSE2 (baseline on x86_64) 64 bytes per step.
+/// Returns the offset of the first special byte, or where fewer than 16 bytes remain.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, bool) {
+fn find_special_long(b: &[u8], mut i: usize) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_setzero_si128,
+        _mm_set1_epi8,
     };
     // SAFETY: SSE2 is part of the x86_64 baseline; every load reads 16 bytes that the bounds
     // checks before it keep inside `b`.
@@ -73,7 +41,6 @@ fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, b
         let quote = _mm_set1_epi8(b'"' as i8);
         let backslash = _mm_set1_epi8(b'\\' as i8);
         let ctl = _mm_set1_epi8(0x1f);
-        let mut seen = _mm_setzero_si128();
         let special = |v: __m128i| {
             // max(v, 0x1f) == 0x1f exactly for the bytes below 0x20.
             let c = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl);
@@ -85,12 +52,6 @@ fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, b
         let load = |k: usize| _mm_loadu_si128(b.as_ptr().add(k).cast::<__m128i>());
         while i + 64 <= b.len() {
             let (v0, v1, v2, v3) = (load(i), load(i + 16), load(i + 32), load(i + 48));
-            if HIGH_BITS {
-                seen = _mm_or_si128(
-                    seen,
-                    _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3)),
-                );
-            }
             let (m0, m1, m2, m3) = (special(v0), special(v1), special(v2), special(v3));
             let any = _mm_or_si128(_mm_or_si128(m0, m1), _mm_or_si128(m2, m3));
             if _mm_movemask_epi8(any) != 0 {
@@ -98,54 +59,41 @@ fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, b
                     | ((_mm_movemask_epi8(m1) as u32 as u64) << 16)
                     | ((_mm_movemask_epi8(m2) as u32 as u64) << 32)
                     | ((_mm_movemask_epi8(m3) as u32 as u64) << 48);
-                return (
-                    i + mask.trailing_zeros() as usize,
-                    _mm_movemask_epi8(seen) != 0,
-                );
+                return i + mask.trailing_zeros() as usize;
             }
             i += 64;
         }
         while i + 16 <= b.len() {
             let v = load(i);
-            if HIGH_BITS {
-                seen = _mm_or_si128(seen, v);
-            }
             let m = _mm_movemask_epi8(special(v));
             if m != 0 {
-                return (
-                    i + m.trailing_zeros() as usize,
-                    _mm_movemask_epi8(seen) != 0,
-                );
+                return i + m.trailing_zeros() as usize;
             }
             i += 16;
         }
-        (i, _mm_movemask_epi8(seen) != 0)
+        i
     }
 }
 
 /// Portable long-run scan: 32-byte blocks whose branch-free test LLVM vectorizes.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn find_special_long<const HIGH_BITS: bool>(b: &[u8], mut i: usize) -> (usize, bool) {
-    let mut high = false;
+fn find_special_long(b: &[u8], mut i: usize) -> usize {
     while let Some(block) = b.get(i..i + 32) {
         let hit = block.iter().fold(false, |acc, &c| {
             acc | (c == b'"') | (c == b'\\') | (c < 0x20)
         });
-        if HIGH_BITS {
-            high |= block.iter().fold(0u8, |acc, &c| acc | c) >= 0x80;
-        }
         if hit {
             for k in (0..32).step_by(8) {
                 let m = word_at(b, i + k).map_or(0, special_mask);
                 if m != 0 {
-                    return (i + k + (m.trailing_zeros() / 8) as usize, high);
+                    return i + k + (m.trailing_zeros() / 8) as usize;
                 }
             }
         }
         i += 32;
     }
-    (i, high)
+    i
 }
 
 #[inline]
