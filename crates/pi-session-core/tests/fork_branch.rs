@@ -236,6 +236,24 @@ fn a_branched_session_has_the_same_bytes_and_state_whether_read_lazily_or_not() 
 
         assert_eq!(comparable(&lazy_branch), comparable(&eager_branch));
         assert_eq!(lines(&s).len(), eager_s.record_count());
+        // Every line of a branched session is canonical (copied because it was, or written
+        // here), and is known to be from now on: a second branch need not read them to find out.
+        for pos in 0..s.record_count() as u32 {
+            let line = String::from_utf8(s.view().line(pos)?.into_owned()).unwrap();
+            assert!(s.meta(pos).canonical, "not known canonical: {line}");
+            assert!(
+                pi_session_core::json::is_canonical(line.as_bytes()),
+                "{line}"
+            );
+        }
+        // Branched again, the new session's bytes are those a fresh open of it branches to.
+        let again = branch(&mut s)?.expect("persisted");
+        let mut fresh = open(&dir, &new_file, lazy)?;
+        let fresh_again = branch(&mut fresh)?.expect("persisted");
+        assert_eq!(
+            comparable(&fs::read_to_string(&again).unwrap()),
+            comparable(&fs::read_to_string(&fresh_again).unwrap())
+        );
         // Re-chained past the dropped labels, first kept entry moved off the label, labels last.
         assert!(!eager_branch.contains("other branch") && !eager_branch.contains("\"l1\""));
         assert!(eager_branch.contains(r#""id":"c","parentId":"b""#));

@@ -124,13 +124,18 @@ impl Session {
     }
 
     /// The new records' metas, the header's first (the lines were written by us or are
-    /// unchanged, so they are read as trusted).
+    /// unchanged, so they are read as trusted). A line copied as it was is known to be canonical
+    /// now (that is why it could be copied), so branching the new session again reads none of
+    /// them to find out.
     fn branched_metas(&self, header: &[u8], plan: &[Piece]) -> Vec<Meta> {
         let mut metas = Vec::with_capacity(plan.len() + 1);
         metas.push(record::read_meta_trusted(header).expect("header line is a JSON object"));
         for piece in plan {
             metas.push(match piece {
-                Piece::Same(pos) => self.meta(*pos).clone(),
+                Piece::Same(pos) => Meta {
+                    canonical: true,
+                    ..self.meta(*pos).clone()
+                },
                 Piece::New { line, from } => {
                     let mut meta =
                         record::read_meta_trusted(line).expect("generated lines are JSON objects");
