@@ -9,7 +9,6 @@ use super::{LoadReport, Session};
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::{migrate, LoadedFile};
 use crate::record::{Kind, Meta};
-use crate::store::Rec;
 use crate::text::Text;
 
 impl Session {
@@ -61,23 +60,30 @@ impl Session {
     /// session stay in its file, read through a descriptor of our own. The first record must be a
     /// header. Nothing is written, nothing migrated (the source's records are current already).
     pub fn load_records_of(&mut self, source: &mut Session, positions: &[u32]) -> Result<()> {
-        let recs: Vec<Rec> = positions
-            .iter()
-            .map(|&p| source.records.recs.get(p as usize).cloned())
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                Error::new(ErrorCode::InvalidArgument, "record position out of range")
-            })?;
-        self.check_skeletons(recs.iter().any(|r| r.meta.skeleton))?;
-        if recs.first().is_none_or(|r| r.meta.kind != Kind::Header) {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the first record is not a header",
-            ));
+        // Checked first; copied once, straight into this session's records, at the end.
+        {
+            let all = &source.records.recs;
+            if positions.iter().any(|&p| p as usize >= all.len()) {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "record position out of range",
+                ));
+            }
+            let rec = |i: usize| &all[positions[i] as usize];
+            self.check_skeletons((0..positions.len()).any(|i| rec(i).meta.skeleton))?;
+            if positions.is_empty() || rec(0).meta.kind != Kind::Header {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "the first record is not a header",
+                ));
+            }
         }
         let session_id = header_id_string(&source.line(positions[0])?);
         // The copy reads through the same descriptor (its file stays open as long as either does).
-        let reader = match (&source.records.reader, recs.iter().any(|r| r.in_file)) {
+        let in_file = positions
+            .iter()
+            .any(|&p| source.records.recs[p as usize].in_file);
+        let reader = match (&source.records.reader, in_file) {
             (Some((path, file)), true) => Some((path.clone(), Arc::clone(file))),
             _ => None,
         };
@@ -86,7 +92,11 @@ impl Session {
         self.reset_state();
         self.records.text = text;
         self.records.reader = reader;
-        self.adopt_recs(recs.into_iter(), session_id);
+        let all = &source.records.recs;
+        self.adopt_recs(
+            positions.iter().map(|&p| all[p as usize].clone()),
+            session_id,
+        );
         // The records' lazy values are described by the source's shapes and skeletons.
         self.records.shapes = source.records.shapes.clone();
         self.records.skeletons = Arc::clone(&source.records.skeletons);

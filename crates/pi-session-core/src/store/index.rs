@@ -39,15 +39,19 @@ impl Index {
     }
     /// Returns the key's slot and what to undo: `None` if the key was new, else the previous position.
     pub(crate) fn set(&mut self, key: &Key, pos: u32) -> (u32, Option<u32>) {
-        if let Some(&slot) = self.slot_of.get(key) {
-            let prev = self.slots[slot as usize];
-            self.slots[slot as usize] = pos;
-            (slot, Some(prev))
-        } else {
-            let slot = self.slots.len() as u32;
-            self.slot_of.insert(key.clone(), slot);
-            self.slots.push(pos);
-            (slot, None)
+        // One hash lookup for both answers (the key is copied only when it is new).
+        match self.slot_of.entry(key.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let slot = *e.get();
+                let prev = std::mem::replace(&mut self.slots[slot as usize], pos);
+                (slot, Some(prev))
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let slot = self.slots.len() as u32;
+                e.insert(slot);
+                self.slots.push(pos);
+                (slot, None)
+            }
         }
     }
     pub(crate) fn undo(&mut self, key: &str, prev: Option<u32>) {
@@ -155,6 +159,10 @@ impl Ids {
     /// Rebuild index, leaf and labels from the records (the reference's `_buildIndex`).
     pub(crate) fn build(&mut self, recs: &[Rec]) {
         self.index.clear();
+        // Sized once for every record (most are entries with ids of their own), not grown and
+        // rehashed as the ids come.
+        self.index.slot_of.reserve(recs.len());
+        self.index.slots.reserve(recs.len());
         self.labels.clear();
         self.leaf = Leaf::Null;
         for (pos, rec) in recs.iter().enumerate() {
