@@ -290,12 +290,13 @@ class SessionState {
   }
 
   /** mark() for one of many objects made at once (`objs[pos]` already): it joins the map when the
-   * event loop is idle, or when the map is read (see lib/origins.js). @param {any} obj @param {number} pos */
-  markLater(obj, pos) {
+   * map is read (see lib/origins.js), or before, when the event loop is idle, if `whenIdle`.
+   * @param {any} obj @param {number} pos @param {boolean} [whenIdle] */
+  markLater(obj, pos, whenIdle = true) {
     // What mark() leaves out, and a header, which leads to its origin at once.
     if (obj === null || typeof obj !== "object" || this.trackId === 0 || obj.type === "session") return this.mark(obj, pos);
     const origin = this.origin ?? this.newOrigin();
-    if (origin.pending.length === 0) idle.markWhenIdle(this);
+    if (whenIdle && origin.pending.length === 0) idle.markWhenIdle(this);
     origin.pending.push(pos);
   }
 
