@@ -39,7 +39,8 @@ impl Index {
     }
     /// Returns the key's slot and what to undo: `None` if the key was new, else the previous position.
     pub(crate) fn set(&mut self, key: &Key, pos: u32) -> (u32, Option<u32>) {
-        // One hash lookup for both answers (the key is copied only when it is new).
+        // One hash lookup for both answers (the key is copied for it: a few bytes inline, a heap
+        // copy only for an id longer than 15 bytes).
         match self.slot_of.entry(key.clone()) {
             std::collections::hash_map::Entry::Occupied(e) => {
                 let slot = *e.get();
