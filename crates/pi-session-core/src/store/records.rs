@@ -292,23 +292,36 @@ impl Records {
         buf: &mut Vec<u8>,
         test: &impl Fn(&[u8]) -> bool,
     ) -> Result<Vec<bool>> {
+        let base = self.read_run(run, buf)?;
+        Ok(run
+            .iter()
+            .map(|&p| {
+                let r = &self.recs[p as usize];
+                test(&buf[r.start - base..r.end - base])
+            })
+            .collect())
+    }
+
+    /// The lines of `run` (file-backed records that follow each other in the file, in file
+    /// order), each with the newline after it, read into `buf` at once and checked line by line
+    /// against their fingerprints. Returns where `buf` starts in the file.
+    pub(crate) fn read_run(&self, run: &[u32], buf: &mut Vec<u8>) -> Result<usize> {
         let base = self.recs[run[0] as usize].start;
         let end = self.recs[run[run.len() - 1] as usize].end;
         let (path, file) = self.file_reader();
         buf.clear();
-        buf.resize(end - base, 0);
+        buf.resize(end + 1 - base, 0);
         crate::fsio::read_exact_at(file, buf, base as u64)
             .map_err(|e| Error::io(&e, "read", path))?;
-        run.iter()
-            .map(|&p| {
-                let r = &self.recs[p as usize];
-                let line = &buf[r.start - base..r.end - base];
-                if fingerprint(line) != r.check {
-                    return Err(file_changed(path));
-                }
-                Ok(test(line))
-            })
-            .collect()
+        for &p in run {
+            let r = &self.recs[p as usize];
+            if fingerprint(&buf[r.start - base..r.end - base]) != r.check
+                || buf[r.end - base] != b'\n'
+            {
+                return Err(file_changed(path));
+            }
+        }
+        Ok(base)
     }
 
     /// [`Records::line`] where the line stands for the entry itself (handed out or written): a

@@ -6,13 +6,13 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use super::lines::Piece;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::file::fingerprint;
 use crate::file::scan::{self, ScannedRec};
 use crate::fsio;
 use crate::record::Meta;
 use crate::session::Session;
-use crate::store::records::{file_changed, NO_SKELETON};
+use crate::store::records::NO_SKELETON;
 
 /// A record of an in-memory session: `(start, end, meta)` in its text.
 type TextRec = (usize, usize, Meta);
@@ -101,7 +101,7 @@ impl Session {
     }
 
     /// Copy a run of lines that follow each other in the session file: one read, checked line by
-    /// line against the fingerprints, one write.
+    /// line against the fingerprints ([`crate::store::records::Records::read_run`]), one write.
     fn copy_run(
         &self,
         out: &mut Sink,
@@ -109,27 +109,19 @@ impl Session {
         buf: &mut Vec<u8>,
         meta: &mut impl FnMut() -> Meta,
     ) -> Result<()> {
-        let rec = |piece: &Piece| {
-            let Piece::Same(q) = piece else {
-                unreachable!("runs hold unchanged lines only")
-            };
-            &self.records.recs[*q as usize]
-        };
-        let base = rec(&run[0]).start;
-        let end = rec(&run[run.len() - 1]).end;
-        let (path, file) = self.records.file_reader();
-        buf.resize(end + 1 - base, 0);
-        crate::fsio::read_exact_at(file, buf, base as u64)
-            .map_err(|e| Error::io(&e, "read", path))?;
-        for piece in run {
-            let r = rec(piece);
-            let line = &buf[r.start - base..r.end - base];
-            if fingerprint(line) != r.check || buf[r.end - base] != b'\n' {
-                return Err(file_changed(path));
-            }
+        let positions: Vec<u32> = run
+            .iter()
+            .map(|piece| match piece {
+                Piece::Same(q) => *q,
+                Piece::New { .. } => unreachable!("runs hold unchanged lines only"),
+            })
+            .collect();
+        let base = self.records.read_run(&positions, buf)?;
+        for &p in &positions {
+            let r = &self.records.recs[p as usize];
             let at = out.at + r.start - base;
             out.recs
-                .push((at, at + line.len(), meta(), r.check, NO_SKELETON));
+                .push((at, at + r.len(), meta(), r.check, NO_SKELETON));
         }
         out.tmp.write_all(buf)?;
         out.at += buf.len();
