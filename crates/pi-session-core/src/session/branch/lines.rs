@@ -138,28 +138,17 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines>
 /// not copied). The open reads a big file without finding that out, so the lines it could not
 /// tell are read here, all at once (see [`View::test_lines`]), instead of one read each.
 fn canonical_on_path(s: View<'_>, path: &[u32]) -> crate::Result<HashSet<u32>> {
-    let entry = |p: &&u32| s.meta(**p).kind != Kind::Label;
-    let mut canonical: HashSet<u32> = path
+    let (known, unknown): (Vec<u32>, Vec<u32>) = path
         .iter()
-        .filter(entry)
-        .filter(|p| s.meta(**p).canonical)
-        .copied()
-        .collect();
-    let unknown: Vec<u32> = path
-        .iter()
-        .filter(entry)
-        .filter(|p| !s.meta(**p).canonical)
-        .copied()
-        .collect();
+        .filter(|&&p| s.meta(p).kind != Kind::Label)
+        .partition(|&&p| s.meta(p).canonical);
     let tested = s.test_lines(&unknown, json::is_canonical)?;
-    canonical.extend(
-        unknown
-            .iter()
-            .zip(tested)
-            .filter(|(_, c)| *c)
-            .map(|(p, _)| *p),
-    );
-    Ok(canonical)
+    let found = unknown
+        .iter()
+        .zip(tested)
+        .filter(|(_, c)| *c)
+        .map(|(p, _)| *p);
+    Ok(known.into_iter().chain(found).collect())
 }
 
 /// The path's entries, re-chained: see [`BranchedLines`].
