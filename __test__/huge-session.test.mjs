@@ -161,6 +161,22 @@ test("a big session changed in place after opening is reported, not misread", (t
   assert.throws(() => JSON.stringify(entries), (e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file));
 });
 
+test("a big session cut short after opening is reported as changed, by a read and by a branch", (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, "s.jsonl");
+  writeSession(file, 20, 1000);
+  const sm = withLazy(0, () => ours.SessionManager.open(file, dir));
+  const leaf = sm.getLeafId();
+  const entries = sm.getEntries();
+  // Another program truncates the file (a crashed rewrite, a sync tool): the lines the open found
+  // past the new end are gone, which is the same report as lines changed, not an I/O fault.
+  fs.truncateSync(file, Math.floor(fs.statSync(file).size / 2));
+  const changed = (/** @type {any} */ e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file);
+  assert.throws(() => entries[entries.length - 1].message.content, changed);
+  assert.throws(() => sm.createBranchedSession(leaf), changed);
+  assert.equal(entries[0].message.content, "question 0", "what was read before stands");
+});
+
 test("a session larger than 512 MB opens and builds its context", (t) => {
   const free = fs.statfsSync(os.tmpdir());
   const freeBytes = Number(free.bavail) * Number(free.bsize);

@@ -330,6 +330,15 @@ fn a_file_changed_in_place_is_refused_when_a_value_is_read_and_a_memory_session_
                 );
             }
         }
+        // Cut short behind our back: the same refusal, not an I/O error of a short read.
+        fs::write(&file, &text[..text.len() / 2]).unwrap();
+        match reader.value(8, b"content") {
+            Err(e) => {
+                assert!(in_file);
+                assert_eq!(e.code, ErrorCode::FileChanged, "{}", e.message);
+            }
+            Ok(_) => assert!(!in_file),
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
     Ok(())

@@ -16,7 +16,7 @@ use super::{LazyMeta, Shapes};
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::fingerprint;
 use crate::materialize::{BatchBuilder, PreparedBatch};
-use crate::store::records::{file_changed, Records};
+use crate::store::records::{file_changed, read_held, Records};
 use crate::text::Text;
 
 /// Where one holder record's line is, and its lazy values within it.
@@ -121,8 +121,7 @@ impl LazyReader {
             .as_ref()
             .ok_or_else(|| Error::internal("a file-backed line without its file"))?;
         let mut buf = vec![0u8; l.end - l.start];
-        crate::fsio::read_exact_at(file, &mut buf, l.start as u64)
-            .map_err(|e| Error::io(&e, "read", path))?;
+        read_held(path, file, &mut buf, l.start)?;
         if fingerprint(&buf) != l.check {
             return Err(file_changed(path));
         }

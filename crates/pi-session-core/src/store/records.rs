@@ -204,8 +204,7 @@ impl Records {
         }
         let (path, file) = self.file_reader();
         let mut buf = vec![0u8; r.end - r.start];
-        crate::fsio::read_exact_at(file, &mut buf, r.start as u64)
-            .map_err(|e| Error::io(&e, "read", path))?;
+        read_held(path, file, &mut buf, r.start)?;
         if fingerprint(&buf) != r.check {
             return Err(file_changed(path));
         }
@@ -311,8 +310,7 @@ impl Records {
         let (path, file) = self.file_reader();
         buf.clear();
         buf.resize(end + 1 - base, 0);
-        crate::fsio::read_exact_at(file, buf, base as u64)
-            .map_err(|e| Error::io(&e, "read", path))?;
+        read_held(path, file, buf, base)?;
         for &p in run {
             let r = &self.recs[p as usize];
             if fingerprint(&buf[r.start - base..r.end - base]) != r.check
@@ -364,6 +362,24 @@ impl Records {
     pub(crate) fn held_bytes(&self) -> usize {
         self.text.held_bytes() + self.recs.capacity() * (std::mem::size_of::<Rec>() + 8)
     }
+}
+
+/// Reads the bytes at `at` of the session file `file` (`path`) into `buf`: lines the scan found
+/// there. A file now too short to hold them was cut behind our back, which is [`file_changed`]
+/// as an edit of them is, not an I/O fault.
+pub(crate) fn read_held(
+    path: &Path,
+    file: &std::fs::File,
+    buf: &mut [u8],
+    at: usize,
+) -> Result<()> {
+    crate::fsio::read_exact_at(file, buf, at as u64).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            file_changed(path)
+        } else {
+            Error::io(&e, "read", path)
+        }
+    })
 }
 
 /// The error for a file-backed line whose bytes are no longer the ones read.
@@ -466,6 +482,16 @@ mod tests {
         let err = records.test_lines_in_runs(&positions, 64, odd).unwrap_err();
         assert_eq!(err.code, ErrorCode::FileChanged);
         assert!(records.test_lines_in_runs(&[0, 1, 2], 64, odd).is_ok());
+        // Cut short behind our back: refused the same way, by a run and by a line read alone.
+        std::fs::write(&path, lines[..100].join("\n") + "\n").unwrap();
+        for run_bytes in [64, 1 << 20] {
+            let err = records
+                .test_lines_in_runs(&[98, 99, 100, 101], run_bytes, odd)
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::FileChanged, "{}", err.message);
+        }
+        assert_eq!(records.line(150).unwrap_err().code, ErrorCode::FileChanged);
+        assert!(records.test_lines_in_runs(&[98, 99], 64, odd).is_ok());
         drop(records);
         std::fs::remove_dir_all(dir).unwrap();
     }
