@@ -2,7 +2,7 @@
 //! records for the labels on it. A line that stays as it was is a [`Piece::Same`], copied
 //! without being looked at.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::ids;
 use crate::json::{self, JsStr, Value};
@@ -134,21 +134,22 @@ pub fn branched_lines(s: View<'_>, path: &[u32]) -> crate::Result<BranchedLines>
     })
 }
 
-/// Which entries of `path` have canonical lines (by position; labels are left out, as they are
-/// not copied). The open reads a big file without finding that out, so the lines it could not
-/// tell are read here, all at once (see [`View::test_lines`]), instead of one read each.
-fn canonical_on_path(s: View<'_>, path: &[u32]) -> crate::Result<HashSet<u32>> {
-    let (known, unknown): (Vec<u32>, Vec<u32>) = path
-        .iter()
-        .filter(|&&p| s.meta(p).kind != Kind::Label)
-        .partition(|&&p| s.meta(p).canonical);
-    let tested = s.test_lines(&unknown, json::is_canonical)?;
-    let found = unknown
-        .iter()
-        .zip(tested)
-        .filter(|(_, c)| *c)
-        .map(|(p, _)| *p);
-    Ok(known.into_iter().chain(found).collect())
+/// Whether each entry of `path` has a canonical line, by index on the path (labels are left out,
+/// as they are not copied). The open reads a big file without finding that out, so the lines it
+/// could not tell are read here, all at once (see [`View::test_lines`]), instead of one read each.
+fn canonical_on_path(s: View<'_>, path: &[u32]) -> crate::Result<Vec<bool>> {
+    let mut canonical: Vec<bool> = path.iter().map(|&p| s.meta(p).canonical).collect();
+    let unknown: Vec<usize> = (0..path.len())
+        .filter(|&i| !canonical[i] && s.meta(path[i]).kind != Kind::Label)
+        .collect();
+    let positions: Vec<u32> = unknown.iter().map(|&i| path[i]).collect();
+    for (i, c) in unknown
+        .into_iter()
+        .zip(s.test_lines(&positions, json::is_canonical)?)
+    {
+        canonical[i] = c;
+    }
+    Ok(canonical)
 }
 
 /// The path's entries, re-chained: see [`BranchedLines`].
@@ -161,7 +162,7 @@ struct Chained {
 
 /// The path without its label records, each entry's `parentId` the entry before it, and each
 /// compaction's `firstKeptEntryId` moved off a dropped label.
-fn chain_path(s: View<'_>, path: &[u32], canonical: &HashSet<u32>) -> crate::Result<Chained> {
+fn chain_path(s: View<'_>, path: &[u32], canonical: &[bool]) -> crate::Result<Chained> {
     let mut out: Vec<Piece> = Vec::with_capacity(path.len());
     let mut first_kept: Vec<(u32, Option<u32>)> = Vec::new();
     // Label id -> the position of the entry that follows it on the path.
@@ -169,7 +170,7 @@ fn chain_path(s: View<'_>, path: &[u32], canonical: &HashSet<u32>) -> crate::Res
     let mut pending: Vec<Key> = Vec::new();
     let mut parent_key: Key = "null".into();
     let mut kept_ids: Vec<Key> = Vec::new();
-    for &p in path {
+    for (i, &p) in path.iter().enumerate() {
         let m = s.meta(p);
         if m.kind == Kind::Label {
             pending.push(m.id.clone());
@@ -204,7 +205,7 @@ fn chain_path(s: View<'_>, path: &[u32], canonical: &HashSet<u32>) -> crate::Res
         out.push(rechained(
             s,
             p,
-            canonical.contains(&p),
+            canonical[i],
             unchanged,
             &parent_key,
             fk.as_ref(),
