@@ -212,10 +212,11 @@ impl Records {
     }
 
     /// Whether the line of each record in `positions` passes `test`, read as [`Records::line`]
-    /// reads it (a file-backed line checked against its fingerprint). The lines that follow each
-    /// other in the file are read in runs of up to [`RUN_BYTES`], one read per run, and the runs
-    /// are tested on up to one thread per core: a branched copy of a big session must know which
-    /// of its lines are canonical, and the open no longer finds that out.
+    /// reads it (a file-backed line checked against its fingerprint). The positions are taken in
+    /// runs of up to [`RUN_BYTES`]: lines held in memory, or lines that follow each other in the
+    /// file, read with one read per run. The runs are tested on up to one thread per core: a
+    /// branched copy of a session must know which of its lines are canonical, and the open no
+    /// longer finds that out.
     pub(crate) fn test_lines(
         &self,
         positions: &[u32],
@@ -231,23 +232,20 @@ impl Records {
         run_bytes: usize,
         test: impl Fn(&[u8]) -> bool + Sync,
     ) -> Result<Vec<bool>> {
-        let mut out = vec![false; positions.len()];
-        // Runs of indices into `positions` whose lines are consecutive in the file.
-        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        // Runs of indices into `positions`, each with its size in bytes.
+        let mut runs: Vec<(std::ops::Range<usize>, usize)> = Vec::new();
         for (i, &p) in positions.iter().enumerate() {
             let r = &self.recs[p as usize];
-            if !r.in_file {
-                out[i] = test(&self.text[r.start..r.end]);
-                continue;
-            }
-            let joins = runs.last().is_some_and(|run| {
-                let first = &self.recs[positions[run.start] as usize];
+            let joins = runs.last().is_some_and(|(run, bytes)| {
                 let last = &self.recs[positions[run.end - 1] as usize];
-                run.end == i && r.start == last.end + 1 && r.end - first.start <= run_bytes
+                run.end == i
+                    && last.in_file == r.in_file
+                    && (!r.in_file || r.start == last.end + 1)
+                    && bytes + r.len() <= run_bytes
             });
             match runs.last_mut() {
-                Some(run) if joins => run.end = i + 1,
-                _ => runs.push(i..i + 1),
+                Some((run, bytes)) if joins => (run.end, *bytes) = (i + 1, *bytes + r.len() + 1),
+                _ => runs.push((i..i + 1, r.len() + 1)),
             }
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -261,7 +259,7 @@ impl Records {
                 let mut done = Vec::new();
                 loop {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(run) = runs.get(k) else {
+                    let Some((run, _)) = runs.get(k) else {
                         return Ok(done);
                     };
                     done.push((k, self.test_run(&positions[run.clone()], &mut buf, &test)?));
@@ -276,27 +274,34 @@ impl Records {
             );
             all
         });
+        let mut out = vec![false; positions.len()];
         for part in tested {
             for (k, results) in part? {
-                out[runs[k].clone()].copy_from_slice(&results);
+                out[runs[k].0.clone()].copy_from_slice(&results);
             }
         }
         Ok(out)
     }
 
-    /// [`Records::test_lines`] for one run of file-backed lines that follow each other.
+    /// [`Records::test_lines`] for one run: lines held in memory, or file-backed lines that
+    /// follow each other.
     fn test_run(
         &self,
         run: &[u32],
         buf: &mut Vec<u8>,
         test: &impl Fn(&[u8]) -> bool,
     ) -> Result<Vec<bool>> {
-        let base = self.read_run(run, buf)?;
+        let in_file = self.recs[run[0] as usize].in_file;
+        let base = if in_file { self.read_run(run, buf)? } else { 0 };
         Ok(run
             .iter()
             .map(|&p| {
                 let r = &self.recs[p as usize];
-                test(&buf[r.start - base..r.end - base])
+                test(if in_file {
+                    &buf[r.start - base..r.end - base]
+                } else {
+                    &self.text[r.start..r.end]
+                })
             })
             .collect())
     }
