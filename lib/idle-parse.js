@@ -1,7 +1,7 @@
 "use strict";
 // Idle work on the one session that asked for it last: parsing a session just loaded (a resume)
 // into entry objects, and then adding the objects made many at once to the map of where they
-// came from (SessionState.markLater). Done in slices of a few milliseconds, each run from the
+// came from (SessionState.adoptLater). Done in slices of a few milliseconds, each run from the
 // event loop when it has nothing else to do (an unref'd zero-delay timer: it never keeps a process
 // alive). Only the session loaded last is held, and only until its idle work is done, so a
 // program that drops its sessions still frees them (all but the last, a little later). The objects are the

@@ -100,10 +100,7 @@ function loadEntries(s, persist, entries, startNew) {
     // Their marks wait until the map is read (an inMemory of these entries in turn), not even for
     // idle time, which stays with the session that has work: pi makes such a manager of a branch
     // at each turn boundary an extension listens to, and drops it unread.
-    for (let i = 0; i < entries.length; i++) {
-      s.objs[i + offset] = entries[i];
-      s.markLater(entries[i], i + offset, false);
-    }
+    for (let i = 0; i < entries.length; i++) s.adoptLater(entries[i], i + offset, false);
     // With a header, the caller's array is the session's list: appends land in it too.
     if (hasHeader) s.callerList = entries;
   }

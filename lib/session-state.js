@@ -289,10 +289,11 @@ class SessionState {
     origins.place(this.origin ?? this.newOrigin(), obj, pos);
   }
 
-  /** mark() for one of many objects made at once (`objs[pos]` already): it joins the map when the
-   * map is read (see lib/origins.js), or before, when the event loop is idle, if `whenIdle`.
+  /** adopt() for one of many objects made or handed over at once: its mark joins the map when
+   * the map is read (see lib/origins.js), or before, when the event loop is idle, if `whenIdle`.
    * @param {any} obj @param {number} pos @param {boolean} [whenIdle] */
-  markLater(obj, pos, whenIdle = true) {
+  adoptLater(obj, pos, whenIdle = true) {
+    this.objs[pos] = obj;
     // What mark() leaves out, and a header, which leads to its origin at once.
     if (obj === null || typeof obj !== "object" || this.trackId === 0 || obj.type === "session") return this.mark(obj, pos);
     const origin = this.origin ?? this.newOrigin();
@@ -352,10 +353,7 @@ class SessionState {
           const p = want[done + j];
           // Two requests for one position in the same call must yield one object.
           let o = objs[p];
-          if (o === undefined) {
-            o = objs[p] = parsed[j];
-            this.markLater(o, p);
-          }
+          if (o === undefined) this.adoptLater((o = parsed[j]), p);
           out[missing[done + j]] = o;
         }
         done += parsed.length;
