@@ -33,6 +33,9 @@ pub struct Scan {
     pub ends_with_newline: bool,
     /// The file's length as scanned.
     pub len: u64,
+    /// The descriptor the scan read: the records' offsets are offsets of this file, whatever the
+    /// path names by the time they are read (another program may rename a file over it).
+    pub file: File,
 }
 
 /// Reads a stream in big chunks of whole lines through one reused buffer, so lines are looked at
@@ -230,6 +233,7 @@ fn scan_file_in_parts(path: &Path, split: Split) -> Result<Option<Scan>> {
         header_version: 1.0,
         ends_with_newline: true,
         len: bounds.last().copied().unwrap_or(0),
+        file,
     };
     let mut header = None;
     for part in parts {

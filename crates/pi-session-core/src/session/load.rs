@@ -185,8 +185,9 @@ impl Session {
             return Ok(None);
         }
         file::end_torn_tail(path, scan.len, scan.ends_with_newline)?;
-        let reader = crate::fsio::open_read(path).map_err(|e| Error::io(&e, "open", path))?;
-        self.adopt_scan(path, scan.recs, scan.header_id, reader);
+        // The lines are read later through the descriptor the scan read them from: a file renamed
+        // over the path meanwhile is another file, whose offsets these are not.
+        self.adopt_scan(path, scan.recs, scan.header_id, scan.file);
         self.records.shapes = scan.shapes;
         self.records.skeletons = Arc::new(scan.skeletons);
         Ok(Some(LoadReport {
@@ -362,6 +363,29 @@ mod tests {
         let lazy = held(text.len() as u64);
         assert!(eager > long.len(), "{eager}");
         assert!(lazy < long.len(), "{lazy}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_renamed_over_the_path_after_the_scan_is_not_read_for_the_scanned_one() {
+        // The scan and the load's reader must be the same file: another program may rename a
+        // file over the path between them (a sync tool, a second writer's rewrite).
+        let dir = temp_dir("renamed-after-scan");
+        let file = dir.join("s.jsonl");
+        let header = r#"{"type":"session","version":3,"id":"sid","timestamp":"t","cwd":"/w"}"#;
+        let entry = |id: &str, fill: &str| {
+            format!(r#"{{"type":"custom","id":"{id}","parentId":null,"customType":"{fill}"}}"#)
+        };
+        let first = entry("a", &"x".repeat(300));
+        std::fs::write(&file, format!("{header}\n{first}\n")).unwrap();
+        let scan = scan::scan_file(&file).unwrap().unwrap();
+        let other = dir.join("other.jsonl");
+        let second = entry("b", &"y".repeat(500));
+        std::fs::write(&other, format!("{header}\n{second}\n")).unwrap();
+        std::fs::rename(&other, &file).unwrap();
+        let mut s = Session::blank("/w".into(), dir.to_string_lossy().into_owned(), true).unwrap();
+        assert!(s.load_streaming(&file, Some(scan)).unwrap().is_some());
+        assert_eq!(*s.full_line(1).unwrap(), *first.as_bytes());
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
