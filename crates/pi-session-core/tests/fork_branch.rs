@@ -376,3 +376,28 @@ fn a_big_session_whose_file_changed_in_place_refuses_to_branch_and_writes_nothin
     }
     Ok(())
 }
+
+#[test]
+fn a_big_session_whose_line_no_longer_parses_refuses_to_branch_and_writes_nothing() -> R {
+    // The middle of a long line, where the open's check of the line (its length and its ends)
+    // does not look, changed in place so that it is no longer JSON: the branch must not write
+    // something else in its place.
+    let (dir, file, _) = with_source("unparsable", 300_000);
+    let mut s = open(&dir, &file, 0)?;
+    // (As the open left it: it ended the last line.)
+    let mut bytes = fs::read(&file).unwrap();
+    let d = memchr::memmem::find(&bytes, br#""id":"d""#).unwrap();
+    let middle = d + 150_000;
+    assert_eq!(bytes[middle], b'x');
+    bytes[middle] = b'"';
+    fs::write(&file, &bytes).unwrap();
+    let before = jsonl(&dir);
+    let err = s
+        .create_branched_session(Some(&string_key("g")), "g")
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::FileChanged, "{}", err.message);
+    assert_eq!(jsonl(&dir), before);
+    assert_eq!(s.session_file(), Some(file.as_path()));
+    let _ = fs::remove_dir_all(&dir);
+    Ok(())
+}

@@ -355,6 +355,17 @@ impl Records {
     }
 
     /// The file that file-backed records are read from.
+    /// The error for the line of the record at `pos`, read as [`Records::line`] reads it, that
+    /// does not parse: every record's line was JSON when it was read, so a file-backed one was
+    /// changed in the file where its fingerprint does not look ([`file_changed`]).
+    pub(crate) fn unparsable(&self, pos: u32) -> Error {
+        if self.recs[pos as usize].in_file {
+            file_changed(self.file_reader().0)
+        } else {
+            Error::internal(format!("the line of record {pos} does not parse"))
+        }
+    }
+
     pub(crate) fn file_reader(&self) -> (&Path, &std::fs::File) {
         let (path, file) = self
             .reader

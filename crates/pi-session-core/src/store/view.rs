@@ -33,6 +33,15 @@ impl<'a> View<'a> {
     pub fn line(self, pos: u32) -> Result<Cow<'a, [u8]>> {
         self.records.line(pos)
     }
+    /// The record at `pos` parsed (its line read as [`View::line`] reads it); a line that no
+    /// longer parses is an error (see [`Records::unparsable`]).
+    pub fn parsed(self, pos: u32) -> Result<crate::json::Value> {
+        self.parse_line(pos, &self.line(pos)?)
+    }
+    /// `line`, the line of the record at `pos`, parsed (see [`View::parsed`]).
+    pub fn parse_line(self, pos: u32, line: &[u8]) -> Result<crate::json::Value> {
+        crate::json::parse(line).map_err(|_| self.records.unparsable(pos))
+    }
     /// Whether the line of each of `positions` passes `test` (see [`Records::test_lines`]: runs
     /// of the file read at once, tested on several threads).
     pub fn test_lines(

@@ -242,10 +242,7 @@ fn rechained(
         Some(fast) => fast,
         None => {
             // `{...scalar}` copies nothing.
-            let mut obj = json::parse(&line)
-                .ok()
-                .and_then(Value::into_object)
-                .unwrap_or_default();
+            let mut obj = s.parse_line(p, &line)?.into_object().unwrap_or_default();
             for (prop, key) in &sets {
                 assign(&mut obj, prop, key_value(key));
             }
@@ -267,7 +264,7 @@ fn push_labels(s: View<'_>, kept_ids: &[Key], out: &mut Vec<Piece>) -> crate::Re
         if !kept_ids.iter().any(|k| k == target) {
             continue;
         }
-        let label_rec = json::parse(&s.line(label_pos)?).unwrap_or(Value::Null);
+        let label_rec = s.parsed(label_pos)?;
         let id = ids::entry_id(|c| taken.contains(&*record::string_key(c)));
         let id_key = record::string_key(&id);
         out.push(Piece::New {
