@@ -135,3 +135,32 @@ test("a big session read lazily from its file is pruned and reads back the same"
   assert.equal(again.getEntry(ids.b2), undefined);
   assert.equal(again.getEntries().length, 7);
 });
+
+test("pruneBranch keeps the file's lines that are not entries where they are, and refuses when another writer added entries", (t) => {
+  for (const lazyFileBytes of [undefined, 1]) {
+    const dir = tempDir(t);
+    const sm = SessionManager.create(dir, dir);
+    const ids = build(sm);
+    const file = sm.getSessionFile();
+    fs.appendFileSync(file, "not JSON, kept by every rewrite\n");
+    if (lazyFileBytes !== undefined) tuneFor(t, { lazyFileBytes });
+    const mine = SessionManager.open(file);
+    const entries = mine.getEntries();
+    // Another writer (the stock pi in another terminal) appends an entry this manager never read.
+    const theirs = JSON.stringify({ type: "message", id: "0ther001", parentId: ids.a2, timestamp: "2026-01-01T00:00:00.000Z", message: user("theirs") });
+    fs.appendFileSync(file, `${theirs}\n`);
+    const before = fs.readFileSync(file, "utf8");
+    assert.throws(() => mine.pruneBranch(ids.b1), (/** @type {any} */ e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file));
+    assert.equal(fs.readFileSync(file, "utf8"), before, "nothing written");
+    assert.equal(mine.getEntries().length, entries.length, "nothing changed");
+    assert.equal(mine.getEntries()[0], entries[0]);
+    assert.ok(mine.getEntry(ids.b1));
+    // Opened again, it knows their entry, and the prune keeps it and the line that is not JSON.
+    const again = SessionManager.open(file);
+    again.pruneBranch(ids.b1);
+    const text = fs.readFileSync(file, "utf8");
+    assert.ok(text.includes("\nnot JSON, kept by every rewrite\n"));
+    assert.ok(text.includes(theirs));
+    assert.equal(SessionManager.open(file).getEntry(ids.b1), undefined);
+  }
+});

@@ -200,3 +200,98 @@ fn records_before_the_header_survive_a_prune() -> pi_session_core::Result<()> {
     assert_eq!(open(&dir, &file).meta(0).kind, Kind::Leading);
     Ok(())
 }
+
+#[test]
+fn lines_that_hold_no_record_of_ours_stay_where_they_are() -> pi_session_core::Result<()> {
+    let dir = temp_dir("prune-foreign-lines");
+    let file = tree_file(&dir);
+    let text = fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    // After a1: a line that is not JSON and a blank one; b2 glued after torn bytes (an
+    // interrupted write); a3 (the leaf) ends with a carriage return.
+    let torn = r#"{"type":"message","id":"t9","parentId":"a1","message":{"role":"user","con"#;
+    let b2 = lines
+        .iter()
+        .position(|l| l.contains(r#""id":"b2""#))
+        .unwrap();
+    lines[b2] = format!("{torn}{}", lines[b2]);
+    let a3 = lines.len() - 1;
+    lines[a3].push('\r');
+    lines.insert(3, "this line is not JSON".to_owned());
+    lines.insert(4, String::new());
+    fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let mut s = open(&dir, &file);
+    assert!(s.lookup(&key("b2")).is_some(), "the glued entry is read");
+    let pruned = s.prune_branch(Some(&key("b1")), "b1")?;
+    assert_eq!(pruned.removed, 2);
+    let after = fs::read_to_string(&file).unwrap();
+    let after: Vec<&str> = after.split('\n').collect();
+    assert_eq!(after[3], "this line is not JSON");
+    assert_eq!(after[4], "");
+    assert!(
+        after.contains(&torn),
+        "the torn bytes stay, on their own line"
+    );
+    assert_eq!(
+        after[after.len() - 2],
+        format!("{}\r", message("a3", "\"c\"", "assistant"))
+    );
+    assert!(!after
+        .iter()
+        .any(|l| l.contains(r#""id":"b1""#) || l.contains(r#""id":"b2""#)));
+    // Read again, it is the session the manager holds; and it appends where it left off.
+    let again = open(&dir, &file);
+    assert_eq!(
+        ids(&again, &again.entry_positions()),
+        ids(&s, &s.entry_positions())
+    );
+    s.append(message("u3", "\"a3\"", "user").as_bytes())?;
+    let again = open(&dir, &file);
+    assert_eq!(again.leaf_key(), Some("\"u3\""));
+    assert!(fs::read_to_string(&file)
+        .unwrap()
+        .contains("this line is not JSON"));
+    Ok(())
+}
+
+#[test]
+fn entries_another_writer_added_since_the_open_make_the_prune_refuse() -> pi_session_core::Result<()>
+{
+    let dir = temp_dir("prune-other-writer");
+    let file = tree_file(&dir);
+    let mut s = open(&dir, &file);
+    s.append(message("u3", "\"a3\"", "user").as_bytes())?;
+    let theirs = message("x1", "\"u3\"", "assistant");
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{theirs}\n").as_bytes()))
+        .unwrap();
+    // Ours again after theirs: the file ends where this manager left it, theirs is inside.
+    s.append(message("u4", "\"u3\"", "user").as_bytes())?;
+    let before = fs::read(&file).unwrap();
+    let err = s.prune_branch(Some(&key("b1")), "b1").unwrap_err();
+    assert_eq!(err.code, ErrorCode::FileChanged);
+    assert!(err.message.contains("open it again"), "{}", err.message);
+    assert_eq!(fs::read(&file).unwrap(), before, "the file is as it was");
+    assert!(s.lookup(&key("b1")).is_some(), "and so is the session");
+    assert_eq!(s.entry_count(), 11);
+    // Opened again, the other writer's entry is known, and the prune goes through.
+    let mut s = open(&dir, &file);
+    s.prune_branch(Some(&key("b1")), "b1")?;
+    assert!(fs::read_to_string(&file).unwrap().contains(&theirs));
+    Ok(())
+}
+
+#[test]
+fn a_file_cut_short_since_the_open_makes_the_prune_refuse() {
+    let dir = temp_dir("prune-cut");
+    let file = tree_file(&dir);
+    let mut s = open(&dir, &file);
+    let text = fs::read_to_string(&file).unwrap();
+    let cut = &text[..text.trim_end().rfind('\n').unwrap() + 1];
+    fs::write(&file, cut).unwrap();
+    let err = s.prune_branch(Some(&key("b1")), "b1").unwrap_err();
+    assert_eq!(err.code, ErrorCode::FileChanged);
+    assert_eq!(fs::read_to_string(&file).unwrap(), cut);
+}

@@ -15,6 +15,8 @@ use crate::json;
 use crate::record::{self, Key, Kind, Meta};
 use crate::store::records::Rec;
 use crate::text::Text;
+use crate::torn;
+use std::path::Path;
 
 /// What `pruneBranch` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -232,15 +234,33 @@ impl Session {
             leaf_key,
         } = plan;
         let rewired = edits.len();
-        let kept = self.kept_text(&dropped, edits)?;
-        let written = match (&self.file, self.persist && self.flushed) {
+        let (kept, written) = match (&self.file, self.persist && self.flushed) {
             (Some(f), true) => {
                 let f = f.clone();
                 self.guard.before_write(&f)?;
-                fsio::replace_atomic(&f, &kept.text)?;
-                true
+                // The file as it is now: its lines that hold no record of ours stay where they
+                // are (lines that are not JSON, torn bytes), and lines another writer added since
+                // this manager read it make the prune refuse instead of dropping them.
+                let now = match std::fs::read(&f) {
+                    Ok(bytes) => Some(bytes),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(Error::io(&e, "read", &f)),
+                };
+                let lines = now.as_deref().map(|bytes| FileLines::new(bytes, &f));
+                let kept = self.kept_text(&dropped, edits, lines)?;
+                let read_len = now.as_ref().map(|b| b.len() as u64);
+                fsio::replace_atomic_with_hook(&f, &kept.text, |_| {
+                    crate::fault::hit(crate::fault::Point::BeforeRename, &f)?;
+                    // Written between the read and now: refused as above (the temp file goes).
+                    let len = std::fs::metadata(&f).ok().map(|m| m.len());
+                    if read_len.is_some() && len != read_len {
+                        return Err(changed_since_read(&f));
+                    }
+                    Ok(())
+                })?;
+                (kept, true)
             }
-            _ => false,
+            _ => (self.kept_text(&dropped, edits, None)?, false),
         };
         let (before, after) = (kept.before, kept.after);
         let (positions, changes) = self.adopt_kept(kept, leaf_key);
@@ -258,11 +278,14 @@ impl Session {
         })
     }
 
-    /// The records that stay, with their members edited, as one text.
+    /// The records that stay, with their members edited, as one text: the new file, when
+    /// `file` walks the lines of the one it replaces (every line that holds no record of ours
+    /// stays where it was), else the kept records alone.
     fn kept_text(
         &self,
         dropped: &[bool],
         edits: Vec<(u32, Vec<(&'static str, json::Value)>)>,
+        mut file: Option<FileLines<'_>>,
     ) -> Result<Kept> {
         let mut edits = edits.into_iter().peekable();
         let mut out = Kept::default();
@@ -271,15 +294,26 @@ impl Session {
             // edited here; such a session never writes, so it is never written either.
             let line = self.line(p)?;
             out.before += line.len() as u64 + 1;
+            let m = &self.records.recs[p as usize].meta;
+            // The bytes before the record on its line in the file: torn bytes it was glued
+            // after, which stay (on a line of their own when the record goes).
+            let torn = match &mut file {
+                Some(lines) => lines.through(&line, m.kind == Kind::Header, &mut out.text)?,
+                None => &[],
+            };
+            out.text.extend_from_slice(torn);
             if dropped[p as usize] {
+                if !torn.is_empty() {
+                    out.text.push(b'\n');
+                }
                 continue;
             }
-            let m = &self.records.recs[p as usize].meta;
             let (line, meta) = match edits.next_if(|(q, _)| *q == p) {
                 None => (line, m.clone()),
                 Some((_, members)) => {
                     let at = out.kept.len() as u32;
-                    let (text, meta) = edited(&line, m, members, at, &mut out.changes)?;
+                    let (text, meta) = edited(&line, m, members, at, &mut out.changes)
+                        .ok_or_else(|| self.records.unparsable(p))?;
                     (std::borrow::Cow::Owned(text), meta)
                 }
             };
@@ -290,6 +324,9 @@ impl Session {
             out.ranges.push((start, out.text.len()));
             out.text.push(b'\n');
             out.metas.push(meta);
+        }
+        if let Some(lines) = file {
+            lines.rest(&mut out.text)?;
         }
         Ok(out)
     }
@@ -330,16 +367,16 @@ impl Session {
 }
 
 /// A record's line with `members` set, and its meta (kind and skeleton carried over); each
-/// change is noted as `(new position, member, JSON value)` in `changes`.
+/// change is noted as `(new position, member, JSON value)` in `changes`. None when the line
+/// does not parse (see [`crate::store::View::parsed`]).
 fn edited(
     line: &[u8],
     m: &Meta,
     members: Vec<(&'static str, json::Value)>,
     at: u32,
     changes: &mut Vec<(u32, &'static str, String)>,
-) -> Result<(Vec<u8>, Meta)> {
-    let mut v = json::parse(line)
-        .map_err(|_| Error::new(ErrorCode::Internal, "a stored record does not parse"))?;
+) -> Option<(Vec<u8>, Meta)> {
+    let mut v = json::parse(line).ok()?;
     if let json::Value::Object(o) = &mut v {
         for (k, val) in members {
             changes.push((at, k, json::to_json(&val)));
@@ -347,11 +384,100 @@ fn edited(
         }
     }
     let text = json::to_json(&v).into_bytes();
-    let mut meta = record::read_meta_trusted(&text)
-        .ok_or_else(|| Error::new(ErrorCode::Internal, "an edited record"))?;
+    let mut meta = record::read_meta_trusted(&text)?;
     meta.kind = m.kind;
     meta.skeleton = m.skeleton;
-    Ok((text, meta))
+    Some((text, meta))
+}
+
+/// The lines of the session file a prune replaces, as it is now, walked alongside the records
+/// (which are in file order): the lines between records are copied as they are, and a line that
+/// holds a record none of ours is (another writer's) refuses the prune.
+struct FileLines<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    path: &'a Path,
+    /// A header record was passed (before it, the open reads no entry glued after torn bytes).
+    after_header: bool,
+}
+
+impl<'a> FileLines<'a> {
+    fn new(bytes: &'a [u8], path: &'a Path) -> Self {
+        FileLines {
+            bytes,
+            at: 0,
+            path,
+            after_header: false,
+        }
+    }
+
+    /// The next line (without its newline) and whether a newline ends it.
+    fn next_line(&mut self) -> Option<(&'a [u8], bool)> {
+        let rest = self.bytes.get(self.at..).filter(|r| !r.is_empty())?;
+        let (line, nl) = match memchr::memchr(b'\n', rest) {
+            Some(k) => (&rest[..k], true),
+            None => (rest, false),
+        };
+        self.at += line.len() + usize::from(nl);
+        Some((line, nl))
+    }
+
+    /// Copies into `out` the lines before the one that holds `record` (a record's line as the
+    /// open read it, `header` if it is a header), and returns the bytes before the record on
+    /// that line (torn bytes it was glued after; mostly none). A file without it changed since.
+    fn through(&mut self, record: &[u8], header: bool, out: &mut Vec<u8>) -> Result<&'a [u8]> {
+        while let Some((line, nl)) = self.next_line() {
+            if let Some(torn) = self.holding(line, record) {
+                self.after_header |= header;
+                return Ok(torn);
+            }
+            self.keep(line, nl, out)?;
+        }
+        Err(changed_since_read(self.path))
+    }
+
+    /// The bytes before `record` on `line` when `line` holds it (whole, or glued after torn
+    /// bytes as the open finds such an entry).
+    fn holding(&self, line: &'a [u8], record: &[u8]) -> Option<&'a [u8]> {
+        let torn = line.strip_suffix(record)?;
+        if torn.is_empty() {
+            return Some(torn);
+        }
+        let glued = self.after_header
+            && torn::glued_entry(line, record::read_meta).is_some_and(|(at, _)| at == torn.len());
+        glued.then_some(torn)
+    }
+
+    /// Keeps a line that holds no record of ours, unless it holds one by the open's rule.
+    fn keep(&self, line: &[u8], nl: bool, out: &mut Vec<u8>) -> Result<()> {
+        if torn::read_line(line, self.after_header).is_some() {
+            return Err(changed_since_read(self.path));
+        }
+        out.extend_from_slice(line);
+        if nl {
+            out.push(b'\n');
+        }
+        Ok(())
+    }
+
+    /// Copies the lines after the last record.
+    fn rest(mut self, out: &mut Vec<u8>) -> Result<()> {
+        while let Some((line, nl)) = self.next_line() {
+            self.keep(line, nl, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// A prune refused because the file is not the one this manager read (plus its own appends).
+fn changed_since_read(path: &Path) -> Error {
+    Error::new(
+        ErrorCode::FileChanged,
+        format!(
+            "Session file changed on disk since it was opened (another writer added or changed lines); open it again to prune: {}",
+            path.display()
+        ),
+    )
 }
 
 /// The records a prune keeps, as the new session's text.
