@@ -23,7 +23,7 @@
 // /tree's previews) reads ahead: when a read follows one of the same member and shape a little
 // earlier in the file, the values of the next holders of that shape are fetched in one call,
 // the window doubling up to READ_AHEAD_MAX holders (READ_AHEAD_BYTES of values).
-const { parseLines } = require("./wire.js");
+const { parseHeld } = require("./wire.js");
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 /** The first read-ahead window (holders), and the largest. */
@@ -177,19 +177,44 @@ function fetch(h, key) {
       let done = 0;
       /** @type {unknown} */
       let mine;
+      /** Holders (indexes into `ahead`) of batches that did not parse. @type {number[]} */
+      const apart = [];
       load.native.eachValues(ahead.positions, key, READ_AHEAD_BATCH, READ_AHEAD_BYTES, (/** @type {Uint32Array} */ of, /** @type {any} */ batch) => {
-        const values = parseLines(batch);
+        let values;
+        try {
+          values = parseHeld(batch, load.file);
+        } catch {
+          // A value of it no longer parses (its line changed in the file): each is read alone
+          // below, so that only the changed one fails, when it is read.
+          for (let i = 0; i < of.length; i++) apart.push(done + i);
+          done += of.length;
+          stream.last = of[of.length - 1];
+          return;
+        }
         if (done === 0) mine = values[0];
         for (let i = 0; i < values.length; i++) settle(ahead.holders[done + i], key, values[i]);
         done += values.length;
         stream.last = of[of.length - 1];
       });
-      if (done > 0) return mine;
+      for (const i of apart) {
+        if (i === 0) continue;
+        try {
+          settle(ahead.holders[i], key, readOne(load, ahead.positions[i], key));
+        } catch {
+          // Left lazy: read, it throws again.
+        }
+      }
+      if (done > 0 && apart[0] !== 0) return mine;
     }
   }
-  const value = parseLines(load.native.value(pos, key))[0];
+  const value = readOne(load, pos, key);
   settle(h, key, value);
   return value;
+}
+
+/** The lazy member `key` of the record at `pos` of `load`, read alone. @param {LazyLoad} load @param {number} pos @param {string} key */
+function readOne(load, pos, key) {
+  return parseHeld(load.native.value(pos, key), load.file)[0];
 }
 
 /** Reads every lazy member of holder `h` that is still lazy. @param {any} h */
@@ -246,12 +271,13 @@ function makerOf(spec) {
  * session state's `objs` of that load, by position).
  */
 class LazyLoad {
-  /** @param {any} native @param {any[]} objs */
-  constructor(native, objs) {
+  /** @param {any} native @param {any[]} objs @param {string | undefined} file its session file (for messages) */
+  constructor(native, objs, file) {
     // Its bytes go as soon as the GC has taken it (and with it every entry made from it).
     native.track();
     this.native = native;
     this.objs = objs;
+    this.file = file;
     /** @type {Shape[] | null} */
     this.shapes = null;
     /** Read-ahead state per shape and member. @type {Map<string, { last: number, window: number }>} */

@@ -16,7 +16,7 @@
 // The answers are private to this class and filled by its own methods (header(), entryCount(),
 // ...), each asking the core once after a change; every answer not asked for yet is NOT_ASKED.
 // The tree plan, read rarely and big, is keyed on the core's generation() instead.
-const { NONE, BATCH_BYTES, CALL_BYTES, parseLines, valueOfKey, keyOf } = require("./wire.js");
+const { NONE, BATCH_BYTES, CALL_BYTES, parseHeld, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { LazyLoad } = require("./lazy.js");
 const { sessionError } = require("./errors.js");
@@ -347,7 +347,7 @@ class SessionState {
       // Made before the batches: their callback must not call into the native session.
       const lazy = this.lazyLoad();
       const take = (/** @type {import("./wire.js").Batch} */ batch, /** @type {Uint32Array} */ holders) => {
-        const parsed = parseLines(batch);
+        const parsed = parseHeld(batch, lazy.file);
         if (holders.length > 0) lazy.adopt(parsed, holders, want, done);
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
@@ -369,7 +369,7 @@ class SessionState {
 
   /** The lazy values of this load (made when its first entry with some is). */
   lazyLoad() {
-    return (this.lazy ??= new LazyLoad(this.core.lazyValues(), this.objs));
+    return (this.lazy ??= new LazyLoad(this.core.lazyValues(), this.objs, this.sessionFile()));
   }
 
   /** Makes sure the first `count` positions of `want` have objects, parsed at once, and only when
@@ -416,7 +416,7 @@ class SessionState {
   adoptHeader(parent, line) {
     const pos = line === undefined ? this.core.headerPos() : 0;
     if (pos === NONE) return;
-    const h = line === undefined ? parseLines(this.core.line(pos))[0] : JSON.parse(line);
+    const h = line === undefined ? parseHeld(this.core.line(pos), this.sessionFile())[0] : JSON.parse(line);
     if (parent !== undefined || !("parentSession" in h)) h.parentSession = parent;
     this.adopt(h, pos);
   }

@@ -10,6 +10,7 @@
 // statuses, each offset and stride) is the binding's, read from it below and never spelled again
 // here (__test__/wire-constants.test.mjs fails when one is).
 const native = require("../native.js");
+const { sessionError } = require("./errors.js");
 
 const {
   // "No record", in a position slot of every format and from the scalar position getters of
@@ -275,6 +276,26 @@ function parseLines(r) {
   return items;
 }
 
+/**
+ * parseLines of text the core read from a session's lines. Text that does not parse was changed
+ * in the file after the open, where the open's check of each line (its length and its ends) does
+ * not look: that is reported as the core reports a change it sees, `SESSION_FILE_CHANGED`.
+ * @param {Batch} r @param {string | undefined} file the session file, for the message
+ * @returns {any[]}
+ */
+function parseHeld(r, file) {
+  try {
+    return parseLines(r);
+  } catch (e) {
+    throw e instanceof SyntaxError ? fileChanged(file) : e;
+  }
+}
+
+/** @param {string | undefined} file */
+function fileChanged(file) {
+  return sessionError("SESSION_FILE_CHANGED", `Session file changed on disk since it was opened${file === undefined ? "" : `: ${file}`}`);
+}
+
 // Entry text crosses to the core as UTF-8 in a reused buffer: TextEncoder.encodeInto is several
 // times cheaper than passing a JS string through N-API.
 const encoder = new TextEncoder();
@@ -379,6 +400,7 @@ module.exports = {
   keyOf,
   valueOfKey,
   parseLines,
+  parseHeld,
   utf8,
   skeletonOf,
   goesWhole,
