@@ -2,6 +2,8 @@
 // entry → message conversion, context edits, projections and contexts.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
 import { loadTarget } from "./helpers/target.mjs";
 import {
   T0,
@@ -14,6 +16,7 @@ import {
   system,
   compaction,
   chain,
+  tempDir,
 } from "./helpers/fixtures.mjs";
 
 const M = await loadTarget();
@@ -134,6 +137,20 @@ describe("path selection", () => {
     assert.deepEqual(sm.buildSessionContext().messages, []);
     assert.deepEqual(sm.buildSessionProjection().entries, []);
     assert.deepEqual(sm.buildSessionProjection().messages, []);
+  });
+
+  test("a file whose last entry's id is null opens with a null leaf, so its context is empty", (t) => {
+    const dir = tempDir(t);
+    const file = path.join(dir, "s.jsonl");
+    const header = { type: "session", version: 3, id: "null-leaf", timestamp: iso(0), cwd: dir };
+    const lines = [header, { ...msgEntry("a", null, user("one")) }, { ...msgEntry("b", "a", user("two")) }, { ...msgEntry(null, "b", user("three")) }];
+    fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const sm = SessionManager.open(file, dir);
+    assert.equal(sm.getLeafId(), null);
+    assert.deepEqual(sm.getBranch(), []);
+    assert.deepEqual(sm.buildContextEntries(), []);
+    assert.deepEqual(sm.buildSessionContext().messages, []);
+    assert.equal(sm.getEntries().length, 3);
   });
 
   test("instance methods follow the current leaf, not the last entry", () => {

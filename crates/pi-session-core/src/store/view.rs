@@ -214,13 +214,17 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The path the context functions use for the current leaf: a null leaf gives nothing; an
-    /// unknown or falsy id falls back to the last non-header record.
+    /// The path the context functions use for the current leaf: a null leaf gives nothing (also
+    /// the leaf of an entry whose id is `null`: the reference's `leafId === null`); another falsy
+    /// id falls back to the last non-header record.
     pub fn context_path(self) -> Vec<u32> {
         let start = match self.ids.leaf {
             Leaf::Null => return Vec::new(),
             Leaf::Slot(slot) => {
                 let pos = self.slot_pos(slot);
+                if &*self.meta(pos).id == "null" {
+                    return Vec::new();
+                }
                 let found = if key_truthy(&self.meta(pos).id) {
                     Some(pos)
                 } else {
