@@ -177,31 +177,37 @@ test("a big session cut short after opening is reported as changed, by a read an
   assert.equal(entries[0].message.content, "question 0", "what was read before stands");
 });
 
-test("a big session's line changed in its middle is reported as changed when read, and only that line", (t) => {
-  const dir = tempDir(t);
-  const file = path.join(dir, "s.jsonl");
-  writeSession(file, 40, 2000);
-  const sm = withLazy(0, () => ours.SessionManager.open(file, dir));
-  const entries = sm.getEntries();
-  const victim = entries.findIndex((e) => e.id === "a30");
-  // Same length, in the middle of the line where the open's check of each line does not look,
-  // and no longer JSON.
-  const bytes = fs.readFileSync(file);
-  const at = bytes.indexOf('"id":"a30"') + 1000;
-  assert.equal(bytes[at], "x".charCodeAt(0));
-  const fd = fs.openSync(file, "r+");
-  fs.writeSync(fd, Buffer.from('"'), 0, 1, at);
-  fs.closeSync(fd);
-  const changed = (/** @type {any} */ e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file);
-  // Read in order (as JSON.stringify or an export reads): the values are read ahead in batches,
-  // and the one holding the changed line must not take its neighbours down with it.
-  for (let i = 0; i < entries.length; i++) {
-    if (i === victim) assert.throws(() => entries[i].message.content, changed);
-    else assert.equal(typeof entries[i].message.content, entries[i].message.role === "user" ? "string" : "object", `entry ${i}`);
-  }
-  assert.throws(() => entries[victim].message.content, changed, "and again");
-  assert.throws(() => sm.createBranchedSession(sm.getLeafId()), changed);
-});
+for (const [where, offset, byte] of [
+  // In the middle of the line, where the open's check of each line (its length and its ends) does
+  // not look, leaving it no longer JSON.
+  ["in its middle", 1000, '"'],
+  // At its start, where the check looks.
+  ["at its start", -5, "E"],
+]) {
+  test(`a big session's line changed ${where} is reported as changed when read, and only that line`, (t) => {
+    const dir = tempDir(t);
+    const file = path.join(dir, "s.jsonl");
+    writeSession(file, 40, 2000);
+    const sm = withLazy(0, () => ours.SessionManager.open(file, dir));
+    const entries = sm.getEntries();
+    const victim = entries.findIndex((e) => e.id === "a30");
+    const bytes = fs.readFileSync(file);
+    const at = bytes.indexOf('"id":"a30"') + offset;
+    assert.notEqual(bytes[at], byte.charCodeAt(0));
+    const fd = fs.openSync(file, "r+");
+    fs.writeSync(fd, Buffer.from(byte), 0, 1, at);
+    fs.closeSync(fd);
+    const changed = (/** @type {any} */ e) => e.code === "SESSION_FILE_CHANGED" && e.message.includes(file);
+    // Read in order (as JSON.stringify or an export reads): the values are read ahead in batches,
+    // and the one holding the changed line must not take its neighbours down with it.
+    for (let i = 0; i < entries.length; i++) {
+      if (i === victim) assert.throws(() => entries[i].message.content, changed);
+      else assert.equal(typeof entries[i].message.content, entries[i].message.role === "user" ? "string" : "object", `entry ${i}`);
+    }
+    assert.throws(() => entries[victim].message.content, changed, "and again");
+    assert.throws(() => sm.createBranchedSession(sm.getLeafId()), changed);
+  });
+}
 
 test("a session larger than 512 MB opens and builds its context", (t) => {
   const free = fs.statfsSync(os.tmpdir());

@@ -172,44 +172,62 @@ function fetch(h, key) {
   if (inOrder) {
     const ahead = load.holdersAfter(pos, shape, key, stream.window);
     if (ahead.length > 1 && ahead.holders[0] === h) {
-      // In batches prepared on other threads while this one parses the one before; the batches
-      // cover a prefix of the holders asked for, the first being `h`.
-      let done = 0;
-      /** @type {unknown} */
-      let mine;
-      /** Holders (indexes into `ahead`) of batches that did not parse. @type {number[]} */
-      const apart = [];
-      load.native.eachValues(ahead.positions, key, READ_AHEAD_BATCH, READ_AHEAD_BYTES, (/** @type {Uint32Array} */ of, /** @type {any} */ batch) => {
-        let values;
-        try {
-          values = parseHeld(batch, load.file);
-        } catch {
-          // A value of it no longer parses (its line changed in the file): each is read alone
-          // below, so that only the changed one fails, when it is read.
-          for (let i = 0; i < of.length; i++) apart.push(done + i);
-          done += of.length;
-          stream.last = of[of.length - 1];
-          return;
-        }
-        if (done === 0) mine = values[0];
-        for (let i = 0; i < values.length; i++) settle(ahead.holders[done + i], key, values[i]);
-        done += values.length;
-        stream.last = of[of.length - 1];
-      });
-      for (const i of apart) {
-        if (i === 0) continue;
-        try {
-          settle(ahead.holders[i], key, readOne(load, ahead.positions[i], key));
-        } catch {
-          // Left lazy: read, it throws again.
-        }
-      }
-      if (done > 0 && apart[0] !== 0) return mine;
+      const value = readAhead(load, ahead, key, stream);
+      if (value !== NOT_READ) return value;
     }
   }
   const value = readOne(load, pos, key);
   settle(h, key, value);
   return value;
+}
+
+/** What readAhead gives when the first holder's value is to be read alone. */
+const NOT_READ = Symbol("not read");
+
+/** Reads the member `key` of the holders `ahead` in batches prepared on other threads while this
+ * one parses the one before (they cover a prefix of the holders, the first being the one read),
+ * settles them, and returns the first one's value; NOT_READ when that one is to be read alone
+ * (see readOne): its batch did not parse, or a line failed its check before any batch came.
+ * @param {LazyLoad} load @param {{ positions: Uint32Array, holders: any[] }} ahead @param {string} key
+ * @param {{ last: number }} stream */
+function readAhead(load, ahead, key, stream) {
+  let done = 0;
+  /** @type {unknown} */
+  let first = NOT_READ;
+  /** Holders (indexes into `ahead`) of batches that did not parse. @type {number[]} */
+  const apart = [];
+  const take = (/** @type {Uint32Array} */ of, /** @type {any} */ batch) => {
+    stream.last = of[of.length - 1];
+    let values;
+    try {
+      values = parseHeld(batch, load.file);
+    } catch {
+      // A value of it no longer parses (its line changed in the file): each is read alone
+      // below, so that only the changed one fails, when it is read.
+      for (let i = 0; i < of.length; i++) apart.push(done + i);
+      done += of.length;
+      return;
+    }
+    if (done === 0) first = values[0];
+    for (let i = 0; i < values.length; i++) settle(ahead.holders[done + i], key, values[i]);
+    done += values.length;
+  };
+  try {
+    load.native.eachValues(ahead.positions, key, READ_AHEAD_BATCH, READ_AHEAD_BYTES, take);
+  } catch (e) {
+    // A line of a batch not handed over yet failed its check (changed or cut short in the
+    // file): the holders from there on stay lazy, each to fail or read when it is read.
+    if (done === 0 && /** @type {any} */ (e)?.code !== "SESSION_FILE_CHANGED") throw e;
+  }
+  for (const i of apart) {
+    if (i === 0) continue;
+    try {
+      settle(ahead.holders[i], key, readOne(load, ahead.positions[i], key));
+    } catch {
+      // Left lazy: read, it throws again.
+    }
+  }
+  return first;
 }
 
 /** The lazy member `key` of the record at `pos` of `load`, read alone. @param {LazyLoad} load @param {number} pos @param {string} key */
