@@ -842,6 +842,25 @@ describe("createBranchedSession", () => {
     assert.equal(entries[3].label, tag);
   });
 
+  test("a session read from its file: the entries the caller holds are copied, the others read from the new file", (t) => {
+    const dir = tempDir(t);
+    const file = path.join(dir, "s.jsonl");
+    const said = { ...user("a"), content: [{ type: "text", text: "long ".repeat(100) }] };
+    writeJsonl(file, [header({ cwd: dir }), msgEntry("a1", null, said), msgEntry("b1", "a1", assistant("b")), msgEntry("c1", "b1", user("c"))]);
+    const sm = SessionManager.open(file, dir);
+    // Only the leaf is held; then a branch summary, whose unset members are undefined-valued keys.
+    const held = sm.getLeafEntry();
+    const summary = sm.branchWithSummary("c1", "left");
+    sm.createBranchedSession(summary);
+    assert.equal(sm.getEntry("c1").message, held.message, "a shallow copy of the held entry");
+    assert.notEqual(sm.getEntry("c1"), held);
+    assert.equal(sm.getEntry("c1").parentId, "b1");
+    assert.deepEqual(Object.keys(sm.getEntry(summary)), ["type", "id", "parentId", "timestamp", "fromId", "summary", "details", "usage", "fromHook"]);
+    assert.equal(sm.getEntry(summary).parentId, "c1");
+    assert.deepEqual(sm.getEntry("a1").message, said, "the one never read, as its line says");
+    assert.deepEqual(sm.getBranch().map((e) => e.id), ["a1", "b1", "c1", summary]);
+  });
+
   test("a persisted branched session redirects a compaction that kept from a label, in memory and on disk", (t) => {
     const { sm, first: u } = flushed(t);
     const l = sm.appendLabelChange(u, "L");

@@ -48,31 +48,42 @@ function pruneBranch(s, entryId) {
  */
 function createBranchedSession(s, persist, leafId, start) {
   const key = start ? keyOf(start) : null;
-  // Copying is only observable for entries already turned into objects: when the whole path is,
-  // they are copied; otherwise the new entries are parsed lazily from the lines the core wrote
-  // (equal values), which spares parsing a huge session just to copy it. An in-memory session's
-  // entries may be held by JS alone (see skeletonOf): its path is always copied from objects.
-  const pathPos = key === null ? new Uint32Array(0) : s.core.branchPath(key);
+  // Copying is only observable for entries already turned into objects: those are copied, and
+  // the others are parsed lazily from the lines the core wrote (equal values), which spares
+  // parsing a huge session just to copy it. An in-memory session's entries may be held by JS
+  // alone (see skeletonOf): its whole path is made into objects first.
+  if (!persist && key !== null) s.entries(s.core.branchPath(key));
   const objs = s.objs;
-  const copy = pathPos.every((p) => objs[p] !== undefined) || (!persist && (s.entries(pathPos), true));
   const r = s.core.createBranchedSession(key, `${leafId}`);
   s.replaced();
-  if (copy) {
-    const from = r.from;
-    for (let i = 0; i < r.kept; i++) s.objs[i + 1] = { ...objs[from[i]], parentId: i === 0 ? null : objs[from[i - 1]].id };
-    for (let k = 0; k < r.firstKeptAt.length; k++) {
-      const i = r.firstKeptAt[k];
-      const by = r.firstKeptFrom[k];
-      s.objs[i + 1].firstKeptEntryId = by == null ? objs[from[i]].firstKeptEntryId : objs[by].id;
-    }
-    // Re-created label records carry the original label values.
-    for (let i = r.kept; i < from.length; i++) {
-      const original = objs[from[i]];
-      if (original === undefined) continue; // never read: its value is the one the line gives
-      const label = s.entry(i + 1);
-      label.label = original.label;
-      s.unmark(label); // no longer what its line says, maybe
-    }
+  const from = r.from;
+  /** @type {Map<number, number> | null} */
+  let newIndex = null;
+  /** The id of the new entry made from the old record `p`: its old object's, else its new line's.
+   * @param {number} p */
+  const idOf = (p) => {
+    const o = objs[p];
+    if (o !== undefined) return o.id;
+    newIndex ??= new Map(Array.from(from, (q, i) => [q, i]));
+    return s.entry(/** @type {number} */ (newIndex.get(p)) + 1).id;
+  };
+  for (let i = 0; i < r.kept; i++) {
+    const o = objs[from[i]];
+    if (o !== undefined) s.objs[i + 1] = { ...o, parentId: i === 0 ? null : idOf(from[i - 1]) };
+  }
+  for (let k = 0; k < r.firstKeptAt.length; k++) {
+    const i = r.firstKeptAt[k];
+    if (objs[from[i]] === undefined) continue; // its line says it
+    const by = r.firstKeptFrom[k];
+    s.objs[i + 1].firstKeptEntryId = by == null ? objs[from[i]].firstKeptEntryId : idOf(by);
+  }
+  // Re-created label records carry the original label values.
+  for (let i = r.kept; i < from.length; i++) {
+    const original = objs[from[i]];
+    if (original === undefined) continue; // never read: its value is the one the line gives
+    const label = s.entry(i + 1);
+    label.label = original.label;
+    s.unmark(label); // no longer what its line says, maybe
   }
   // The header is made now: the reference's always has a `parentSession` member, `undefined` when
   // none is written (in memory, or no file yet).
