@@ -210,6 +210,38 @@ for (const where of ["in memory", "left in the file"]) {
     assert.deepStrictEqual(entries[idx[1]].message.content, ref.entries[idx[1]].message.content);
   });
 
+  test(`${where}: frozen, sealed and pinned holders refuse, take and show values as the reference's objects do`, (t) => {
+    const { sm, ref } = open(t);
+    const entries = sm.getEntries();
+    const idx = entries.map((e, i) => (e.type === "message" ? i : -1)).filter((i) => i >= 0);
+    // Frozen, nothing read yet: an assignment fails as on the reference's (this module is strict),
+    // with the engine's words, also through an object inheriting from it, and the value stays.
+    const frozen = [entries[idx[0]].message, ref.entries[idx[0]].message].map((m) => Object.freeze(m));
+    const failure = (/** @type {() => void} */ assign) => {
+      try {
+        assign();
+      } catch (e) {
+        return [/** @type {any} */ (e).constructor, /** @type {any} */ (e).message];
+      }
+      return "no error";
+    };
+    assert.deepEqual(failure(() => (frozen[0].content = "changed")), failure(() => (frozen[1].content = "changed")));
+    assert.deepEqual(failure(() => (Object.create(frozen[0]).content = "changed")), failure(() => (Object.create(frozen[1]).content = "changed")));
+    assert.equal(failure(() => (frozen[1].content = "changed"))[0], TypeError);
+    assert.deepStrictEqual(frozen[0].content, frozen[1].content);
+    // util.inspect of a frozen holder, of a sealed one and of one whose member was made
+    // non-configurable (none read yet): the values, as the reference's.
+    assert.equal(util.inspect(Object.freeze(entries[idx[1]]), { depth: 6 }), util.inspect(Object.freeze(ref.entries[idx[1]]), { depth: 6 }));
+    assert.equal(util.inspect(Object.seal(entries[idx[2]].message), { depth: 6 }), util.inspect(Object.seal(ref.entries[idx[2]].message), { depth: 6 }));
+    for (const m of [entries[idx[3]].message, ref.entries[idx[3]].message]) Object.defineProperty(m, "content", { configurable: false });
+    assert.equal(util.inspect(entries[idx[3]], { depth: 6 }), util.inspect(ref.entries[idx[3]], { depth: 6 }));
+    // A sealed holder's members stay writable.
+    const sealed = entries[idx[2]].message;
+    sealed.content = "mine";
+    assert.equal(sealed.content, "mine");
+    assert.equal(JSON.stringify(sealed), JSON.stringify({ ...ref.entries[idx[2]].message, content: "mine" }));
+  });
+
   test(`${where}: the context sees a content deleted, set to null or replaced before it was read, as the reference's does`, (t) => {
     const { sm, file } = open(t);
     const refSm = Reference.open(file, path.dirname(file));

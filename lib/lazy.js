@@ -136,8 +136,24 @@ function read(obj, key) {
  * reference's member is (on `obj` itself when it merely inherits from a holder).
  * @param {any} obj @param {string} key @param {unknown} value */
 function write(obj, key, value) {
-  if (Holder.is(obj)) settle(obj, key, value);
+  // The reference's member of a frozen object is read-only: the assignment fails, as it does in
+  // strict code (every ES module), also through an object inheriting from it.
+  const h = holderOf(obj);
+  if (h !== null && Object.isFrozen(h)) throw readOnly(key);
+  if (h === obj) settle(obj, key, value);
   else Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** The error the engine throws for an assignment to the read-only member `key` of a plain
+ * object (its own words: V8's and JavaScriptCore's differ). @param {string} key */
+function readOnly(key) {
+  const o = Object.freeze({ [key]: null });
+  try {
+    /** @type {any} */ (o)[key] = 0; // throws: this module is strict
+  } catch (e) {
+    return e;
+  }
+  return new TypeError(`Cannot assign to read only property '${key}'`);
 }
 
 /** Makes `key` of holder `h` the data property `value`, or pins it if `h` cannot take it.
@@ -242,15 +258,24 @@ function readAll(h) {
   }
 }
 
-/** The holder's util.inspect: its values first, then it is the plain object it shows.
+/** The holder's util.inspect: its values first, then it is the plain object it shows. A holder
+ * that could not take them as data properties (frozen, sealed, or a member made non-configurable)
+ * shows a plain copy of its members instead of its accessors.
  * @this {any} */
 function inspectHolder() {
   // `this` is the holder (Node and Bun call the method on the inspected object).
-  if (Holder.is(this)) {
-    readAll(this);
+  if (!Holder.is(this)) return this;
+  readAll(this);
+  if (Holder.kept(this) === undefined) {
     delete this[INSPECT];
+    return this;
   }
-  return this;
+  /** @type {Record<string | symbol, unknown>} */
+  const copy = {};
+  for (const k of Reflect.ownKeys(this)) {
+    if (Object.prototype.propertyIsEnumerable.call(this, k)) copy[k] = this[k];
+  }
+  return copy;
 }
 const INSPECT_PROPERTY = { value: inspectHolder, writable: true, enumerable: false, configurable: true };
 
