@@ -354,7 +354,6 @@ impl Records {
         self.lines_of_first(self.recs.len(), 0)
     }
 
-    /// The file that file-backed records are read from.
     /// The error for the line of the record at `pos`, read as [`Records::line`] reads it, that
     /// does not parse: every record's line was JSON when it was read, so a file-backed one was
     /// changed in the file where its fingerprint does not look ([`file_changed`]).
@@ -366,6 +365,7 @@ impl Records {
         }
     }
 
+    /// The file that file-backed records are read from.
     pub(crate) fn file_reader(&self) -> (&Path, &std::fs::File) {
         let (path, file) = self
             .reader
