@@ -157,13 +157,13 @@ export function makeOps({ data, BENCH_CWD, sampleIds }) {
     },
     {
       key: "list",
-      label: `list(cwd, dir) ${data.manyFiles} sessions`,
+      label: `list(cwd, dir) ${data.manyFiles} sessions (listing cache)`,
       async: true,
       run: (impl) => impl.SM.list(BENCH_CWD, data.manyDir),
     },
     {
       key: "listAll",
-      label: `listAll(dir) ${data.manyFiles} sessions`,
+      label: `listAll(dir) ${data.manyFiles} sessions (listing cache)`,
       async: true,
       run: (impl) => impl.SM.listAll(data.manyDir),
     },

@@ -66,6 +66,12 @@ const median = (xs) => {
 
 // ---------------------------------------------------------------- implementations
 const t0 = now();
+// An agent dir of the bench's own, made before either implementation loads: ours keeps its
+// listing cache there, so the listing lines measure what a pi user gets (an agent dir always
+// exists for them; the cache is warm after the first listing) whatever the machine's ~/.pi holds,
+// and the bench never writes into the user's own agent dir. Cold listings: bench:scale.
+const AGENT_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "pi-bench-agent-"));
+process.env.PI_CODING_AGENT_DIR = AGENT_DIR;
 const loadStart = os.loadavg()[0];
 const reference = await loadReference();
 let ours = null;
@@ -292,4 +298,5 @@ fs.writeFileSync(
 );
 
 for (const impl of impls) fs.rmSync(impl.tmp, { recursive: true, force: true });
+fs.rmSync(AGENT_DIR, { recursive: true, force: true });
 process.exit(0);
