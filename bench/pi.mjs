@@ -366,6 +366,8 @@ if (runs("resume")) {
     scale.text3k && !scale.text3k.skipped && { key: "text3k", rec: scale.text3k, label: `${mb(scale.text3k.bytes)} MB text session (3,000 turns, no branches)` },
     scale.mb128 && !scale.mb128.skipped && { key: "mb128", rec: scale.mb128, label: `${mb(scale.mb128.bytes)} MB session (images, tool output)` },
   ].filter(Boolean);
+  // A fresh copy of a session per run (pi appends its turn), removed after the run: the four
+  // sessions are ~280 MB per side.
   const copyOf = (file, impl) => {
     const dir = path.join(os.tmpdir(), `pi-bench-resume-${process.pid}-${impl}`);
     fs.mkdirSync(dir, { recursive: true });
@@ -386,19 +388,24 @@ if (runs("resume")) {
     const print = alternate(["stock", "native"], (impl) => {
       const copy = copyOf(file, impl);
       const rssFile = path.join(os.tmpdir(), `pi-bench-rss-${process.pid}-${impl}.json`);
-      const t0 = performance.now();
-      const p = spawnSync(IMPLS[impl].argv[0], [...IMPLS[impl].argv.slice(1), ...TUI_ARGS, "--session", copy, "-p", "one more turn"], {
-        cwd,
-        env: envFor(impl, undefined, { NODE_OPTIONS: `--import=${pathToUrl(RSS_PRELOAD)}`, PI_BENCH_RSS_FILE: rssFile }),
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      const ms = performance.now() - t0;
-      if (p.status !== 0) throw new Error(`${impl}: pi --session -p exited ${p.status}: ${p.stderr}`);
-      const peak = JSON.parse(fs.readFileSync(rssFile, "utf8")).maxRssKiB / 1024;
-      rss[impl].push(peak);
-      log(`  print ${impl}: ${fmtMs(ms)}, peak RSS ${peak.toFixed(0)} MB`);
-      return ms;
+      try {
+        const t0 = performance.now();
+        const p = spawnSync(IMPLS[impl].argv[0], [...IMPLS[impl].argv.slice(1), ...TUI_ARGS, "--session", copy, "-p", "one more turn"], {
+          cwd,
+          env: envFor(impl, undefined, { NODE_OPTIONS: `--import=${pathToUrl(RSS_PRELOAD)}`, PI_BENCH_RSS_FILE: rssFile }),
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        const ms = performance.now() - t0;
+        if (p.status !== 0) throw new Error(`${impl}: pi --session -p exited ${p.status}: ${p.stderr}`);
+        const peak = JSON.parse(fs.readFileSync(rssFile, "utf8")).maxRssKiB / 1024;
+        rss[impl].push(peak);
+        log(`  print ${impl}: ${fmtMs(ms)}, peak RSS ${peak.toFixed(0)} MB`);
+        return ms;
+      } finally {
+        fs.rmSync(rssFile, { force: true });
+        fs.rmSync(copy, { force: true });
+      }
     });
     const t = set.targets ?? {};
     const s = median(print.stock);
@@ -422,6 +429,7 @@ if (runs("resume")) {
         return ms;
       } finally {
         pane.kill();
+        fs.rmSync(copy, { force: true });
       }
     });
     const ts = median(tui.stock);
@@ -429,6 +437,7 @@ if (runs("resume")) {
     const what = marker ? "last message on screen" : "TUI painted";
     line(`pi --session <${set.label}>: ${what}`, ts, tn, t.tui ? { target: `≤ ${t.tui}×`, pass: ts && tn != null ? tn / ts <= t.tui : null } : {});
   }
+  for (const impl of ["stock", "native"]) fs.rmSync(path.join(os.tmpdir(), `pi-bench-resume-${process.pid}-${impl}`), { recursive: true, force: true });
 }
 
 // ------------------------------------------------------------------------------ report
