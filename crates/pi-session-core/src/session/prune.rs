@@ -292,7 +292,11 @@ impl Session {
         for p in 0..self.records.recs.len() as u32 {
             // A skeleton (an in-memory session's entry held by JavaScript) has every member
             // edited here; such a session never writes, so it is never written either.
-            let line = self.line(p)?;
+            // From the file as read for the walk, when there is one: not read a second time.
+            let line = match &file {
+                Some(lines) => self.records.line_in(p, lines.bytes)?,
+                None => self.line(p)?,
+            };
             out.before += line.len() as u64 + 1;
             let m = &self.records.recs[p as usize].meta;
             // The bytes before the record on its line in the file: torn bytes it was glued

@@ -211,6 +211,20 @@ impl Records {
         Ok(Cow::Owned(buf))
     }
 
+    /// [`Records::line`] for a caller that holds the whole session file as `file` (read just
+    /// now): a file-backed line is taken from those bytes, checked against its fingerprint as a
+    /// read is, instead of read again.
+    pub(crate) fn line_in<'a>(&'a self, pos: u32, file: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        let r = &self.recs[pos as usize];
+        if !r.in_file {
+            return Ok(Cow::Borrowed(&self.text[r.start..r.end]));
+        }
+        match file.get(r.start..r.end) {
+            Some(line) if fingerprint(line) == r.check => Ok(Cow::Borrowed(line)),
+            _ => Err(file_changed(self.file_reader().0)),
+        }
+    }
+
     /// Whether the line of each record in `positions` passes `test`, read as [`Records::line`]
     /// reads it (a file-backed line checked against its fingerprint). The positions are taken in
     /// runs of up to [`RUN_BYTES`]: lines held in memory, or lines that follow each other in the
