@@ -9,6 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use pi_session_core::fault::{self, Point};
 use pi_session_core::sync::{Action, Kind, Options};
 use pi_session_core::ErrorCode;
 
@@ -478,5 +479,75 @@ fn a_sync_on_another_branch_leaves_main_alone_and_a_bad_branch_name_is_refused()
     );
     let e = a.sync_with(&on(&a, "no..good")).unwrap_err();
     assert_eq!(e.code, pi_session_core::ErrorCode::InvalidArgument);
+    Ok(())
+}
+
+/// Stock pi opens the path for each append. A pi that opened a session's file just before the
+/// sync renamed the merged file over it, and writes its line only later in the round, while the
+/// sync is busy with the next session, writes into the replaced file: the line reaches the new
+/// file and the remote, and the state records what both sides then hold (the next sync of either
+/// machine has nothing to do). Both sessions only gain lines here, which are written by a rename
+/// too, never appended in place (a kill inside an append would leave part of a line).
+#[test]
+fn a_line_written_into_the_replaced_file_later_in_the_round_reaches_both_sides() -> R {
+    use std::cell::RefCell;
+    use std::io::Write;
+    use std::rc::Rc;
+
+    let root = temp("late-writer");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    for id in ["s1", "s2"] {
+        a.write(id, &[entry(&format!("{id}-e1"), None, 1, "start")]);
+    }
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    for id in ["s1", "s2"] {
+        b.append(
+            id,
+            &entry(&format!("{id}-b2"), Some(&format!("{id}-e1")), 2, "on b"),
+        );
+    }
+    b.sync(&remote, Kind::Git)?;
+
+    let (s1, s2) = (a.file("s1"), a.file("s2"));
+    let late = format!("{}\n", entry("s1-late", Some("s1-b2"), 3, "written late"));
+    let held = Rc::new(RefCell::new(None));
+    let renamed = Rc::new(RefCell::new(Vec::new()));
+    let (h, r, line) = (held.clone(), renamed.clone(), late.clone());
+    let guard = fault::set_hook(move |p, target| {
+        if p != Point::BeforeRename {
+            return Ok(());
+        }
+        r.borrow_mut().push(target.to_path_buf());
+        if target == s1 {
+            let f = fs::OpenOptions::new().append(true).open(target).unwrap();
+            *h.borrow_mut() = Some(f);
+        } else if target == s2 {
+            let f: Option<fs::File> = h.borrow_mut().take();
+            f.unwrap().write_all(line.as_bytes()).unwrap();
+        }
+        Ok(())
+    });
+    let ra = a.sync(&remote, Kind::Git)?;
+    drop(guard);
+    assert_eq!(renamed.borrow()[..2], [a.file("s1"), a.file("s2")]);
+    assert!(held.borrow().is_none(), "the late line was written");
+    let s1_report = ra.synced.iter().find(|s| s.id == "s1").unwrap();
+    assert_eq!(
+        (s1_report.action, s1_report.tail),
+        (Action::Merged, late.len() as u64)
+    );
+    let text = fs::read_to_string(a.file("s1"))?;
+    assert_eq!(ids(&text), ["s1-e1", "s1-b2", "s1-late"]);
+    assert!(text.ends_with(&late));
+
+    b.sync(&remote, Kind::Git)?;
+    assert_eq!(fs::read(a.file("s1"))?, fs::read(b.file("s1"))?);
+    for m in [&a, &b] {
+        let quiet = m.sync(&remote, Kind::Git)?;
+        assert!(quiet.synced.is_empty(), "{:?}", quiet.synced);
+        assert_eq!((quiet.unchanged, quiet.problems.len()), (2, 0));
+    }
     Ok(())
 }

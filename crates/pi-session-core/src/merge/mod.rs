@@ -131,7 +131,11 @@ fn item_of(line: &[u8], v: &Value) -> Item {
 
 /// FNV-1a, 64 bits: stable across versions and platforms (unlike `std`'s hasher).
 pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_on(0xcbf2_9ce4_8422_2325, parts)
+}
+
+/// [`fnv1a`] continued from `h`, the hash of what comes before `parts`.
+pub(crate) fn fnv1a_on(mut h: u64, parts: &[&[u8]]) -> u64 {
     for p in parts {
         for &b in *p {
             h ^= u64::from(b);

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{scan_read, Acks, Finding};
 use crate::error::{Error, ErrorCode, Result};
+use crate::sync::write::Watch;
 use crate::{fsio, lock};
 
 /// The text a finding of `kind` is replaced with.
@@ -100,12 +101,9 @@ pub fn redact(path: &Path, target: &Target, acks: &Acks) -> Result<Redacted> {
                 done.backup = Some(fsio::backup(path, &opened.bytes)?);
             }
             fsio::replace_atomic(path, &new)?;
-            let carried = crate::sync::write::carry_tail(
-                path,
-                &opened.file,
-                opened.bytes.len() as u64,
-                new.len() as u64,
-            )?;
+            let copied = opened.bytes.len() as u64;
+            let watch = Watch::new(path, opened.file, copied, new.len() as u64);
+            let carried = watch.wait()?;
             done.tail = carried.len() as u64;
             done.written = Some(path.to_path_buf());
         }

@@ -11,11 +11,11 @@
 //! what it describes, so that a run killed or refused before that is judged again from the old
 //! state and never takes a session it failed to publish for one deleted there.
 //!
-//! Safe while pi runs: local files are written as `write` describes (appends carried over), and a
-//! file under this store's writer lease is skipped and reported (`SESSION_LOCKED`). Per session
-//! problems (`SESSION_MISMATCH`: two files of different sessions; `SYNC_UNMAPPED_PATH`: a
-//! project path of another machine with no place here) leave that session's files as they were
-//! and the rest goes on. A remote that is not what it should be fails the whole sync before
+//! Safe while pi runs: local files are replaced whole as `write` describes (what pi appends
+//! meanwhile is carried over), and a file under this store's writer lease is skipped and
+//! reported (`SESSION_LOCKED`). Per session problems (`SESSION_MISMATCH`: two files of different
+//! sessions; `SYNC_UNMAPPED_PATH`: a project path of another machine with no place here) leave
+//! that session's files as they were and the rest goes on. A remote that is not what it should be fails the whole sync before
 //! anything is written. After the sync, a purge (`purge`) can take deleted sessions out of a git
 //! remote's history.
 
@@ -220,7 +220,7 @@ fn round(
     map_path: &Path,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Report, State)> {
-    let mut st = State::load(&t.state_path());
+    let st = State::load(&t.state_path());
     let mut problems = Vec::new();
     let remote_dir = t.sessions_dir();
     let (local, remote) = scan_sides(&opts.agent_dir, &st, &remote_dir, &mut problems)?;
@@ -255,19 +255,52 @@ fn round(
         trash: opts.trash.as_deref(),
         remote_private: t.kind == Kind::Git,
     };
-    let mut report = Report::start(opts, t, pulled, flagged);
+    let mut tally = Tally {
+        report: Report::start(opts, t, pulled, flagged),
+        st,
+        problems,
+        watched: Vec::new(),
+    };
     for (i, id) in ids.iter().enumerate() {
         progress(i, ids.len());
-        let seen = st.sessions.get(id);
-        match reconcile::one(&ctx, id, seen) {
+        let step = reconcile::one(&ctx, id, tally.st.sessions.get(id));
+        tally.take(&ctx, id, step);
+        tally.settle(&ctx, false);
+    }
+    tally.settle(&ctx, true);
+    progress(ids.len(), ids.len());
+    tally.report.problems = tally.problems;
+    Ok((tally.report, tally.st))
+}
+
+/// A session whose local file the round replaced: its id, its place in the report, its watch.
+type Watched = (String, usize, Box<reconcile::Pending>);
+
+/// What a round has come to so far: the report, the state to save, the problems, and the local
+/// files it replaced that are still watched (see `write::Watch`).
+struct Tally {
+    report: Report,
+    st: State,
+    problems: Vec<Problem>,
+    watched: Vec<Watched>,
+}
+
+impl Tally {
+    /// Record what reconciling session `id` came to.
+    fn take(&mut self, ctx: &Ctx, id: &str, step: Result<Step>) {
+        let (report, st) = (&mut self.report, &mut self.st);
+        match step {
             Ok(Step::Unchanged) => report.unchanged += 1,
             Ok(Step::Same(seen)) => {
                 report.unchanged += 1;
-                st.sessions.insert(id.clone(), seen);
+                st.sessions.insert(id.to_owned(), seen);
             }
-            Ok(Step::Synced(s, seen)) => {
+            Ok(Step::Synced(s, seen, pending)) => {
+                if let Some(p) = pending {
+                    self.watched.push((id.to_owned(), report.synced.len(), p));
+                }
                 report.synced.push(s);
-                st.sessions.insert(id.clone(), seen);
+                st.sessions.insert(id.to_owned(), seen);
             }
             Ok(Step::Deleted(d)) => {
                 report.deleted.push(d);
@@ -276,12 +309,47 @@ fn round(
             Ok(Step::Forget) => {
                 st.sessions.remove(id);
             }
-            Err(e) => problems.push(problem(&local, &remote, &st, id, e)),
+            Err(e) => self
+                .problems
+                .push(problem(ctx.local, ctx.remote, st, id, e)),
         }
     }
-    progress(ids.len(), ids.len());
-    report.problems = problems;
-    Ok((report, st))
+
+    /// Take the looks that are due at the local files this round replaced, and finish each
+    /// watch that has ended ([`reconcile::finish`]); with `wait`, until every watch has ended. A
+    /// session whose watch fails is reported as a problem and forgotten by the state, so that
+    /// the next sync compares both sides again.
+    fn settle(&mut self, ctx: &Ctx, wait: bool) {
+        loop {
+            let now = std::time::Instant::now();
+            let mut i = 0;
+            while i < self.watched.len() {
+                let w = &mut self.watched[i].2.watch;
+                let looked = if w.due() <= now { w.look() } else { Ok(()) };
+                if looked.is_ok() && !w.done() {
+                    i += 1;
+                    continue;
+                }
+                let (id, at, p) = self.watched.swap_remove(i);
+                let finished = looked.and_then(|()| match self.st.sessions.get_mut(&id) {
+                    Some(seen) => reconcile::finish(ctx, *p, &mut self.report.synced[at], seen),
+                    None => Ok(()),
+                });
+                if let Err(e) = finished {
+                    let p = problem(ctx.local, ctx.remote, &self.st, &id, e);
+                    self.problems.push(p);
+                    self.st.sessions.remove(&id);
+                }
+            }
+            let next = self.watched.iter().map(|w| w.2.watch.due()).min();
+            match next {
+                Some(next) if wait => {
+                    std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()))
+                }
+                _ => return,
+            }
+        }
+    }
 }
 
 impl Report {

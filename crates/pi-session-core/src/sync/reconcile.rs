@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::deletion::{self, Verdict};
 use super::scan::{head_id, Found, Group};
 use super::state::{self, Seen, Stamp};
-use super::write::{self, Opened};
+use super::write::{self, Opened, Watch};
 use super::{header, pathmap, Action, Ctx, Deleted, Place, Synced};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{fsio, lock, merge, paths};
@@ -20,7 +20,8 @@ pub enum Step {
     Unchanged,
     /// Both sides already held the same; only the state learns it.
     Same(Seen),
-    Synced(Synced, Seen),
+    /// With the watch of the local file it replaced, if it did (see [`finish`]).
+    Synced(Synced, Seen, Option<Box<Pending>>),
     /// Removed from one side because the other had deleted it; the state forgets it.
     Deleted(Deleted),
     /// Gone from both sides; the state forgets it.
@@ -239,27 +240,29 @@ fn both(ctx: &Ctx, l: &Group, r: &Group) -> Result<Target> {
     })
 }
 
-/// Write what changed: the local file first (so a carried-over tail reaches the remote too),
-/// then the remote file, then the conflict copies go.
+/// A local file this sync replaced, still watched for what a writer that had it open appends to
+/// the old file (see [`write::Watch`]), and what [`finish`] needs once the watch ends.
+pub struct Pending {
+    pub watch: Watch,
+    /// The length the sync wrote the local file at.
+    local_len: usize,
+    /// The bytes it wrote the remote copy with.
+    remote_new: Vec<u8>,
+}
+
+/// Write what changed: the local file first, then the remote file, then the conflict copies go.
+/// What a writer appends to the replaced local file meanwhile is carried over by the returned
+/// watch, and from there to the remote by [`finish`].
 fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result<Step> {
     let local_changes = t.local_old.as_ref().is_none_or(|o| o.bytes != t.local_new);
-    let mut remote_changes = t.remote_old.as_ref().is_none_or(|o| *o != t.remote_new);
-    let mut tail = 0;
+    let remote_changes = t.remote_old.as_ref().is_none_or(|o| *o != t.remote_new);
+    let mut watch = None;
     if !ctx.dry_run {
         if local_changes {
-            let carried = write_local(&t)?;
-            tail = carried.len() as u64;
-            if !carried.is_empty() {
-                t.local_new.extend_from_slice(&carried);
-                t.remote_new.extend_from_slice(&carried);
-                remote_changes = true;
-            }
+            watch = write_local(&mut t)?;
         }
         if remote_changes {
-            fsio::ensure_session_dir(ctx.remote_dir, ctx.remote_private)?;
-            let mut tmp = fsio::TempFile::create_session(&t.remote_path, ctx.remote_private)?;
-            tmp.write_all(&t.remote_new)?;
-            tmp.rename_over(&t.remote_path, ctx.remote_durability)?;
+            write_remote(ctx, &t.remote_path, &t.remote_new)?;
         }
         for c in &t.copies {
             std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;
@@ -285,6 +288,13 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result
         (false, true) => Action::Pushed,
         (false, false) => return Ok(Step::Same(seen)),
     };
+    let pending = watch.map(|watch| {
+        Box::new(Pending {
+            watch,
+            local_len: t.local_new.len(),
+            remote_new: t.remote_new,
+        })
+    });
     let synced = Synced {
         id: id.to_owned(),
         local: t.local_path,
@@ -292,25 +302,55 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result
         action,
         conflicts: t.conflicts,
         copies_removed: t.copies,
-        tail,
+        tail: 0,
         restored,
     };
-    Ok(Step::Synced(synced, seen))
+    Ok(Step::Synced(synced, seen, pending))
 }
 
-/// The local file made to hold `local_new`, under this store's lease so our own writers wait.
-fn write_local(t: &Target) -> Result<Vec<u8>> {
-    match &t.local_old {
+fn write_remote(ctx: &Ctx, path: &Path, bytes: &[u8]) -> Result<()> {
+    fsio::ensure_session_dir(ctx.remote_dir, ctx.remote_private)?;
+    let mut tmp = fsio::TempFile::create_session(path, ctx.remote_private)?;
+    tmp.write_all(bytes)?;
+    tmp.rename_over(path, ctx.remote_durability).map(drop)
+}
+
+/// The local file made to hold `local_new`; a file replaced is watched under this store's lease,
+/// so that our own writers wait until what another writer appended to it is carried over.
+fn write_local(t: &mut Target) -> Result<Option<Watch>> {
+    match t.local_old.take() {
         Some(old) => {
-            let _lease = lock::acquire(&t.local_path)?;
-            write::replace(&t.local_path, old, &t.local_new)
+            let lease = lock::acquire(&t.local_path)?;
+            write::replace(&t.local_path, old, &t.local_new, Some(lease)).map(Some)
         }
         None => {
             if let Some(dir) = t.local_path.parent() {
                 fsio::ensure_dir(dir)?;
             }
             fsio::create_new_atomic(&t.local_path, &t.local_new)?;
-            Ok(Vec::new())
+            Ok(None)
         }
     }
+}
+
+/// A watch has ended: what it carried over into the local file (written there already) goes to
+/// the remote copy too, so both sides hold the same bytes, and the report and the state learn it.
+pub fn finish(ctx: &Ctx, p: Pending, synced: &mut Synced, seen: &mut Seen) -> Result<()> {
+    let tail = p.watch.finish();
+    if tail.is_empty() {
+        return Ok(());
+    }
+    let remote_path = ctx.remote_dir.join(&synced.remote);
+    let mut remote = p.remote_new;
+    remote.extend_from_slice(&tail);
+    write_remote(ctx, &remote_path, &remote)?;
+    let local_len = p.local_len + tail.len();
+    seen.local_stamp = Stamp::of_len(&synced.local, local_len);
+    seen.remote_stamp = Stamp::of_len(&remote_path, remote.len());
+    seen.hashes = seen
+        .hashes
+        .map(|(l, _)| (state::hash_on(l, &tail), state::hash(&remote)));
+    synced.tail = tail.len() as u64;
+    synced.action = Action::Merged;
+    Ok(())
 }

@@ -60,6 +60,11 @@ pub fn hash(bytes: &[u8]) -> u64 {
     crate::merge::fnv1a(&[bytes])
 }
 
+/// The [`hash`] of bytes whose first part hashed to `h`, with `more` after them.
+pub fn hash_on(h: u64, more: &[u8]) -> u64 {
+    crate::merge::fnv1a_on(h, &[more])
+}
+
 /// One session as both sides held it after the last sync.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
