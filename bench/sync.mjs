@@ -6,7 +6,9 @@
 // bare git repository as the remote, both made fresh in the OS temp dir and removed after.
 // Printed: the first sync (every session read and pushed), a resync after SYNC_CHANGED sessions
 // each gained an entry, a resync with nothing changed, a resync after SYNC_CHANGED other sessions
-// were deleted (their deletion carried to the remote), and the ratio first / changed-resync. The
+// were deleted (their deletion carried to the remote), and the ratio first / changed-resync; and a
+// second machine's first sync (every session pulled) and its resync after SYNC_CHANGED sessions
+// changed again on the first (each of its files replaced). The
 // resync reads only the changed files (the sync state records size and mtime of each file); what
 // remains per unchanged session is one stat on each side, and git's own index check.
 //
@@ -68,12 +70,15 @@ if (FOLDER) {
   execFileSync("git", ["init", "-q", "--bare", remote]);
 }
 
-function timed(label) {
+// The other machine: an agent dir of its own, same project path.
+const otherAgentDir = path.join(root, "other-agent");
+
+function timed(label, dir = agentDir) {
   const start = process.hrtime.bigint();
-  const r = syncSessions(remote, { agentDir, folder: FOLDER });
+  const r = syncSessions(remote, { agentDir: dir, folder: FOLDER });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   console.log(
-    `${label.padEnd(34)} ${ms.toFixed(0).padStart(7)} ms   pushed ${r.pushed}, pulled ${r.pulled}, merged ${r.merged}, deleted ${r.deleted.length}, unchanged ${r.unchanged}`,
+    `${label.padEnd(40)} ${ms.toFixed(0).padStart(7)} ms   pushed ${r.pushed}, pulled ${r.pulled}, merged ${r.merged}, deleted ${r.deleted.length}, unchanged ${r.unchanged}`,
   );
   return ms;
 }
@@ -88,12 +93,25 @@ try {
   }
   const changed = timed(`resync (${CHANGED} changed)`);
   const idle = timed("resync (nothing changed)");
+  // The other machine pulls what changed: each of its files is replaced whole (a temp file
+  // renamed over it) and watched for what a writer that had it open appends meanwhile.
+  const pulledFirst = timed(`other machine: first sync (${N} pulled)`, otherAgentDir);
+  const otherIdle = timed("other machine: resync (nothing new)", otherAgentDir);
+  for (let k = 0; k < CHANGED; k++) {
+    const f = files[(k * step) % N];
+    fs.appendFileSync(f.file, `${entry(`d${String(k).padStart(7, "0")}`, `c${String(k).padStart(7, "0")}`, ENTRIES + 1, "and one more")}\n`);
+  }
+  timed(`resync (${CHANGED} changed again)`);
+  const pulled = timed(`other machine: resync (${CHANGED} pulled)`, otherAgentDir);
   console.log(`ratio first / ${CHANGED}-changed resync: ${(first / changed).toFixed(1)}x (sessions: ${(N / CHANGED).toFixed(0)}x)`);
   console.log(`${CHANGED}-changed resync / idle resync: ${(changed / idle).toFixed(2)}x`);
   // The fixed part (git's processes, one stat per file) is the idle resync; what is left is the
   // cost of the changed sessions, to be compared with a session's share of the first sync.
   console.log(
     `per changed session: ${((changed - idle) / CHANGED).toFixed(2)} ms; per session of the first sync: ${(first / N).toFixed(2)} ms; per unchanged session (idle / ${N}): ${(idle / N).toFixed(3)} ms`,
+  );
+  console.log(
+    `per pulled session: ${((pulled - otherIdle) / CHANGED).toFixed(2)} ms (first sync of the other machine: ${(pulledFirst / N).toFixed(2)} ms per session)`,
   );
   for (let k = 0; k < CHANGED; k++) fs.unlinkSync(files[(k * step + 1) % N].file);
   const deleted = timed(`resync (${CHANGED} deleted)`);
