@@ -261,12 +261,23 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result
         if local_changes {
             watch = write_local(&mut t)?;
         }
-        if remote_changes {
-            write_remote(ctx, &t.remote_path, &t.remote_new)?;
-        }
-        for c in &t.copies {
-            std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;
-            fsio::sync_dir(c);
+        let rest = (|| {
+            if remote_changes {
+                write_remote(ctx, &t.remote_path, &t.remote_new)?;
+            }
+            for c in &t.copies {
+                std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;
+                fsio::sync_dir(c);
+            }
+            Ok(())
+        })();
+        if let Err(e) = rest {
+            // The local file is replaced already: its watch still carries what a writer puts
+            // into the old one (the next sync sends it), and then the session is a problem.
+            if let Some(w) = watch {
+                w.wait()?;
+            }
+            return Err(e);
         }
     }
     let name = t
