@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{scan_read, Acks, Finding};
 use crate::error::{Error, ErrorCode, Result};
-use crate::sync::write::Watch;
+use crate::sync::write;
 use crate::{fsio, lock};
 
 /// The text a finding of `kind` is replaced with.
@@ -100,10 +100,8 @@ pub fn redact(path: &Path, target: &Target, acks: &Acks) -> Result<Redacted> {
             if *backup {
                 done.backup = Some(fsio::backup(path, &opened.bytes)?);
             }
-            fsio::replace_atomic(path, &new)?;
-            let copied = opened.bytes.len() as u64;
-            let watch = Watch::new(path, opened.file, copied, new.len() as u64);
-            let carried = watch.wait()?;
+            // Under the lease taken above: the watch needs none of its own.
+            let carried = write::replace(path, opened, &new, None)?.wait()?;
             done.tail = carried.len() as u64;
             done.written = Some(path.to_path_buf());
         }

@@ -37,13 +37,16 @@ pub fn open(path: &Path) -> Result<Opened> {
 /// out until what was carried over is in place.
 pub fn replace(path: &Path, opened: Opened, new: &[u8], lease: Option<Lease>) -> Result<Watch> {
     fsio::replace_atomic(path, new)?;
-    let mut watch = Watch::new(
-        path,
-        opened.file,
-        opened.bytes.len() as u64,
-        new.len() as u64,
-    );
-    watch.lease = lease;
+    let mut watch = Watch {
+        path: path.to_path_buf(),
+        old: opened.file,
+        copied: opened.bytes.len() as u64,
+        left: Some(new.len() as u64),
+        carried: Vec::new(),
+        quiet: 0,
+        due: Instant::now(),
+        _lease: lease,
+    };
     watch.look()?;
     Ok(watch)
 }
@@ -72,24 +75,11 @@ pub struct Watch {
     carried: Vec<u8>,
     quiet: u32,
     due: Instant,
-    lease: Option<Lease>,
+    /// Held, not read: let go with the watch.
+    _lease: Option<Lease>,
 }
 
 impl Watch {
-    /// Watch `old`, of which `copied` bytes are in the file at `path`, `written` bytes long.
-    pub fn new(path: &Path, old: File, copied: u64, written: u64) -> Watch {
-        Watch {
-            path: path.to_path_buf(),
-            old,
-            copied,
-            left: Some(written),
-            carried: Vec::new(),
-            quiet: 0,
-            due: Instant::now(),
-            lease: None,
-        }
-    }
-
     /// When the next look is due.
     pub fn due(&self) -> Instant {
         self.due
