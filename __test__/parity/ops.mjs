@@ -16,7 +16,10 @@
 //     memory (inMemory with preloaded v1/v2 entries, migrateSessionEntries on arrays).
 //   - session files containing malformed lines or a torn last line (a rewrite would keep them
 //     on our side). Non-session "garbage" files are used, but only ones the reference refuses
-//     to load, so they are never rewritten.
+//     to load, so they are never rewritten. A refused setSessionFile still makes the file the
+//     manager's, so later appends land in it: after the one without a final newline we write a
+//     newline first (an append never starts after another writer's torn bytes), where the
+//     reference glues the entry to it; the runner compares that file as we write it.
 //   - entries whose parentId forms a cycle (the reference hangs; we stop).
 //   - preloaded entries with unparseable timestamps (getTree order is engine-defined).
 //   - calls whose reference error text is a V8 TypeError message (appendMessage(null),
@@ -219,12 +222,15 @@ function missingPath(g, base = "sessDir") {
   return ref("path", { base, rel: `missing-${g.fresh()}.jsonl` });
 }
 
+/** A garbage file whose last line has no newline (see the note at the top). */
+export const GARBAGE_WITHOUT_NEWLINE = "garbage without newline";
+
 const GARBAGE = [
   "not json at all\n",
   '{"type":"message","id":"x"}\n',
   "\n\n   \n",
   '{"type":"session","id":5}\n',
-  "garbage without newline",
+  GARBAGE_WITHOUT_NEWLINE,
   '[1,2,3]\n{"type":"session","id":"late-header"}\n',
 ];
 
