@@ -235,6 +235,21 @@ for (const where of ["in memory", "left in the file"]) {
     assert.equal(util.inspect(Object.seal(entries[idx[2]].message), { depth: 6 }), util.inspect(Object.seal(ref.entries[idx[2]].message), { depth: 6 }));
     for (const m of [entries[idx[3]].message, ref.entries[idx[3]].message]) Object.defineProperty(m, "content", { configurable: false });
     assert.equal(util.inspect(entries[idx[3]], { depth: 6 }), util.inspect(ref.entries[idx[3]], { depth: 6 }));
+    // Frozen or sealed once every value was read (util.inspect's method of ours is still there,
+    // hidden): inspected, it shows the object as it is, and throws nothing.
+    const last = entries.length - 1; // the last reply: its message holds the lazy content
+    const compaction = entries.findIndex((e) => e.type === "compaction"); // itself holds the summary
+    for (const [i, holderOf, close] of [
+      [last, (/** @type {any} */ e) => e.message, Object.freeze],
+      [compaction, (/** @type {any} */ e) => e, Object.seal],
+    ]) {
+      const [a, b] = [entries[i], ref.entries[i]];
+      assert.ok(lazyMembers([a]).length > 0, `entry ${i} has lazy members`);
+      assert.equal(JSON.stringify(a), JSON.stringify(b));
+      close(holderOf(a));
+      close(holderOf(b));
+      assert.equal(util.inspect(a, { depth: 6 }), util.inspect(b, { depth: 6 }));
+    }
     // A sealed holder's members stay writable.
     const sealed = entries[idx[2]].message;
     sealed.content = "mine";

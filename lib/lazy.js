@@ -267,7 +267,9 @@ function inspectHolder() {
   if (!Holder.is(this)) return this;
   readAll(this);
   if (Holder.kept(this) === undefined) {
-    delete this[INSPECT];
+    // (Not `delete`: on a holder frozen or sealed after its values were read, it would throw
+    // in this strict code. The method then stays, hidden, and shows the object as it is.)
+    Reflect.deleteProperty(this, INSPECT);
     return this;
   }
   /** @type {Record<string | symbol, unknown>} */
