@@ -49,10 +49,11 @@ const TIMEOUT_MS = 300_000;
 /**
  * The suites of the additions beyond the reference (docs/library.md, "Additions beyond the
  * reference"), open-crossings (the native calls an open makes, which go through Bun's Node-API as
- * through Node's), and lazy-entries (entries whose big members are read on first use must look
- * like the reference's plain objects to Bun's JSON, inspect, structuredClone and assert too).
+ * through Node's), and lazy-entries and lazy-observations (entries whose big members are read on
+ * first use must look like the reference's plain objects to Bun's JSON, inspect, structuredClone
+ * and assert too).
  */
-const ADDITIONS = ["flush.test.mjs", "dispose.test.mjs", "entries-since.test.mjs", "reserved-ids.test.mjs", "restore-missing.test.mjs", "open-crossings.test.mjs", "lazy-entries.test.mjs"];
+const ADDITIONS = ["flush.test.mjs", "dispose.test.mjs", "entries-since.test.mjs", "reserved-ids.test.mjs", "restore-missing.test.mjs", "open-crossings.test.mjs", "lazy-entries.test.mjs", "lazy-observations.test.mjs"];
 
 function suiteFiles() {
   const names = fs.readdirSync(path.join(root, "__test__")).filter((f) => /^behavior-.*\.test\.mjs$/.test(f) || f === "parity.test.mjs" || ADDITIONS.includes(f));
