@@ -17,6 +17,8 @@
 //     v1 file with scalar records (`42`), on which the reference's
 //     migration throws a TypeError, is opened by ours; and where the reference's context building
 //     throws on a damaged entry, ours may answer instead.
+//   - DAMAGED_BIG_COUNT (default 100) more variants, opened by ours with every file read as a big
+//     session (the streaming scan of a file over 64 MiB, its lines left in the file).
 //   - The committed corpus fixtures/damaged/*.jsonl against its .expect.json (the reference's
 //     recorded behaviour).
 import { test } from "node:test";
@@ -26,7 +28,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { loadOurs, loadReference } from "./helpers/target.mjs";
+import { loadOurs, loadReference, setTuning } from "./helpers/target.mjs";
 import { withoutTornBytes } from "./helpers/torn-records.mjs";
 import { Rng } from "./parity/prng.mjs";
 
@@ -34,6 +36,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.join(HERE, "..", "fixtures");
 const COUNT = Number(process.env.DAMAGED_COUNT ?? 200);
 const SEED = Number(process.env.DAMAGED_SEED ?? 4);
+/** Variants (from DAMAGED_SEED + 1) opened again with every file read as a big session. */
+const BIG_COUNT = Number(process.env.DAMAGED_BIG_COUNT ?? 100);
 
 const ours = loadOurs();
 const reference = await loadReference();
@@ -295,12 +299,23 @@ function splitKeep(buf) {
 // ----- tests ----------------------------------------------------------------------------------
 
 test(`${COUNT} damaged variants of the fixtures open as the reference opens them`, { timeout: 120_000 }, (t) => {
+  variants(t, COUNT, SEED);
+});
+
+test(`${BIG_COUNT} damaged variants read as big sessions (their lines left in the file) open as the reference opens them`, { timeout: 120_000 }, (t) => {
+  setTuning({ lazyFileBytes: 0, backedLineBytes: 0 });
+  t.after(() => setTuning());
+  variants(t, BIG_COUNT, SEED + 1);
+});
+
+/** `count` damaged variants from `seed`, each opened by both implementations and compared. */
+function variants(t, count, seed) {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pi-damaged-")));
   t.after(() => fs.rmSync(root, { recursive: true, force: true }));
   const fixtures = listFixtures(FIXTURES).filter((f) => !f.startsWith("damaged/"));
-  const rng = new Rng(SEED);
+  const rng = new Rng(seed);
   const stats = { loaded: 0, refused: 0, migrated: 0, cyclic: 0, referenceThrew: 0, lenient: 0, leading: 0, glued: 0 };
-  for (let n = 0; n < COUNT; n++) {
+  for (let n = 0; n < count; n++) {
     const name = rng.pick(fixtures);
     let bytes = fs.readFileSync(path.join(FIXTURES, name));
     const recipe = [name];
@@ -404,12 +419,12 @@ test(`${COUNT} damaged variants of the fixtures open as the reference opens them
     }
   }
   t.diagnostic(
-    `${COUNT} variants: ${stats.loaded} loaded (${stats.migrated} migrated, ${stats.cyclic} with cycles), ` +
+    `${count} variants: ${stats.loaded} loaded (${stats.migrated} migrated, ${stats.cyclic} with cycles), ` +
       `${stats.refused} refused by both, ${stats.leading} read past records before the header, ${stats.glued} with an entry glued after a torn record, ` +
       `${stats.referenceThrew} opened where the reference's migration throws, ` +
       `${stats.lenient} answers where the reference's context building throws`,
   );
-});
+}
 
 test("the committed corpus of damaged files opens as the reference recorded", (t) => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pi-damaged-corpus-")));
