@@ -3,10 +3,13 @@
 // inspect, assign, delete, freeze, seal, and then the manager's own calls over the entries it
 // handed out (a branch serialized whole reads ahead over many holders; the context; the tree;
 // moving the leaf; pi's turn-boundary preview, a manager in memory of the branch's objects;
-// createBranchedSession, which copies the objects held). Each sequence runs on a
+// createBranchedSession, which copies the objects held; appends, and a new manager of the file
+// as it was written, whose entries are read anew). Each sequence runs on a
 // session the reference wrote, with big and small values around the size where a value becomes
 // lazy, opened by the reference and by this package (half of them with every file read as a big
-// session, values left in the file); after every step both sides must have answered alike.
+// session, values left in the file), each side on its own copy of the file; after every step
+// both sides must have answered alike (ours with the ids and times of what it appended replaced
+// by the reference's).
 // lazy-entries.test.mjs pins each observation by example; this looks for the orders of them
 // that no example thought of.
 //
@@ -111,7 +114,10 @@ function step(rng, sides, n) {
     [1, "tree"],
     [1, "resetLeaf"],
     [0.15, "fork"],
+    [2, "append"],
+    [1, "reopen"],
   ]);
+  if (action === "append") return append(rng, sides, i);
   const to = rng.int(n);
   const key = rng.pick(action === "assign" || action === "delete" ? MUTABLE : MEMBERS);
   const value = `v${rng.int(1000)}`;
@@ -171,6 +177,14 @@ function step(rng, sides, n) {
           side.sm.resetLeaf();
           return side.sm.buildSessionContext();
         });
+      case "reopen":
+        // A new manager of the file as this side wrote it: every entry made anew from its line
+        // (the appended ones too), lazily.
+        return attempt(() => {
+          side.sm = side.SM.open(side.sm.getSessionFile(), path.dirname(side.sm.getSessionFile()));
+          side.entries = side.sm.getEntries();
+          return JSON.stringify(side.entries);
+        });
       case "fork":
         // A new session of the path to an entry: its header's id and time are new, and so are
         // its labels' ids (the sequence ends here: they differ from then on). The new file holds
@@ -196,6 +210,64 @@ function step(rng, sides, n) {
   return [`${action}${where}`, run(sides.reference), run(sides.ours), action === "fork"];
 }
 
+/** Waits until the clock has passed `ms`; returns the time then. */
+function after(ms) {
+  let now = Date.now();
+  while (now <= ms) now = Date.now();
+  return now;
+}
+
+/** Appends the same new entry on both sides (the reference first, ours in a later millisecond,
+ * so that each appended entry's time is its own), and notes the id and time ours gave it as
+ * standing for the reference's (`asReference`). */
+function append(rng, sides, i) {
+  const ts = 2_000_000 + rng.int(1000);
+  const kind = rng.pick(["user", "tool", "custom", "label"]);
+  const message =
+    kind === "user"
+      ? { role: "user", content: rng.chance(0.5) ? text(rng, "more") : [{ type: "text", text: text(rng, "more") }], timestamp: ts }
+      : { role: "toolResult", toolCallId: "call_x", toolName: "read", content: [{ type: "text", text: text(rng, "read") }], details: { lines: [text(rng, "l")] }, isError: false, timestamp: ts };
+  const data = { items: [text(rng, "state")] };
+  const label = `appended ${ts}`;
+  const once = (side) =>
+    attempt(() => {
+      let id;
+      if (kind === "custom") id = side.sm.appendCustomEntry("ext.state", structuredClone(data));
+      else if (kind === "label") id = side.sm.appendLabelChange(side.entries[i].id, label);
+      else id = side.sm.appendMessage(structuredClone(message));
+      side.entries = side.sm.getEntries();
+      return id;
+    });
+  sides.clock = after(sides.clock);
+  const expected = once(sides.reference);
+  sides.clock = after(Math.max(sides.clock, Date.parse(sides.reference.entries.at(-1)?.timestamp ?? "0")));
+  const ours = once(sides.ours);
+  sides.clock = after(sides.clock);
+  if (typeof expected.value === "string" && typeof ours.value === "string") {
+    sides.same.set(ours.value, expected.value);
+    const [a, b] = [sides.reference.sm.getEntry(expected.value), sides.ours.sm.getEntry(ours.value)];
+    if (a && b) sides.same.set(b.timestamp, a.timestamp);
+  }
+  return [`append ${kind}${kind === "label" ? ` to entry ${i}` : ""}`, expected, ours, false];
+}
+
+/** Our answer with the ids and times of the entries ours appended replaced by the reference's
+ * (a copy where it changes: the answer may hold our live entries). */
+function asReference(value, same) {
+  if (same.size === 0) return value;
+  const swap = (s) => {
+    for (const [ours, theirs] of same) s = s.replaceAll(ours, theirs);
+    return s;
+  };
+  const walk = (v) => {
+    if (typeof v === "string") return swap(v);
+    if (v === null || typeof v !== "object") return v;
+    if (Array.isArray(v)) return v.map(walk);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+  };
+  return walk(value);
+}
+
 /** Where two answers first differ, as text around that place (the reference's, then ours). */
 function firstDifference(expected, actual) {
   const text = (v) => util.inspect(v, { depth: Infinity, maxStringLength: Infinity, maxArrayLength: Infinity, breakLength: Infinity });
@@ -216,15 +288,19 @@ for (let r = 0; r < RUNS; r++) {
       setTuning({ lazyFileBytes: 0 });
       t.after(() => setTuning());
     }
+    // Each side its own copy of the file (both append to theirs).
     const open = (SM) => {
-      const sm = SM.open(file, path.dirname(file));
+      const copy = path.join(tempDir(t, "pi-lazy-obs-side-"), path.basename(file));
+      fs.copyFileSync(file, copy);
+      const sm = SM.open(copy, path.dirname(copy));
       return { SM, sm, entries: sm.getEntries() };
     };
-    const sides = { reference: open(Reference), ours: open(SessionManager), changed: false };
+    const sides = { reference: open(Reference), ours: open(SessionManager), changed: false, same: new Map(), clock: Date.now() };
     assert.equal(sides.ours.entries.length, sides.reference.entries.length);
     const done = [];
     for (let s = 0; s < STEPS; s++) {
-      const [what, expected, actual, last] = step(rng, sides, sides.reference.entries.length);
+      const [what, expected, ours, last] = step(rng, sides, sides.reference.entries.length);
+      const actual = asReference(ours, sides.same);
       done.push(what);
       try {
         assert.deepStrictEqual(actual, expected);
