@@ -28,7 +28,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { loadOurs, loadReference, setTuning } from "./helpers/target.mjs";
+import { loadOurs, loadReference, tuneFor } from "./helpers/target.mjs";
 import { withoutTornBytes } from "./helpers/torn-records.mjs";
 import { Rng } from "./parity/prng.mjs";
 
@@ -303,8 +303,7 @@ test(`${COUNT} damaged variants of the fixtures open as the reference opens them
 });
 
 test(`${BIG_COUNT} damaged variants read as big sessions (their lines left in the file) open as the reference opens them`, { timeout: 120_000 }, (t) => {
-  setTuning({ lazyFileBytes: 0, backedLineBytes: 0 });
-  t.after(() => setTuning());
+  tuneFor(t, { lazyFileBytes: 0, backedLineBytes: 0 });
   variants(t, BIG_COUNT, SEED + 1);
 });
 

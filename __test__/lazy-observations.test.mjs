@@ -22,7 +22,7 @@ import { test } from "node:test";
 import util from "node:util";
 
 import { tempDir } from "./helpers/fixtures.mjs";
-import { loadOurs, loadReference, setTuning } from "./helpers/target.mjs";
+import { loadOurs, loadReference, tuneFor } from "./helpers/target.mjs";
 import { Rng } from "./parity/prng.mjs";
 
 const { SessionManager } = loadOurs();
@@ -284,10 +284,7 @@ for (let r = 0; r < RUNS; r++) {
   test(`seed ${seed}${big ? ", values left in the file" : ""}: every observation of lazy entries matches the reference`, (t) => {
     const rng = new Rng(seed);
     const file = session(t, rng);
-    if (big) {
-      setTuning({ lazyFileBytes: 0 });
-      t.after(() => setTuning());
-    }
+    if (big) tuneFor(t, { lazyFileBytes: 0 });
     // Each side its own copy of the file (both append to theirs).
     const open = (SM) => {
       const copy = path.join(tempDir(t, "pi-lazy-obs-side-"), path.basename(file));

@@ -13,7 +13,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { useAgentDir } from "./helpers/fixtures.mjs";
+import { assistant, chain, header, msgEntry, useAgentDir, user, writeSession } from "./helpers/fixtures.mjs";
 import { loadOurs, loadReference } from "./helpers/target.mjs";
 import { Rng } from "./parity/prng.mjs";
 import { withoutTornBytes } from "./helpers/torn-records.mjs";
@@ -26,16 +26,12 @@ const STEPS = Number(process.env.LIST_RANDOM_STEPS ?? 40);
 const shape = (infos) => infos.map((i) => ({ ...i, created: i.created.toISOString(), modified: i.modified.toISOString() })).sort((a, b) => (a.path < b.path ? -1 : 1));
 const line = (o) => JSON.stringify(o) + "\n";
 
-/** A session file's text: a header and a few messages. */
-function session(rng, id) {
-  let s = line({ type: "session", version: 3, id, timestamp: "2024-01-01T00:00:00.000Z", cwd: "/w" });
-  let parent = null;
-  for (let k = 0; k < 1 + rng.int(5); k++) {
-    const mid = `${id.slice(0, 4)}${k}`;
-    s += line({ type: "message", id: mid, parentId: parent, timestamp: `2024-01-01T00:00:0${k}.000Z`, message: { role: k % 2 ? "assistant" : "user", content: k % 2 ? [{ type: "text", text: `reply ${rng.int(1e6)}` }] : `ask ${rng.int(1e6)}`, timestamp: 1704067200000 + k } });
-    parent = mid;
-  }
-  return s;
+/** Writes `<dir>/<name>`: a header and a few messages. */
+function writeRandomSession(rng, dir, name, id) {
+  const messages = Array.from({ length: 1 + rng.int(5) }, (_, k) =>
+    msgEntry(`${id.slice(0, 4)}${k}`, undefined, k % 2 ? assistant(`reply ${rng.int(1e6)}`, { timestamp: 1704067200000 + k }) : user(`ask ${rng.int(1e6)}`, 1704067200000 + k), `2024-01-01T00:00:0${k}.000Z`),
+  );
+  writeSession(dir, name, header({ id, timestamp: "2024-01-01T00:00:00.000Z", cwd: "/w" }), chain(messages));
 }
 
 /** Changes the session dir at random once; returns what it did. */
@@ -43,7 +39,7 @@ function change(rng, dir, s) {
   const live = fs.readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
   const what = rng.weighted([[3, "append"], [2, "samesize"], [1, "samesize-keep-mtime"], [1, "truncate"], [1, "delete"], [1, "add"], [1, "rename"], [1, "name"], [2, "list"], [1, "torn"]]);
   if (what === "add") {
-    fs.writeFileSync(path.join(dir, `n${s}.jsonl`), session(rng, `idn${s}-${rng.int(1e6)}`));
+    writeRandomSession(rng, dir, `n${s}.jsonl`, `idn${s}-${rng.int(1e6)}`);
     return `add n${s}.jsonl`;
   }
   if (what === "list" || live.length === 0) return "list";
@@ -91,7 +87,7 @@ for (let r = 0; r < RUNS; r++) {
     const agent = useAgentDir(t);
     const dir = path.join(agent, "sessions", "--w--");
     fs.mkdirSync(dir, { recursive: true });
-    for (let i = 0; i < 6; i++) fs.writeFileSync(path.join(dir, `s${i}.jsonl`), session(rng, `id${seed}x${i}`));
+    for (let i = 0; i < 6; i++) writeRandomSession(rng, dir, `s${i}.jsonl`, `id${seed}x${i}`);
     const done = [];
     for (let s = 0; s < STEPS; s++) {
       const what = change(rng, dir, s);
