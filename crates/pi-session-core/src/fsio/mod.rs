@@ -40,12 +40,14 @@ use crate::fault::{self, Point};
 
 mod append;
 mod backup;
+mod leftovers;
 mod private;
 mod read;
 mod temp;
 
 pub use append::*;
 pub use backup::*;
+pub use leftovers::{is_leftover, recover, Recovered, STALE_AFTER};
 pub use private::*;
 pub use read::*;
 pub use temp::*;

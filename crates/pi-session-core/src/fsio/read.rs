@@ -141,19 +141,33 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
 }
 
 /// The session files of `dir` (`*.jsonl`, regular files, no hidden names), sorted by name, each
-/// with its metadata; none when `dir` does not exist.
+/// with its metadata; none when `dir` does not exist. What killed writers left there is put
+/// right first ([`recover`]: a session left under a hidden name is one of them again).
 pub fn session_files(dir: &Path) -> Result<Vec<(PathBuf, fs::Metadata)>> {
+    match session_files_once(dir)? {
+        (files, false) => Ok(files),
+        (_, true) => {
+            recover(dir);
+            Ok(session_files_once(dir)?.0)
+        }
+    }
+}
+
+/// [`session_files`] as the directory is, and whether it holds leftovers to recover.
+fn session_files_once(dir: &Path) -> Result<(Vec<(PathBuf, fs::Metadata)>, bool)> {
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
         Err(e) => return Err(Error::io(&e, "scandir", dir)),
     };
     let mut out = Vec::new();
+    let mut leftovers = false;
     for ent in rd {
         let ent = ent.map_err(|e| Error::io(&e, "scandir", dir))?;
         let name = ent.file_name();
         let name = name.to_string_lossy();
         if !name.ends_with(".jsonl") || name.starts_with('.') {
+            leftovers |= name.starts_with('.') && is_leftover(&name);
             continue;
         }
         match ent.metadata() {
@@ -162,7 +176,7 @@ pub fn session_files(dir: &Path) -> Result<Vec<(PathBuf, fs::Metadata)>> {
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    Ok((out, leftovers))
 }
 
 #[cfg(test)]

@@ -88,13 +88,22 @@ fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
     crate::places::cwd_matches(header.cwd.as_deref().unwrap_or(""), resolved_cwd)
 }
 
+/// The `*.jsonl` names of `dir`, after putting right what killed writers left there (a session
+/// left under a hidden name by a writer killed while replacing it is listed again: see
+/// [`crate::fsio::recover`]).
 fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut out = Vec::new();
+    let mut leftovers = false;
     for e in fs::read_dir(dir)? {
         let name = e?.file_name().to_string_lossy().into_owned();
         if name.ends_with(".jsonl") {
             out.push(name);
+        } else if name.starts_with('.') && crate::fsio::is_leftover(&name) {
+            leftovers = true;
         }
+    }
+    if leftovers && !crate::fsio::recover(dir).restored.is_empty() {
+        return jsonl_names(dir);
     }
     Ok(out)
 }
