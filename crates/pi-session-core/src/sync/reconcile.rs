@@ -261,23 +261,14 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result
         if local_changes {
             watch = write_local(&mut t)?;
         }
-        let rest = (|| {
-            if remote_changes {
-                write_remote(ctx, &t.remote_path, &t.remote_new)?;
-            }
-            for c in &t.copies {
-                std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;
-                fsio::sync_dir(c);
-            }
-            Ok(())
-        })();
-        if let Err(e) = rest {
+        if let Err(e) = write_rest(ctx, &t, remote_changes) {
             // The local file is replaced already: its watch still carries what a writer puts
-            // into the old one (the next sync sends it), and then the session is a problem.
-            if let Some(w) = watch {
-                w.wait()?;
-            }
-            return Err(e);
+            // into the old one (the next sync sends it), and then the session is a problem,
+            // reported with the first failure (and the watch's, if it failed too).
+            return Err(match watch.map(Watch::wait) {
+                Some(Err(w)) => carried_not(e, &w),
+                _ => e,
+            });
         }
     }
     let name = t
@@ -317,6 +308,28 @@ fn commit(ctx: &Ctx, id: &str, mut t: Target, restored: Option<Place>) -> Result
         restored,
     };
     Ok(Step::Synced(synced, seen, pending))
+}
+
+/// After the local file: the remote file, then the conflict copies go.
+fn write_rest(ctx: &Ctx, t: &Target, remote_changes: bool) -> Result<()> {
+    if remote_changes {
+        write_remote(ctx, &t.remote_path, &t.remote_new)?;
+    }
+    for c in &t.copies {
+        std::fs::remove_file(c).map_err(|e| Error::io(&e, "unlink", c))?;
+        fsio::sync_dir(c);
+    }
+    Ok(())
+}
+
+/// `first`, telling also that carrying a writer's appends over to the new local file failed
+/// (`watch`): lines it appended to the replaced file meanwhile may be missing from the new one.
+fn carried_not(mut first: Error, watch: &Error) -> Error {
+    first.message = format!(
+        "{}; and what another writer appended to the replaced local file meanwhile could not be carried over: {}",
+        first.message, watch.message
+    );
+    first
 }
 
 fn write_remote(ctx: &Ctx, path: &Path, bytes: &[u8]) -> Result<()> {
