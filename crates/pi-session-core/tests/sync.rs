@@ -551,3 +551,60 @@ fn a_line_written_into_the_replaced_file_later_in_the_round_reaches_both_sides()
     }
     Ok(())
 }
+
+/// A session whose remote write fails after its local file was replaced: a pi that opened the
+/// local file just before the replace and writes its line while the remote write is under way
+/// writes into the replaced file. The sync watches that file to the end before it reports the
+/// session's problem, so the line is in the new local file (and the next sync sends it on).
+#[test]
+fn a_line_written_into_the_replaced_file_while_the_remote_write_fails_is_carried_over() -> R {
+    use std::cell::RefCell;
+    use std::io::Write;
+    use std::rc::Rc;
+
+    let root = temp("late-writer-remote-fails");
+    let remote = bare(&root);
+    let (a, b) = same_path_pair(&root);
+    a.write("s1", &[entry("e1", None, 1, "start")]);
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    b.append("s1", &entry("b2", Some("e1"), 2, "on b"));
+    b.sync(&remote, Kind::Git)?;
+    // Both sides changed: the local file and the remote one are both written.
+    a.append("s1", &entry("a2", Some("e1"), 3, "on a"));
+    let s1 = a.file("s1");
+    let late = format!("{}\n", entry("a3", Some("a2"), 4, "written late"));
+    let held = Rc::new(RefCell::new(None));
+    let (h, line, local) = (held.clone(), late.clone(), s1.clone());
+    let guard = fault::set_hook(move |p, target| {
+        if p != Point::BeforeRename || target.file_name() != local.file_name() {
+            return Ok(());
+        }
+        if target == local {
+            *h.borrow_mut() = Some(fs::OpenOptions::new().append(true).open(target).unwrap());
+            return Ok(());
+        }
+        // The remote write: the late line goes into the replaced local file, then it fails.
+        let f: Option<fs::File> = h.borrow_mut().take();
+        f.unwrap().write_all(line.as_bytes()).unwrap();
+        Err(pi_session_core::Error::internal("the remote disk is full"))
+    });
+    let ra = a.sync(&remote, Kind::Git);
+    drop(guard);
+    assert!(held.borrow().is_none(), "the late line was written");
+    let problems = ra.map(|r| r.problems).unwrap_or_default();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("the remote disk is full")),
+        "{problems:?}"
+    );
+    let text = fs::read_to_string(&s1)?;
+    assert!(text.ends_with(&late), "{text}");
+    assert_eq!(ids(&text).iter().filter(|i| *i == "a3").count(), 1);
+    // The next sync sends it on.
+    a.sync(&remote, Kind::Git)?;
+    b.sync(&remote, Kind::Git)?;
+    assert!(ids(&fs::read_to_string(b.file("s1"))?).contains(&"a3".to_string()));
+    Ok(())
+}
