@@ -120,9 +120,13 @@ export declare class NativeSession {
    * `eachLinesJson` of skeletons (see the core's `lazy` module): each record's line with its
    * lazy values replaced by `0`, and `each(batch, holders)` gets with each batch the items that
    * have lazy values and their holders' shapes, as pairs `[item, shapeId, …]` (shapes from
-   * `lazyValues().shapes()`).
+   * `lazyValues().shapes()`). With `columns`, the skeletons as columns (see the core's
+   * `materialize::columns`): `each(batch, holders, refs, sigs)`, where the batch's one item is
+   * the array of its values, `sigs` the signatures of its items (each the JSON `[slots,
+   * signature]`: the signature's numbers are slots, `-1` its lazy members), and `refs` per
+   * item its signature's index, then its slots (indexes into the values).
    */
-  eachSkeletonsJson(positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | [string, Uint32Array, string[], string, ...string[]], holders: Uint32Array) => void): number
+  eachSkeletons(positions: Uint32Array, budget: number, maxTotal: number, columns: boolean, each: (batch: string | [string, Uint32Array, string[], string, ...string[]], holders: Uint32Array, refs: Uint32Array, sigs: string[]) => void): number
   /**
    * The reader of the lazy values of the records loaded last: made at the first call after a
    * load, and valid for as long as JS keeps it, whatever this session does next.

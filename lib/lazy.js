@@ -43,29 +43,28 @@ class Stamp {
   }
 }
 
-/** The private fields of a holder: its load, its record's position and its shape. */
+/** Values of holders that cannot take a data property (frozen, sealed): holder -> key -> value.
+ * (Rare: only a holder frozen before its lazy values were read.) @type {WeakMap<object, Record<string, unknown>>} */
+const keptValues = new WeakMap();
+
+/** The private fields of a holder: its shape (which knows its load) and its record's position.
+ * Two fields, so stamping a holder costs V8 two steps; the shape is one object per load. */
 class Holder extends Stamp {
-  #load;
-  #pos;
   #shape;
-  /** Values of a holder that cannot take a data property (frozen, sealed): key -> value. (A
-   * private field, unlike a property, can still be written on a frozen object.)
-   * @type {Record<string, unknown> | undefined} */
-  #kept = undefined;
-  /** @param {object} o @param {LazyLoad} load @param {number} pos @param {Shape} shape */
-  constructor(o, load, pos, shape) {
+  #pos;
+  /** @param {object} o @param {number} pos @param {Shape} shape */
+  constructor(o, pos, shape) {
     super(o);
-    this.#load = load;
-    this.#pos = pos;
     this.#shape = shape;
+    this.#pos = pos;
   }
   /** @param {any} o */
   static is(o) {
-    return #load in o;
+    return #shape in o;
   }
   /** @param {any} o @returns {LazyLoad} */
   static load(o) {
-    return o.#load;
+    return o.#shape.load;
   }
   /** @param {any} o @returns {number} */
   static pos(o) {
@@ -77,17 +76,18 @@ class Holder extends Stamp {
   }
   /** @param {any} o @returns {Record<string, unknown> | undefined} */
   static kept(o) {
-    return o.#kept;
+    return keptValues.get(o);
   }
   /** Keeps `value` as the member `key` of a holder that cannot take it as a property.
    * @param {any} o @param {string} key @param {unknown} value */
   static keep(o, key, value) {
-    if (o.#kept === undefined) o.#kept = Object.create(null);
-    /** @type {Record<string, unknown>} */ (o.#kept)[key] = value;
+    let kept = keptValues.get(o);
+    if (kept === undefined) keptValues.set(o, (kept = Object.create(null)));
+    /** @type {Record<string, unknown>} */ (kept)[key] = value;
   }
 }
 
-/** @typedef {{ id: number, holder: number, keys: string[], lazy: number[], lazyKeys: string[], make: Function }} Shape */
+/** @typedef {{ id: number, load: LazyLoad, holder: number, keys: string[], lazy: number[], lazyKeys: string[], make: Function }} Shape */
 
 /** The accessor of each lazy member name, shared by every holder (one AccessorPair per name). */
 const accessors = new Map();
@@ -334,7 +334,11 @@ class LazyLoad {
     if (this.shapes === null) {
       this.shapes = this.native.shapes().map((/** @type {string} */ json, /** @type {number} */ i) => {
         const spec = JSON.parse(json);
-        return { id: i, holder: spec.holder, keys: spec.keys, lazy: spec.lazy, lazyKeys: spec.lazy.map((/** @type {number} */ k) => spec.keys[k]), make: makerOf(spec) };
+        /** @type {Function | null} */
+        let made = null;
+        // (Made when first used: entries built from columns have their holders already.)
+        const make = (/** @type {any} */ o) => (made ??= makerOf(spec))(o);
+        return { id: i, load: this, holder: spec.holder, keys: spec.keys, lazy: spec.lazy, lazyKeys: spec.lazy.map((/** @type {number} */ k) => spec.keys[k]), make };
       });
     }
     return /** @type {Shape[]} */ (this.shapes)[id];
@@ -369,8 +373,26 @@ class LazyLoad {
     return { positions: Uint32Array.from(positions), holders, length: positions.length };
   }
 
+  /** Stamps the holders of entries built from columns (lib/columns.js), whose lazy members are
+   * in place already; an entry built as one value (listed in `whole`) is a parsed skeleton,
+   * adopted as one. Pairs of `holders` as for adopt.
+   * @param {any[]} items @param {Uint32Array} holders @param {ArrayLike<number>} positions
+   * @param {number} at @param {number[]} whole */
+  adoptBuilt(items, holders, positions, at, whole) {
+    for (let j = 0; j < holders.length; j += 2) {
+      const i = holders[j];
+      if (whole.length > 0 && whole.includes(i)) {
+        this.adopt(items, holders.subarray(j, j + 2), positions, at);
+        continue;
+      }
+      const shape = this.shape(holders[j + 1]);
+      const e = items[i];
+      new Holder(shape.holder === 1 ? e.message : e, positions[at + i], shape);
+    }
+  }
+
   /** Turns the parsed skeletons `items` (of the records `positions[at + i]`) into the entry
-   * objects, for the items `holders` names: pairs [item, shapeId, …] (eachSkeletonsJson).
+   * objects, for the items `holders` names: pairs [item, shapeId, …] (eachSkeletons).
    * @param {any[]} items @param {Uint32Array} holders @param {ArrayLike<number>} positions @param {number} at */
   adopt(items, holders, positions, at) {
     for (let j = 0; j < holders.length; j += 2) {
@@ -380,11 +402,11 @@ class LazyLoad {
       const pos = positions[at + i];
       if (shape.holder === 1) {
         const m = shape.make(e.message);
-        new Holder(m, this, pos, shape);
+        new Holder(m, pos, shape);
         e.message = m;
       } else {
         const r = shape.make(e);
-        new Holder(r, this, pos, shape);
+        new Holder(r, pos, shape);
         items[i] = r;
       }
     }
@@ -422,4 +444,4 @@ function peekAt(obj, key) {
   return UNREAD;
 }
 
-module.exports = { LazyLoad, peek };
+module.exports = { LazyLoad, peek, accessorOf, INSPECT, INSPECT_PROPERTY };

@@ -19,6 +19,7 @@
 const { NONE, BATCH_BYTES, CALL_BYTES, parseHeld, valueOfKey, keyOf } = require("./wire.js");
 const { TranscriptFeed } = require("./transcript-feed.js");
 const { LazyLoad } = require("./lazy.js");
+const columns = require("./columns.js");
 const { sessionError } = require("./errors.js");
 const { coded } = require("./error-boundary.js");
 const origins = require("./origins.js");
@@ -346,9 +347,7 @@ class SessionState {
       let done = 0;
       // Made before the batches: their callback must not call into the native session.
       const lazy = this.lazyLoad();
-      const take = (/** @type {import("./wire.js").Batch} */ batch, /** @type {Uint32Array} */ holders) => {
-        const parsed = parseHeld(batch, lazy.file);
-        if (holders.length > 0) lazy.adopt(parsed, holders, want, done);
+      const place = (/** @type {any[]} */ parsed) => {
         for (let j = 0; j < parsed.length; j++) {
           const p = want[done + j];
           // Two requests for one position in the same call must yield one object.
@@ -358,8 +357,19 @@ class SessionState {
         }
         done += parsed.length;
       };
+      const take = (/** @type {import("./wire.js").Batch} */ batch, /** @type {Uint32Array} */ holders) => {
+        const parsed = parseHeld(batch, lazy.file);
+        if (holders.length > 0) lazy.adopt(parsed, holders, want, done);
+        place(parsed);
+      };
+      const build = (/** @type {import("./wire.js").Batch} */ batch, /** @type {Uint32Array} */ holders, /** @type {Uint32Array} */ refs, /** @type {string[]} */ sigs) => {
+        const { items, whole } = columns.buildBatch(parseHeld(batch, lazy.file)[0], refs, sigs);
+        if (holders.length > 0) lazy.adoptBuilt(items, holders, want, done, whole);
+        place(items);
+      };
       while (done < want.length) {
-        if (this.core.eachSkeletonsJson(want.subarray(done), BATCH_BYTES, CALL_BYTES, take) === 0) {
+        const covered = this.core.eachSkeletons(want.subarray(done), BATCH_BYTES, CALL_BYTES, columns.CODEGEN, columns.CODEGEN ? build : take);
+        if (covered === 0) {
           throw sessionError("INTERNAL_ERROR", `no entry lines were read for record ${want[done]}`);
         }
       }

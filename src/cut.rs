@@ -78,17 +78,12 @@ pub(crate) unsafe fn batch_value(
     if batch.plan.is_empty() {
         return Ok(text);
     }
-    let mut names = Vec::with_capacity(batch.names.len());
-    for name in &batch.names {
-        // SAFETY: as above.
-        names.push(unsafe { latin1(env, name) }?);
-    }
     let mut all = Vec::with_capacity(BATCH_VALUES as usize + batch.values.len());
     all.push(text);
     // SAFETY: as above.
     all.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(batch.plan)) }?);
     // SAFETY: as above.
-    all.push(unsafe { array_of(env, names) }?);
+    all.push(unsafe { latin1_array(env, &batch.names) }?);
     // SAFETY: as above.
     all.push(unsafe { external_string(env, JsText::Utf16(batch.wide)) }?);
     for value in batch.values {
@@ -101,6 +96,23 @@ pub(crate) unsafe fn batch_value(
     }
     // SAFETY: as above.
     unsafe { array_of(env, all) }
+}
+
+/// A JS array of Latin-1 strings.
+///
+/// # Safety
+/// `env` is the environment of the running call, on its thread.
+pub(crate) unsafe fn latin1_array(
+    env: sys::napi_env,
+    texts: &[Box<[u8]>],
+) -> Result<sys::napi_value> {
+    let mut values = Vec::with_capacity(texts.len());
+    for t in texts {
+        // SAFETY: this function's contract.
+        values.push(unsafe { latin1(env, t) }?);
+    }
+    // SAFETY: as above.
+    unsafe { array_of(env, values) }
 }
 
 /// A JS array of `values`, in order.

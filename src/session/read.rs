@@ -19,7 +19,8 @@ use crate::wire;
 const MAX_PREPARE_THREADS: usize = 4;
 
 /// `each(batch)` with the JS values of one prepared batch (and, for a skeleton batch, its
-/// holders as a second argument: see `eachSkeletonsJson`).
+/// holders as a second argument, then for a column batch its refs and signatures: see
+/// `eachSkeletons`).
 ///
 /// # Safety
 /// `env` is the environment of the running call, on its thread, and `each` a value of it.
@@ -27,14 +28,22 @@ unsafe fn call_each(
     env: sys::napi_env,
     each: sys::napi_value,
     mut batch: pi_session_core::materialize::PreparedBatch,
-    skeletons: bool,
+    form: Form,
 ) -> Result<()> {
     let holders = std::mem::take(&mut batch.holders);
+    let refs = std::mem::take(&mut batch.refs);
+    let sigs = std::mem::take(&mut batch.sigs);
     // SAFETY: this function's contract (the same holds for each block below).
     let mut args = vec![unsafe { batch_value(env, batch) }?];
-    if skeletons {
+    if form != Form::Whole {
         // SAFETY: as above.
         args.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(holders)) }?);
+    }
+    if form == Form::Columns {
+        // SAFETY: as above.
+        args.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(refs)) }?);
+        // SAFETY: as above.
+        args.push(unsafe { crate::cut::latin1_array(env, &sigs) }?);
     }
     let mut undefined = std::ptr::null_mut();
     // SAFETY: as above.
@@ -164,20 +173,30 @@ impl NativeSession {
     /// `eachLinesJson` of skeletons (see the core's `lazy` module): each record's line with its
     /// lazy values replaced by `0`, and `each(batch, holders)` gets with each batch the items that
     /// have lazy values and their holders' shapes, as pairs `[item, shapeId, …]` (shapes from
-    /// `lazyValues().shapes()`).
+    /// `lazyValues().shapes()`). With `columns`, the skeletons as columns (see the core's
+    /// `materialize::columns`): `each(batch, holders, refs, sigs)`, where the batch's one item is
+    /// the array of its values, `sigs` the signatures of its items (each the JSON `[slots,
+    /// signature]`: the signature's numbers are slots, `-1` its lazy members), and `refs` per
+    /// item its signature's index, then its slots (indexes into the values).
     #[napi(
         catch_unwind,
-        ts_args_type = "positions: Uint32Array, budget: number, maxTotal: number, each: (batch: string | [string, Uint32Array, string[], string, ...string[]], holders: Uint32Array) => void"
+        ts_args_type = "positions: Uint32Array, budget: number, maxTotal: number, columns: boolean, each: (batch: string | [string, Uint32Array, string[], string, ...string[]], holders: Uint32Array, refs: Uint32Array, sigs: string[]) => void"
     )]
-    pub fn each_skeletons_json(
+    pub fn each_skeletons(
         &self,
         env: Env,
         positions: Uint32Array,
         budget: u32,
         max_total: u32,
+        columns: bool,
         each: Unknown<'_>,
     ) -> Result<u32> {
-        self.each_batch(env, Form::Skeleton, positions, budget, max_total, each)
+        let form = if columns {
+            Form::Columns
+        } else {
+            Form::Skeleton
+        };
+        self.each_batch(env, form, positions, budget, max_total, each)
     }
 
     /// The reader of the lazy values of the records loaded last: made at the first call after a
@@ -275,7 +294,7 @@ impl NativeSession {
 }
 
 impl NativeSession {
-    /// `eachLinesJson` / `eachSkeletonsJson` (see there).
+    /// `eachLinesJson` / `eachSkeletons` (see there).
     fn each_batch(
         &self,
         env: Env,
@@ -292,7 +311,7 @@ impl NativeSession {
             // SAFETY: this runs on the calling thread, during this call, with its environment;
             // `each` is a value of this call (the core calls `consume` on the thread that called
             // it).
-            match unsafe { call_each(raw_env, each.raw(), batch, form == Form::Skeleton) } {
+            match unsafe { call_each(raw_env, each.raw(), batch, form) } {
                 Ok(()) => true,
                 Err(e) => {
                     failed = Some(e);
@@ -301,15 +320,10 @@ impl NativeSession {
             }
         };
         let (b, t) = (budget as usize, max_total as usize);
-        let covered = match form {
-            Form::Whole => self
-                .inner
-                .for_each_batch(&positions, b, t, threads, consume),
-            Form::Skeleton => self
-                .inner
-                .for_each_skeleton_batch(&positions, b, t, threads, consume),
-        }
-        .for_js(&env)?;
+        let covered = self
+            .inner
+            .for_each_batch_as(form, &positions, b, t, threads, consume)
+            .for_js(&env)?;
         match failed {
             Some(e) => Err(e),
             None => Ok(covered as u32),

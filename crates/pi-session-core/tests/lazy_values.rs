@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use pi_session_core::json::{self, Value};
 use pi_session_core::lazy::{Holder, LazyReader, MAX_LAZY_DEPTH, MIN_LAZY_BYTES};
-use pi_session_core::materialize::PreparedBatch;
+use pi_session_core::materialize::{Form, PreparedBatch};
 use pi_session_core::{Config, Error, ErrorCode, Session, Tuning};
 
 mod common;
@@ -112,7 +112,7 @@ fn skeletons(s: &Session) -> Result<Skeletons, Error> {
     let positions: Vec<u32> = (0..s.record_count() as u32).collect();
     let mut items = Vec::new();
     let mut holders = Vec::new();
-    s.for_each_skeleton_batch(&positions, 1 << 20, usize::MAX, 2, |b| {
+    s.for_each_batch_as(Form::Skeleton, &positions, 1 << 20, usize::MAX, 2, |b| {
         let at = items.len() as u32;
         holders.extend(b.holders.chunks(2).map(|h| (at + h[0], h[1])));
         items.extend(batch_json(&b).into_array().unwrap());

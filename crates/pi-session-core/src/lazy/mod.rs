@@ -136,6 +136,24 @@ impl Shape {
         )
     }
 
+    /// A shape of these members, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(holder: Holder, keys: &[&str], lazy: &[u8]) -> Shape {
+        let keys: Vec<Box<[u8]>> = keys.iter().map(|k| k.as_bytes().into()).collect();
+        let mut sig = Vec::new();
+        let marked = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (lazy.contains(&(i as u8)), k));
+        signature(holder, marked, &mut sig);
+        Shape {
+            holder,
+            keys,
+            lazy: lazy.to_vec(),
+            sig: sig.into(),
+        }
+    }
+
     /// The slot (index among the lazy members) of the member named `key`.
     pub fn slot_of(&self, key: &[u8]) -> Option<usize> {
         self.lazy

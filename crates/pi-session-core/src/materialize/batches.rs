@@ -12,6 +12,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::columns::Columns;
 use super::{push_any_line, CutSink, Step, WalkScratch, MIN_CUT_BYTES};
 use crate::error::{Error, Result};
 use crate::fxhash::FxHashMap;
@@ -35,9 +36,15 @@ pub struct PreparedBatch {
     pub names: Vec<Box<[u8]>>,
     pub wide: Vec<u16>,
     pub values: Vec<CutValue>,
-    /// Skeleton batches only (see [`Session::for_each_skeleton_batch`]): for each item whose
+    /// Skeleton batches only (see [`Session::for_each_batch_as`]): for each item whose
     /// entry has lazy values, the item and its holder's shape id (see [`crate::lazy`]).
     pub holders: Vec<u32>,
+    /// Column batches only (see [`Session::for_each_batch_as`]): the text is the batch's
+    /// values (one item: the array of them), `sigs` the signatures of its items, and `refs` per
+    /// item its signature's index in `sigs`, then its slots (indexes into the values). See
+    /// `materialize::columns`.
+    pub refs: Vec<u32>,
+    pub sigs: Vec<Box<[u8]>>,
 }
 
 /// What a batch holds of each record: its whole line, or its skeleton (see [`crate::lazy`]).
@@ -45,6 +52,8 @@ pub struct PreparedBatch {
 pub enum Form {
     Whole,
     Skeleton,
+    /// Skeletons as columns (see `materialize::columns`).
+    Columns,
 }
 
 /// A path step of [`PreparedBatch::plan`] that is a member name.
@@ -223,31 +232,15 @@ impl Session {
         threads: usize,
         consume: impl FnMut(PreparedBatch) -> bool,
     ) -> Result<usize> {
-        self.run_batches(Form::Whole, positions, budget, max_total, threads, consume)
+        self.for_each_batch_as(Form::Whole, positions, budget, max_total, threads, consume)
     }
 
-    /// [`Session::for_each_batch`] of skeletons: each record's line with its lazy values
-    /// replaced by `0`, and the batch's `holders` saying which items have them (see
-    /// [`crate::lazy`]).
-    pub fn for_each_skeleton_batch(
-        &self,
-        positions: &[u32],
-        budget: usize,
-        max_total: usize,
-        threads: usize,
-        consume: impl FnMut(PreparedBatch) -> bool,
-    ) -> Result<usize> {
-        self.run_batches(
-            Form::Skeleton,
-            positions,
-            budget,
-            max_total,
-            threads,
-            consume,
-        )
-    }
-
-    fn run_batches(
+    /// [`Session::for_each_batch`] with the records in `form`: [`Form::Skeleton`], each record's
+    /// line with its lazy values replaced by `0`, and the batch's `holders` saying which items
+    /// have them (see [`crate::lazy`]); [`Form::Columns`], the skeletons as columns (see
+    /// `materialize::columns`): each batch's text holds the values, its `refs` and `sigs` what
+    /// the items are built of, and its `holders` as for skeletons.
+    pub fn for_each_batch_as(
         &self,
         form: Form,
         positions: &[u32],
@@ -287,7 +280,7 @@ impl Session {
             let p = self.checked(p)?;
             size += match form {
                 Form::Whole => self.line_len(p),
-                Form::Skeleton => self.skeleton_len(p),
+                Form::Skeleton | Form::Columns => self.skeleton_len(p),
             } + 1;
             if size >= budget {
                 spans.push(start..i + 1);
@@ -325,6 +318,22 @@ impl Session {
                         b.holders.extend([i as u32, shape]);
                     }
                 }
+            }
+            Form::Columns => {
+                let (mut scratch, mut columns) = (Vec::new(), Columns::default());
+                for (i, &p) in positions.iter().enumerate() {
+                    let trusted = self.skeleton_held(p);
+                    let (skeleton, shape) = self.skeleton(p, &mut scratch)?;
+                    columns.push(&skeleton, shape.and_then(|id| self.shape(id)), trusted);
+                    if let Some(shape) = shape {
+                        b.holders.extend([i as u32, shape]);
+                    }
+                }
+                b.push(Cow::Owned(columns.values_text()));
+                let mut batch = b.finish();
+                batch.count = positions.len();
+                (batch.refs, batch.sigs) = (columns.refs, columns.sigs);
+                return Ok(batch);
             }
         }
         Ok(b.finish())
@@ -368,6 +377,8 @@ impl BatchBuilder {
             wide: self.cuts.wide,
             values: self.cuts.values,
             holders: self.holders,
+            refs: Vec::new(),
+            sigs: Vec::new(),
         }
     }
 }

@@ -23,6 +23,7 @@ use crate::json;
 use crate::session::Session;
 
 mod batches;
+mod columns;
 mod strings;
 
 pub(crate) use batches::{in_order, BatchBuilder};

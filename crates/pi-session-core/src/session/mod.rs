@@ -204,6 +204,15 @@ impl Session {
     ) -> Result<(std::borrow::Cow<'a, [u8]>, Option<u32>)> {
         self.records.skeleton(pos, scratch)
     }
+    /// Whether the record's skeleton is held in memory (checked JSON since it was read), not
+    /// read from the file again; `pos` in range.
+    pub(crate) fn skeleton_held(&self, pos: u32) -> bool {
+        self.records.skeleton_held(pos)
+    }
+    /// The holder shape `id` of the records loaded last (see [`crate::lazy`]).
+    pub(crate) fn shape(&self, id: u32) -> Option<&crate::lazy::Shape> {
+        self.records.shapes.get(id)
+    }
     /// The length of the record's skeleton, `pos` in range.
     pub(crate) fn skeleton_len(&self, pos: u32) -> usize {
         self.records.skeleton_len(pos)

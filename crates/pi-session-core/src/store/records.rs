@@ -135,6 +135,13 @@ impl Records {
         }
     }
 
+    /// Whether the record's skeleton is in memory (its line, or the skeleton made when the file
+    /// was read: JSON checked then), not read from the file when asked for.
+    pub(crate) fn skeleton_held(&self, pos: u32) -> bool {
+        let r = &self.recs[pos as usize];
+        !r.in_file || r.skel != NO_SKELETON
+    }
+
     /// A record's lazy values, when its shape is one of these records' (a record carried over
     /// from other records without their shapes would otherwise be misread: it is whole instead).
     fn lazy_of<'a>(&self, r: &'a Rec) -> Option<&'a crate::lazy::LazyMeta> {
