@@ -78,19 +78,28 @@ test("... and with the lines left in the file (skeletons read from it are checke
   check(t, 0);
 });
 
-test("a line changed in the file after the open fails its batch with SESSION_FILE_CHANGED, as the skeleton's JSON did", (t) => {
+test("a line changed in the file after the open fails its batch with SESSION_FILE_CHANGED, also where its new text would parse as two values", (t) => {
   tuneFor(t, { lazyFileBytes: 0 });
   // A skeleton too big to be kept in memory is read from the file when asked for: a message
   // entry's own members are never lazy, only its message's.
   const extra = Array.from({ length: 30 }, (_, i) => `"k${i}":"${big(2500)}"`).join(",");
   const line = `{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T03:04:05.600Z","extra":{${extra}},"message":{"role":"user","content":"hi","timestamp":6}}`;
-  const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [JSON.stringify(header({ cwd: "/proj" })), line]);
-  const sm = SessionManager.open(file);
-  // Same length, ends unchanged (what the open's check of a line looks at), the middle no JSON.
-  const text = fs.readFileSync(file, "utf8");
-  const at = text.indexOf('"k15":');
-  fs.writeFileSync(file, text.slice(0, at) + '"k15"!' + text.slice(at + 6));
-  assert.throws(() => sm.getBranch(), { code: "SESSION_FILE_CHANGED" });
+  const next = `{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-02T03:04:05.700Z","message":{"role":"assistant","content":"yo","timestamp":7}}`;
+  // Same length, ends unchanged (what the open's check of a line looks at), the middle changed:
+  // no JSON, or `{…},{…}`, which a JSON array would take as two values.
+  const twoValues = '"k15":""}},{"y":{"z":"';
+  for (const [find, put] of [
+    ['"k15":', '"k15"!'],
+    [`"k15":"${big(twoValues.length - 7)}`, twoValues],
+  ]) {
+    const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [JSON.stringify(header({ cwd: "/proj" })), line, next]);
+    const sm = SessionManager.open(file);
+    const text = fs.readFileSync(file, "utf8");
+    const at = text.indexOf(find);
+    assert.equal(put.length, find.length);
+    fs.writeFileSync(file, text.slice(0, at) + put + text.slice(at + find.length));
+    assert.throws(() => sm.getBranch(), { code: "SESSION_FILE_CHANGED" }, put);
+  }
 });
 
 test("the loop over a signature builds what its generated function builds", () => {

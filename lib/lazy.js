@@ -379,9 +379,10 @@ class LazyLoad {
    * @param {any[]} items @param {Uint32Array} holders @param {ArrayLike<number>} positions
    * @param {number} at @param {number[]} whole */
   adoptBuilt(items, holders, positions, at, whole) {
+    const wholes = whole.length > 0 ? new Set(whole) : null;
     for (let j = 0; j < holders.length; j += 2) {
       const i = holders[j];
-      if (whole.length > 0 && whole.includes(i)) {
+      if (wholes !== null && wholes.has(i)) {
         this.adopt(items, holders.subarray(j, j + 2), positions, at);
         continue;
       }

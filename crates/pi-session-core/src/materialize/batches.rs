@@ -329,7 +329,9 @@ impl Session {
                         b.holders.extend([i as u32, shape]);
                     }
                 }
-                b.push(Cow::Owned(columns.values_text()));
+                // Borrowed: a long string cut out of the values is copied out, not an external
+                // string keeping the whole batch's values alive with the entry holding it.
+                b.push(Cow::Borrowed(&columns.values_text()));
                 let mut batch = b.finish();
                 batch.count = positions.len();
                 (batch.refs, batch.sigs) = (columns.refs, columns.sigs);

@@ -13,7 +13,8 @@
 //! What a signature leaves as one value (parsed by `JSON.parse` with the others): arrays, objects
 //! with many members or a member name that is not plain ASCII, and objects nested deeper than a
 //! few levels. An item that is not valid JSON (its line changed in the file since the open) makes
-//! the batch's values fail to parse, as its skeleton would.
+//! the batch's values fail to parse: its text is not put in them (text such as `{…},{…}` would
+//! parse there, as two values), a token no JSON array holds is.
 
 use crate::fxhash::FxHashMap;
 use crate::json;
@@ -82,8 +83,11 @@ impl Columns {
         self.sig.clear();
         self.slots.clear();
         self.lazy = 0;
-        let built = (trusted || json::validate(skeleton))
-            && skeleton.first() == Some(&b'{')
+        if !trusted && !json::validate(skeleton) {
+            self.invalid();
+            return;
+        }
+        let built = skeleton.first() == Some(&b'{')
             && self
                 .object(skeleton, 0, Level { depth: 1, holder: shape.filter(|s| s.holder == Holder::Entry), shape })
                 .is_ok_and(|end| json::skip_ws(skeleton, end) == skeleton.len())
@@ -91,14 +95,29 @@ impl Columns {
             // taken for a value).
             && self.lazy == shape.map_or(0, |s| s.lazy.len());
         if !built {
-            // The whole item is its one value (a text that does not parse stays as it is, and
-            // fails the batch's values as it would fail the batch's text).
+            // The whole item is its one value.
             self.sig.clear();
             self.slots.clear();
             self.sig.push(b'0');
             let at = self.value(skeleton, false);
             self.slots.push(at);
         }
+        self.intern();
+    }
+
+    /// An item that is not JSON: its one value is a token that fails the values' `JSON.parse`,
+    /// as its text would have failed the batch's.
+    fn invalid(&mut self) {
+        self.sig.clear();
+        self.slots.clear();
+        self.sig.push(b'0');
+        let at = self.value(b"!", false);
+        self.slots.push(at);
+        self.intern();
+    }
+
+    /// Add the item whose signature and slots were just made.
+    fn intern(&mut self) {
         let id = match self.sig_ids.get(&self.sig[..]) {
             Some(&id) => id,
             None => {
@@ -158,11 +177,13 @@ impl Columns {
     /// in one pass; returns the index after it, or [`Whole`] when it is to be one value instead
     /// (nothing written then).
     fn object(&mut self, b: &[u8], i: usize, at: Level<'_>) -> Result<usize, Whole> {
-        let (sig_len, slots_len) = (self.sig.len(), self.slots.len());
+        let (sig_len, slots_len, lazy) = (self.sig.len(), self.slots.len(), self.lazy);
         let r = self.members(b, i, at);
         if r.is_err() {
+            // (Values it added stay in the batch's values, unused.)
             self.sig.truncate(sig_len);
             self.slots.truncate(slots_len);
+            self.lazy = lazy;
         }
         r
     }
@@ -366,19 +387,23 @@ mod tests {
     }
 
     #[test]
-    fn what_is_no_object_or_no_json_is_its_own_one_value() {
+    fn what_is_no_object_is_its_own_one_value_and_what_is_no_json_fails_the_values() {
         let mut c = Columns::default();
         c.push(b"[1,2]", None, false);
-        c.push(br#"{"a":1,"b":"#, None, false);
         c.push(b"7", None, false);
         let (sigs, values, refs) = parts(&mut c);
         assert_eq!(sigs, ["[1,0]"]);
-        assert_eq!(values, r#"[[1,2],{"a":1,"b":,7]"#);
-        assert_eq!(refs, [0, 0, 0, 1, 0, 2]);
-        assert!(
-            !json::validate(values.as_bytes()),
-            "the batch fails as its text would"
-        );
+        assert_eq!(values, "[[1,2],7]");
+        assert_eq!(refs, [0, 0, 0, 1]);
+        // Not JSON, also where its text would parse as values of their own.
+        for bad in [&br#"{"a":1,"b":"#[..], br#"{"a":1},{"b":2}"#, b"1,2", b""] {
+            let mut c = Columns::default();
+            c.push(br#"{"a":"1"}"#, None, false);
+            c.push(bad, None, false);
+            c.push(br#"{"b":"2"}"#, None, false);
+            let (_, values, _) = parts(&mut c);
+            assert!(!json::validate(values.as_bytes()), "{values}");
+        }
     }
 
     #[test]
