@@ -102,6 +102,27 @@ test("a line changed in the file after the open fails its batch with SESSION_FIL
   }
 });
 
+test("... and so does the skeletons' JSON, where code cannot be generated", (t) => {
+  const script = `
+    const fs = require("node:fs");
+    require(${JSON.stringify(path.join(ROOT, "native.js"))}).setTuning({ lazyFileBytes: 0 });
+    const { SessionManager } = require(${JSON.stringify(ROOT)});
+    const [file, find, put] = JSON.parse(process.argv[1]);
+    const sm = SessionManager.open(file);
+    const text = fs.readFileSync(file, "utf8");
+    const at = text.indexOf(find);
+    fs.writeFileSync(file, text.slice(0, at) + put + text.slice(at + find.length));
+    try { sm.getBranch(); process.stdout.write("no error"); } catch (e) { process.stdout.write(String(e.code)); }
+  `;
+  const extra = Array.from({ length: 30 }, (_, i) => `"k${i}":"${big(2500)}"`).join(",");
+  const line = `{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T03:04:05.600Z","extra":{${extra}},"message":{"role":"user","content":"hi","timestamp":6}}`;
+  const next = `{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-02T03:04:05.700Z","message":{"role":"assistant","content":"yo","timestamp":7}}`;
+  const twoValues = '"k15":""}},{"y":{"z":"';
+  const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [JSON.stringify(header({ cwd: "/proj" })), line, next]);
+  const out = execFileSync(process.execPath, ["--disallow-code-generation-from-strings", "-e", script, JSON.stringify([file, `"k15":"${big(twoValues.length - 7)}`, twoValues])], { encoding: "utf8" });
+  assert.equal(out, "SESSION_FILE_CHANGED");
+});
+
 test("the loop over a signature builds what its generated function builds", () => {
   const sigs = [
     '[6,{"type":0,"id":1,"message":{"role":2,"content":-1,"usage":{"input":3,"__proto__":4,"1":5}},"ok":true,"no":null}]',

@@ -310,8 +310,16 @@ impl Session {
                 let mut scratch = Vec::new();
                 for (i, &p) in positions.iter().enumerate() {
                     let shape = {
+                        let held = self.skeleton_held(p);
                         let (skeleton, shape) = self.skeleton(p, &mut scratch)?;
-                        b.push(skeleton);
+                        if held || json::validate(&skeleton) {
+                            b.push(skeleton);
+                        } else {
+                            // Changed in the file and no longer JSON: what fails the batch's
+                            // `JSON.parse` for sure (its text, such as `{…},{…}`, could parse as
+                            // two items and shift the others).
+                            b.push(Cow::Borrowed(b"!"));
+                        }
                         shape
                     };
                     if let Some(shape) = shape {
