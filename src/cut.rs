@@ -98,6 +98,40 @@ pub(crate) unsafe fn batch_value(
     unsafe { array_of(env, all) }
 }
 
+/// A Uint32Array of `values` in a buffer V8 allocates (no finalizer of ours to run).
+///
+/// # Safety
+/// `env` is the environment of the running call, on its thread.
+pub(crate) unsafe fn copied_u32_array(
+    env: sys::napi_env,
+    values: &[u32],
+) -> Result<sys::napi_value> {
+    let bytes = std::mem::size_of_val(values);
+    let mut data = std::ptr::null_mut();
+    let mut buffer = std::ptr::null_mut();
+    // SAFETY: this function's contract; V8 gives `bytes` writable bytes at `data`.
+    check_status!(unsafe { sys::napi_create_arraybuffer(env, bytes, &mut data, &mut buffer) })?;
+    if bytes > 0 {
+        // SAFETY: `data` holds `bytes` bytes, `values` as many; they do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes)
+        };
+    }
+    let mut array = std::ptr::null_mut();
+    // SAFETY: as above; the buffer holds `values.len()` u32s from offset 0.
+    check_status!(unsafe {
+        sys::napi_create_typedarray(
+            env,
+            sys::TypedarrayType::uint32_array,
+            values.len(),
+            buffer,
+            0,
+            &mut array,
+        )
+    })?;
+    Ok(array)
+}
+
 /// A JS array of Latin-1 strings.
 ///
 /// # Safety

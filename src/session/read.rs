@@ -40,8 +40,11 @@ unsafe fn call_each(
         args.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(holders)) }?);
     }
     if form == Form::Columns {
+        // Copied into memory V8 owns: a Rust-owned (external) buffer's release is posted back to
+        // the loop, and under Wine Node 26 one posted while the process exits aborted it
+        // (libuv's `!(handle->flags & UV_HANDLE_CLOSING)`); refs are garbage right after the call.
         // SAFETY: as above.
-        args.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(refs)) }?);
+        args.push(unsafe { crate::cut::copied_u32_array(env, &refs) }?);
         // SAFETY: as above.
         args.push(unsafe { crate::cut::latin1_array(env, &sigs) }?);
     }
