@@ -19,6 +19,11 @@ use crate::fxhash::FxHashMap;
 use crate::json::{self, JsText};
 use crate::session::Session;
 
+/// The first batch of a run is `budget >> RAMP` bytes, each next one twice the one before until
+/// they are `budget`: the caller waits for the first batch alone (the helpers prepare the next
+/// ones while it takes it), so a small one lets its work start at once.
+const RAMP: usize = 4;
+
 /// One batch of lines ready for JS: how many of the positions asked for it covers, its JSON text
 /// (see [`json::json_text_units`]), and the strings cut out of it, described by `plan` (see
 /// [`PreparedBatch::plan`]): the member names of their paths, each once, the code units of the
@@ -202,7 +207,8 @@ impl Session {
     /// at most about `max_total` bytes in all, and they are prepared on up to `threads` threads
     /// (the calling one included). Returns the batches in order, together covering a prefix of
     /// `positions`; an error only when the first batch fails (the ones before a failing batch
-    /// are returned, and asking for the rest meets the error again).
+    /// are returned, and asking for the rest, again and again, gives the lines before the failing
+    /// one and then the error).
     pub fn prepare_batches(
         &self,
         positions: &[u32],
@@ -266,7 +272,7 @@ impl Session {
     }
 
     /// Where `positions` is cut into batches (see [`Session::prepare_batches`]); each position is
-    /// checked to be in range.
+    /// checked to be in range. The first batches are smaller (see [`RAMP`]).
     fn batch_spans(
         &self,
         form: Form,
@@ -282,7 +288,7 @@ impl Session {
                 Form::Whole => self.line_len(p),
                 Form::Skeleton | Form::Columns => self.skeleton_len(p),
             } + 1;
-            if size >= budget {
+            if size >= budget >> RAMP.saturating_sub(spans.len()) {
                 spans.push(start..i + 1);
                 total += size;
                 (start, size) = (i + 1, 0);
@@ -408,6 +414,14 @@ pub(crate) fn in_order<T: Send>(
         let k = next.fetch_add(1, Ordering::Relaxed);
         (k < count).then_some(k)
     };
+    // The caller claims only a batch it is about to hand over: a later one would keep it busy
+    // while a helper's batch, the one it needs, waits.
+    let claim_by = |k: usize| {
+        next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n <= k && n < count).then_some(n + 1)
+        })
+        .ok()
+    };
     let helpers = threads.min(count).saturating_sub(1);
     if helpers == 0 {
         // One batch (a single line) or one thread: no channel, no thread scope.
@@ -438,7 +452,7 @@ pub(crate) fn in_order<T: Send>(
         let rx = rx;
         let mut ready: Vec<Option<Result<T>>> = (0..count).map(|_| None).collect();
         for k in 0..count {
-            let batch = batch_in_order(k, &mut ready, &claim, &prepare, &rx)?;
+            let batch = batch_in_order(k, &mut ready, &claim_by, &prepare, &rx)?;
             if !deliver(k, batch)? {
                 break;
             }
@@ -448,12 +462,12 @@ pub(crate) fn in_order<T: Send>(
 }
 
 /// Batch `k` for the in-order hand-over of [`in_order`]: from `ready` when a
-/// helper (or this thread) has made it, else prepared here while the helpers are busy, else
-/// waited for.
+/// helper (or this thread) has made it, else prepared here when no helper has taken it yet, else
+/// waited for. `claim_by(k)` claims the next batch if it is not after `k`.
 fn batch_in_order<T>(
     k: usize,
     ready: &mut [Option<Result<T>>],
-    claim: &impl Fn() -> Option<usize>,
+    claim_by: &impl Fn(usize) -> Option<usize>,
     prepare: &impl Fn(usize) -> Result<T>,
     rx: &std::sync::mpsc::Receiver<(usize, Result<T>)>,
 ) -> Result<Result<T>> {
@@ -461,7 +475,7 @@ fn batch_in_order<T>(
         if let Some(r) = ready[k].take() {
             return Ok(r);
         }
-        if let Some(j) = claim() {
+        if let Some(j) = claim_by(k) {
             ready[j] = Some(prepare(j));
             continue;
         }
@@ -473,6 +487,52 @@ fn batch_in_order<T>(
                     "batch {k} of entry lines was never prepared"
                 )))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    #[test]
+    fn the_caller_prepares_only_the_batch_it_hands_over_next() {
+        // Helpers are slow here: a caller that made a later batch while it waited for a helper's
+        // would hand the helper's over late. Every batch the caller makes, it hands over next.
+        for threads in [2, 3] {
+            let caller = std::thread::current().id();
+            let delivered = AtomicUsize::new(0);
+            let early = AtomicBool::new(false);
+            let made_here = Mutex::new(Vec::new());
+            in_order(
+                12,
+                threads,
+                |k| {
+                    if std::thread::current().id() == caller {
+                        made_here.lock().unwrap().push(k);
+                        if delivered.load(Ordering::SeqCst) != k {
+                            early.store(true, Ordering::SeqCst);
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
+                    } else {
+                        std::thread::sleep(Duration::from_millis(4));
+                    }
+                    Ok(k)
+                },
+                |k, batch| {
+                    assert_eq!(batch?, k, "in order");
+                    delivered.store(k + 1, Ordering::SeqCst);
+                    Ok(true)
+                },
+            )
+            .unwrap();
+            assert_eq!(delivered.load(Ordering::SeqCst), 12);
+            let made_here = made_here.into_inner().unwrap();
+            assert!(!made_here.is_empty(), "the first batch, at least");
+            assert!(!early.load(Ordering::SeqCst), "made early: {made_here:?}");
         }
     }
 }
