@@ -32,8 +32,9 @@ function oddLines() {
   const odd = [
     // `__proto__`, array indexes and a repeated name in a nested object; the holder's lazy member.
     `{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-02T03:04:05.600Z","message":{"role":"assistant","content":[{"type":"text","text":"${big(300)}"}],"usage":{"__proto__":{"polluted":1},"2":"two","1":"one","input":1,"input":2},"stopReason":"stop","timestamp":3}}`,
-    // Numbers as JSON may spell them, and strings with escapes and characters above U+00FF.
-    `{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-01-02T03:04:05.600Z","message":{"role":"user","content":"${big(300)}","n":[-0,1e400,-1E-400,1.50,9007199254740993,0.1e1],"neg":-0,"huge":1e400,"s":"tab\\t\\"q\\" \\ud83d\\ude00 \\ud800 \\u00e9 é 日本","timestamp":4}}`,
+    // Numbers as JSON may spell them (in an array, and as members of a built object), and
+    // strings with escapes and characters above U+00FF.
+    `{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-01-02T03:04:05.600Z","message":{"role":"user","content":"${big(300)}","n":[-0,1e400,-1E-400,1.50,9007199254740993,0.1e1],"neg":-0,"huge":1e400,"spelled":{"a":1.50,"b":9007199254740993,"c":-1E-400,"d":0.1e1,"e":-0.0,"f":123456789012,"g":-7},"s":"tab\\t\\"q\\" \\ud83d\\ude00 \\ud800 \\u00e9 é 日本","timestamp":4}}`,
     // Member names that are not printable ASCII, empty, or escaped; deep nesting.
     `{"type":"custom","customType":"ext","id":"a5","parentId":"a4","timestamp":"2026-01-02T03:04:05.600Z","data":{"é":1,"":2,"a\\u0062":3,"tab\\t":4,"d":{"e":{"f":{"g":{"h":{"i":{"j":{"k":[1,{"l":true}]}}}}}}},"big":"${big(400)}"}}`,
     // Many members, and whitespace between tokens.
@@ -55,7 +56,11 @@ function seen(sm) {
     entries: JSON.stringify(sm.getEntries()),
     keys: branch.map((e) => [Object.keys(e), e.message && typeof e.message === "object" ? Object.keys(e.message) : null, Object.getPrototypeOf(e) === Object.prototype]),
     protos: branch.map((e) => (e.message?.usage ? [Object.getPrototypeOf(e.message.usage) === Object.prototype, Object.keys(e.message.usage)] : null)),
-    numbers: branch.filter((e) => e.message?.n).map((e) => [e.message.n.map((x) => Object.is(x, -0) ? "-0" : String(x)), Object.is(e.message.neg, -0), e.message.huge]),
+    numbers: branch.filter((e) => e.message?.n).map((e) => [
+      [...e.message.n, ...Object.values(e.message.spelled)].map((x) => (Object.is(x, -0) ? "-0" : String(x))),
+      Object.is(e.message.neg, -0),
+      e.message.huge,
+    ]),
     context: JSON.stringify(sm.buildSessionContext()),
   };
 }
