@@ -53,6 +53,9 @@ const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+/** The session calls bench/pi-rss.mjs times. */
+const TIMED_CALLS = ["getBranch", "getEntries", "buildSessionContext", "buildSessionProjection"];
+const fmtMsFine = (ms) => (ms == null ? "–" : ms < 100 ? `${ms.toFixed(1)} ms` : fmtMs(ms));
 const fmtMs = (ms) => (ms == null ? "–" : ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 
 // ------------------------------------------------------------------------------ setup
@@ -361,7 +364,7 @@ if (runs("resume")) {
       key: "text128",
       rec: scale.text128,
       label: `${mb(scale.text128.bytes)} MB text session (${scale.text128.messages.toLocaleString("en-US")} messages, ${scale.text128.compactions} compactions)`,
-      targets: { print: 0.5, tui: 0.5, rss: 0.6 },
+      targets: { print: 0.5, tui: 0.5, rss: 0.6, firstBranch: 50 },
     },
     scale.text3k && !scale.text3k.skipped && { key: "text3k", rec: scale.text3k, label: `${mb(scale.text3k.bytes)} MB text session (3,000 turns, no branches)` },
     scale.mb128 && !scale.mb128.skipped && { key: "mb128", rec: scale.mb128, label: `${mb(scale.mb128.bytes)} MB session (images, tool output)` },
@@ -385,6 +388,19 @@ if (runs("resume")) {
     fs.mkdirSync(cwd, { recursive: true });
     log(`resume: ${set.label}, ${REPS} run(s) each...`);
     const rss = { stock: [], native: [] };
+    // The session calls pi makes in that process (bench/pi-rss.mjs times them): what the first
+    // getBranch() costs where pi calls it.
+    const calls = { print: { stock: [], native: [] }, tui: { stock: [], native: [] } };
+    const callsFile = (impl) => path.join(os.tmpdir(), `pi-bench-calls-${process.pid}-${impl}.json`);
+    const callsEnv = (impl) => ({ NODE_OPTIONS: `--import=${pathToUrl(RSS_PRELOAD)}`, PI_BENCH_CALLS: impl, PI_BENCH_CALLS_FILE: callsFile(impl) });
+    const takeCalls = (impl, into) => {
+      try {
+        into[impl].push(JSON.parse(fs.readFileSync(callsFile(impl), "utf8")));
+      } catch {
+        into[impl].push({});
+      }
+      fs.rmSync(callsFile(impl), { force: true });
+    };
     const print = alternate(["stock", "native"], (impl) => {
       const copy = copyOf(file, impl);
       const rssFile = path.join(os.tmpdir(), `pi-bench-rss-${process.pid}-${impl}.json`);
@@ -392,7 +408,7 @@ if (runs("resume")) {
         const t0 = performance.now();
         const p = spawnSync(IMPLS[impl].argv[0], [...IMPLS[impl].argv.slice(1), ...TUI_ARGS, "--session", copy, "-p", "one more turn"], {
           cwd,
-          env: envFor(impl, undefined, { NODE_OPTIONS: `--import=${pathToUrl(RSS_PRELOAD)}`, PI_BENCH_RSS_FILE: rssFile }),
+          env: envFor(impl, undefined, { ...callsEnv(impl), PI_BENCH_RSS_FILE: rssFile }),
           encoding: "utf8",
           stdio: ["ignore", "pipe", "pipe"],
         });
@@ -400,6 +416,7 @@ if (runs("resume")) {
         if (p.status !== 0) throw new Error(`${impl}: pi --session -p exited ${p.status}: ${p.stderr}`);
         const peak = JSON.parse(fs.readFileSync(rssFile, "utf8")).maxRssKiB / 1024;
         rss[impl].push(peak);
+        takeCalls(impl, calls.print);
         log(`  print ${impl}: ${fmtMs(ms)}, peak RSS ${peak.toFixed(0)} MB`);
         return ms;
       } finally {
@@ -421,7 +438,7 @@ if (runs("resume")) {
       const pane = new TmuxPane(`bench-resume-${impl}`);
       try {
         const t0 = performance.now();
-        pane.start({ argv: [...IMPLS[impl].argv, ...TUI_ARGS, "--session", copy], cwd, env: envFor(impl), width: 160, height: 45 });
+        pane.start({ argv: [...IMPLS[impl].argv, ...TUI_ARGS, "--session", copy], cwd, env: envFor(impl, undefined, callsEnv(impl)), width: 160, height: 45 });
         const shown = marker ? (sc) => sc.includes(marker) && sc.includes("faux-1") : (sc) => sc.includes("faux-1") && sc.includes(cwd);
         pane.waitFor(shown, { timeoutMs: 120_000, intervalMs: POLL_MS, what: marker ? "the session's last message" : "the resumed session" });
         const ms = performance.now() - t0;
@@ -429,6 +446,7 @@ if (runs("resume")) {
         return ms;
       } finally {
         pane.kill();
+        takeCalls(impl, calls.tui);
         fs.rmSync(copy, { force: true });
       }
     });
@@ -436,6 +454,19 @@ if (runs("resume")) {
     const tn = median(tui.native);
     const what = marker ? "last message on screen" : "TUI painted";
     line(`pi --session <${set.label}>: ${what}`, ts, tn, t.tui ? { target: `≤ ${t.tui}×`, pass: ts && tn != null ? tn / ts <= t.tui : null } : {});
+    // The first getBranch() as pi calls it: after its own setup, on whatever the store did in
+    // the meantime (ours makes the entry objects while the event loop is idle).
+    for (const [mode, label] of [
+      ["print", "-p"],
+      ["tui", "TUI"],
+    ]) {
+      const first = (impl) => median(calls[mode][impl].map((c) => c.getBranch?.first));
+      const all = (impl) => median(calls[mode][impl].map((c) => TIMED_CALLS.reduce((sum, m) => sum + (c[m]?.ms ?? 0), 0)));
+      const fs1 = first("stock");
+      const fn1 = first("native");
+      line(`  ↳ ${label}: the agent's first getBranch()`, fs1, fn1, t.firstBranch ? { fmt: fmtMsFine, target: `≤ ${t.firstBranch} ms`, pass: fn1 != null ? fn1 <= t.firstBranch : null } : { fmt: fmtMsFine });
+      line(`  ↳ ${label}: all its getBranch, getEntries, buildSessionContext/Projection calls`, all("stock"), all("native"), { fmt: fmtMsFine });
+    }
   }
   for (const impl of ["stock", "native"]) fs.rmSync(path.join(os.tmpdir(), `pi-bench-resume-${process.pid}-${impl}`), { recursive: true, force: true });
 }
