@@ -63,6 +63,20 @@ pub fn is_leftover(name: &str) -> bool {
     leftover(name).is_some()
 }
 
+/// A directory scan that puts leftovers right first: `scan(dir)` gives what it found and whether
+/// it met a leftover ([`is_leftover`]); when it did and [`recover`] gave a file its name back, the
+/// directory is scanned again (what else `recover` does removes only hidden names).
+pub fn scan_recovered<T, E>(
+    dir: &Path,
+    scan: impl Fn(&Path) -> std::result::Result<(T, bool), E>,
+) -> std::result::Result<T, E> {
+    let (found, leftovers) = scan(dir)?;
+    if leftovers && !recover(dir).restored.is_empty() {
+        return Ok(scan(dir)?.0);
+    }
+    Ok(found)
+}
+
 /// Put the leftovers of killed writers in `dir` right (see the module): asides whose name is free
 /// get it back, stale temp files and stale asides whose file exists again go. A directory that
 /// cannot be read has nothing to recover; a leftover that cannot be renamed or removed stays.

@@ -47,7 +47,7 @@ mod temp;
 
 pub use append::*;
 pub use backup::*;
-pub use leftovers::{is_leftover, recover, Recovered, STALE_AFTER};
+pub use leftovers::{is_leftover, recover, scan_recovered, Recovered, STALE_AFTER};
 pub use private::*;
 pub use read::*;
 pub use temp::*;

@@ -144,13 +144,7 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
 /// with its metadata; none when `dir` does not exist. What killed writers left there is put
 /// right first ([`recover`]: a session left under a hidden name is one of them again).
 pub fn session_files(dir: &Path) -> Result<Vec<(PathBuf, fs::Metadata)>> {
-    match session_files_once(dir)? {
-        (files, false) => Ok(files),
-        (_, true) => {
-            recover(dir);
-            Ok(session_files_once(dir)?.0)
-        }
-    }
+    scan_recovered(dir, session_files_once)
 }
 
 /// [`session_files`] as the directory is, and whether it holds leftovers to recover.
@@ -167,7 +161,7 @@ fn session_files_once(dir: &Path) -> Result<(Vec<(PathBuf, fs::Metadata)>, bool)
         let name = ent.file_name();
         let name = name.to_string_lossy();
         if !name.ends_with(".jsonl") || name.starts_with('.') {
-            leftovers |= name.starts_with('.') && is_leftover(&name);
+            leftovers |= is_leftover(&name);
             continue;
         }
         match ent.metadata() {

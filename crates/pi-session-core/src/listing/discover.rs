@@ -92,20 +92,19 @@ fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
 /// left under a hidden name by a writer killed while replacing it is listed again: see
 /// [`crate::fsio::recover`]).
 fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut leftovers = false;
-    for e in fs::read_dir(dir)? {
-        let name = e?.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".jsonl") {
-            out.push(name);
-        } else if name.starts_with('.') && crate::fsio::is_leftover(&name) {
-            leftovers = true;
+    crate::fsio::scan_recovered(dir, |dir| {
+        let mut out = Vec::new();
+        let mut leftovers = false;
+        for e in fs::read_dir(dir)? {
+            let name = e?.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".jsonl") {
+                out.push(name);
+            } else {
+                leftovers |= crate::fsio::is_leftover(&name);
+            }
         }
-    }
-    if leftovers && !crate::fsio::recover(dir).restored.is_empty() {
-        return jsonl_names(dir);
-    }
-    Ok(out)
+        Ok((out, leftovers))
+    })
 }
 
 /// `findMostRecentSession(dir, cwd?)`: newest by mtime whose header is valid (and whose cwd
