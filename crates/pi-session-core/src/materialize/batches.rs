@@ -312,44 +312,35 @@ impl Session {
                     b.push(self.full_line(p)?);
                 }
             }
-            Form::Skeleton => {
+            Form::Skeleton | Form::Columns => {
                 let mut scratch = Vec::new();
+                let mut columns = (form == Form::Columns).then(Columns::default);
                 for (i, &p) in positions.iter().enumerate() {
-                    let shape = {
-                        let held = self.skeleton_held(p);
-                        let (skeleton, shape) = self.skeleton(p, &mut scratch)?;
-                        if held || json::validate(&skeleton) {
-                            b.push(skeleton);
-                        } else {
-                            // Changed in the file and no longer JSON: what fails the batch's
-                            // `JSON.parse` for sure (its text, such as `{…},{…}`, could parse as
-                            // two items and shift the others).
-                            b.push(Cow::Borrowed(b"!"));
-                        }
-                        shape
-                    };
-                    if let Some(shape) = shape {
-                        b.holders.extend([i as u32, shape]);
-                    }
-                }
-            }
-            Form::Columns => {
-                let (mut scratch, mut columns) = (Vec::new(), Columns::default());
-                for (i, &p) in positions.iter().enumerate() {
-                    let trusted = self.skeleton_held(p);
+                    // Held since it was read and checked; else read back from the file now.
+                    let held = self.skeleton_held(p);
                     let (skeleton, shape) = self.skeleton(p, &mut scratch)?;
-                    columns.push(&skeleton, shape.and_then(|id| self.shape(id)), trusted);
+                    match &mut columns {
+                        Some(c) => c.push(&skeleton, shape.and_then(|id| self.shape(id)), held),
+                        None if held || json::validate(&skeleton) => b.push(skeleton),
+                        // Changed in the file and no longer JSON: what fails the batch's
+                        // `JSON.parse` for sure (its text, such as `{…},{…}`, could parse as two
+                        // items and shift the others).
+                        None => b.push(Cow::Borrowed(b"!")),
+                    }
                     if let Some(shape) = shape {
                         b.holders.extend([i as u32, shape]);
                     }
                 }
-                // Borrowed: a long string cut out of the values is copied out, not an external
-                // string keeping the whole batch's values alive with the entry holding it.
-                b.push(Cow::Borrowed(&columns.values_text()));
-                let mut batch = b.finish();
-                batch.count = positions.len();
-                (batch.refs, batch.sigs) = (columns.refs, columns.sigs);
-                return Ok(batch);
+                if let Some(mut columns) = columns {
+                    // Borrowed: a long string cut out of the values is copied out, not an
+                    // external string keeping the whole batch's values alive with the entry
+                    // holding it.
+                    b.push(Cow::Borrowed(&columns.values_text()));
+                    let mut batch = b.finish();
+                    batch.count = positions.len();
+                    (batch.refs, batch.sigs) = (columns.refs, columns.sigs);
+                    return Ok(batch);
+                }
             }
         }
         Ok(b.finish())
@@ -530,8 +521,8 @@ mod tests {
             )
             .unwrap();
             assert_eq!(delivered.load(Ordering::SeqCst), 12);
+            // (The caller may make none: a helper can claim the first batch before it.)
             let made_here = made_here.into_inner().unwrap();
-            assert!(!made_here.is_empty(), "the first batch, at least");
             assert!(!early.load(Ordering::SeqCst), "made early: {made_here:?}");
         }
     }

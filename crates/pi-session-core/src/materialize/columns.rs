@@ -84,36 +84,34 @@ impl Columns {
         self.slots.clear();
         self.lazy = 0;
         if !trusted && !json::validate(skeleton) {
-            self.invalid();
-            return;
+            // Not JSON: a token that fails the values' `JSON.parse`, as its text would have
+            // failed the batch's.
+            self.whole(b"!");
+        } else if !self.built(skeleton, shape) {
+            self.whole(skeleton);
         }
-        let built = skeleton.first() == Some(&b'{')
+        self.intern();
+    }
+
+    /// Write the skeleton (valid JSON) as a signature and its slots; false when it is to be one
+    /// value instead.
+    fn built(&mut self, skeleton: &[u8], shape: Option<&Shape>) -> bool {
+        skeleton.first() == Some(&b'{')
             && self
                 .object(skeleton, 0, Level { depth: 1, holder: shape.filter(|s| s.holder == Holder::Entry), shape })
                 .is_ok_and(|end| json::skip_ws(skeleton, end) == skeleton.len())
             // Every lazy member found where the shape has it (else its placeholder would be
             // taken for a value).
-            && self.lazy == shape.map_or(0, |s| s.lazy.len());
-        if !built {
-            // The whole item is its one value.
-            self.sig.clear();
-            self.slots.clear();
-            self.sig.push(b'0');
-            let at = self.value(skeleton, false);
-            self.slots.push(at);
-        }
-        self.intern();
+            && self.lazy == shape.map_or(0, |s| s.lazy.len())
     }
 
-    /// An item that is not JSON: its one value is a token that fails the values' `JSON.parse`,
-    /// as its text would have failed the batch's.
-    fn invalid(&mut self) {
+    /// The item is `v`, one value (signature `0`), whatever was written of it before.
+    fn whole(&mut self, v: &[u8]) {
         self.sig.clear();
         self.slots.clear();
         self.sig.push(b'0');
-        let at = self.value(b"!", false);
+        let at = self.value(v, false);
         self.slots.push(at);
-        self.intern();
     }
 
     /// Add the item whose signature and slots were just made.
