@@ -15,16 +15,7 @@
 // Used where code can be generated (not under --disallow-code-generation-from-strings, where
 // the skeletons' JSON is parsed as before). A signature met rarely, or whose function cannot be
 // made, builds by a loop over its parsed signature.
-const { accessorOf, INSPECT, INSPECT_PROPERTY } = require("./lazy.js");
-
-/** Whether functions can be generated from strings in this process. */
-const CODEGEN = (() => {
-  try {
-    return new Function("return 1")() === 1;
-  } catch {
-    return false;
-  }
-})();
+const { accessorOf, CODEGEN, INSPECT, INSPECT_PROPERTY } = require("./lazy.js");
 
 /** @typedef {(values: any[], refs: Uint32Array, at: number) => any} Make */
 /** @typedef {{ slots: number, whole: boolean, tree: any, uses: number, make: Make }} Builder */

@@ -26,6 +26,16 @@
 const { parseHeld } = require("./wire.js");
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/** Whether functions can be generated from strings in this process (not under
+ * --disallow-code-generation-from-strings): shapes' constructors and columns' builders are. */
+const CODEGEN = (() => {
+  try {
+    return new Function("return 1")() === 1;
+  } catch {
+    return false;
+  }
+})();
 /** The first read-ahead window (holders), and the largest. */
 const READ_AHEAD_MIN = 16;
 const READ_AHEAD_MAX = 1024;
@@ -287,7 +297,7 @@ const INSPECT_PROPERTY = { value: inspectHolder, writable: true, enumerable: fal
 function makerOf(spec) {
   const lazy = new Set(spec.lazy);
   const descriptors = spec.keys.map((k, i) => (lazy.has(i) ? accessorOf(k) : null));
-  try {
+  if (CODEGEN) {
     // One straight-line function per shape: monomorphic stores, and V8 shares the layout.
     let body = '"use strict"; const r = {};\n';
     spec.keys.forEach((k, i) => {
@@ -297,18 +307,17 @@ function makerOf(spec) {
     body += "D(r, I, H); return r;";
     const make = new Function("o", "D", "A", "I", "H", body);
     return (/** @type {any} */ o) => make(o, Object.defineProperty, descriptors, INSPECT, INSPECT_PROPERTY);
-  } catch {
-    // Code generation is refused (--disallow-code-generation-from-strings): the same, by loop.
-    return (/** @type {any} */ o) => {
-      const r = {};
-      spec.keys.forEach((k, i) => {
-        if (lazy.has(i)) Object.defineProperty(r, k, descriptors[i]);
-        else /** @type {any} */ (r)[k] = o[k];
-      });
-      Object.defineProperty(r, INSPECT, INSPECT_PROPERTY);
-      return r;
-    };
   }
+  // Code generation is refused: the same, by loop.
+  return (/** @type {any} */ o) => {
+    const r = {};
+    spec.keys.forEach((k, i) => {
+      if (lazy.has(i)) Object.defineProperty(r, k, descriptors[i]);
+      else /** @type {any} */ (r)[k] = o[k];
+    });
+    Object.defineProperty(r, INSPECT, INSPECT_PROPERTY);
+    return r;
+  };
 }
 
 /**
@@ -445,4 +454,4 @@ function peekAt(obj, key) {
   return UNREAD;
 }
 
-module.exports = { LazyLoad, peek, accessorOf, INSPECT, INSPECT_PROPERTY };
+module.exports = { LazyLoad, peek, accessorOf, CODEGEN, INSPECT, INSPECT_PROPERTY };
