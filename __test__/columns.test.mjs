@@ -83,21 +83,25 @@ test("... and with the lines left in the file (skeletons read from it are checke
   check(t, 0);
 });
 
-test("a line changed in the file after the open fails its batch with SESSION_FILE_CHANGED, also where its new text would parse as two values", (t) => {
-  tuneFor(t, { lazyFileBytes: 0 });
-  // A skeleton too big to be kept in memory is read from the file when asked for: a message
-  // entry's own members are never lazy, only its message's.
+/** A session whose second line's skeleton is too big to be kept in memory (read from the file
+ * when asked for: a message entry's own members are never lazy, only its message's), and a text
+ * to put in the middle of that line: same length, ends unchanged (what the open's check of a
+ * line looks at), `{…},{…}` there, which a JSON array would take as two values. */
+function changedLines() {
   const extra = Array.from({ length: 30 }, (_, i) => `"k${i}":"${big(2500)}"`).join(",");
   const line = `{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T03:04:05.600Z","extra":{${extra}},"message":{"role":"user","content":"hi","timestamp":6}}`;
   const next = `{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-02T03:04:05.700Z","message":{"role":"assistant","content":"yo","timestamp":7}}`;
-  // Same length, ends unchanged (what the open's check of a line looks at), the middle changed:
-  // no JSON, or `{…},{…}`, which a JSON array would take as two values.
-  const twoValues = '"k15":""}},{"y":{"z":"';
+  return { lines: [JSON.stringify(header({ cwd: "/proj" })), line, next], twoValues: '"k15":""}},{"y":{"z":"' };
+}
+
+test("a line changed in the file after the open fails its batch with SESSION_FILE_CHANGED, also where its new text would parse as two values", (t) => {
+  tuneFor(t, { lazyFileBytes: 0 });
+  const { lines, twoValues } = changedLines();
   for (const [find, put] of [
     ['"k15":', '"k15"!'],
     [`"k15":"${big(twoValues.length - 7)}`, twoValues],
   ]) {
-    const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [JSON.stringify(header({ cwd: "/proj" })), line, next]);
+    const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), lines);
     const sm = SessionManager.open(file);
     const text = fs.readFileSync(file, "utf8");
     const at = text.indexOf(find);
@@ -119,11 +123,8 @@ test("... and so does the skeletons' JSON, where code cannot be generated", (t) 
     fs.writeFileSync(file, text.slice(0, at) + put + text.slice(at + find.length));
     try { sm.getBranch(); process.stdout.write("no error"); } catch (e) { process.stdout.write(String(e.code)); }
   `;
-  const extra = Array.from({ length: 30 }, (_, i) => `"k${i}":"${big(2500)}"`).join(",");
-  const line = `{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T03:04:05.600Z","extra":{${extra}},"message":{"role":"user","content":"hi","timestamp":6}}`;
-  const next = `{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-02T03:04:05.700Z","message":{"role":"assistant","content":"yo","timestamp":7}}`;
-  const twoValues = '"k15":""}},{"y":{"z":"';
-  const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), [JSON.stringify(header({ cwd: "/proj" })), line, next]);
+  const { lines, twoValues } = changedLines();
+  const file = writeJsonl(path.join(tempDir(t), "s.jsonl"), lines);
   const out = execFileSync(process.execPath, ["--disallow-code-generation-from-strings", "-e", script, JSON.stringify([file, `"k15":"${big(twoValues.length - 7)}`, twoValues])], { encoding: "utf8" });
   assert.equal(out, "SESSION_FILE_CHANGED");
 });
