@@ -36,6 +36,7 @@ const CODEGEN = (() => {
     return false;
   }
 })();
+
 /** The first read-ahead window (holders), and the largest. */
 const READ_AHEAD_MIN = 16;
 const READ_AHEAD_MAX = 1024;
