@@ -54,6 +54,18 @@ pub(crate) struct Columns {
     slots: Vec<u32>,
     /// Lazy members written to the signature of the item being added.
     lazy: usize,
+    /// The `id` of the item before (as written, and its value's index) and of this one: an
+    /// entry's `parentId` is mostly the id of the entry before it (a branch in path order, a file
+    /// in file order), and is then given as that value instead of a string of its own (JS makes
+    /// one string less, and V8 looks each such short string up in its string table).
+    ids: [IdValue; 2],
+}
+
+/// The id of an item: its text as written (quotes included) and its value's index.
+#[derive(Default)]
+struct IdValue {
+    text: Vec<u8>,
+    at: Option<u32>,
 }
 
 impl Default for Columns {
@@ -68,6 +80,7 @@ impl Default for Columns {
             sig: Vec::new(),
             slots: Vec::new(),
             lazy: 0,
+            ids: Default::default(),
         }
     }
 }
@@ -83,6 +96,8 @@ impl Columns {
         self.sig.clear();
         self.slots.clear();
         self.lazy = 0;
+        self.ids.swap(0, 1);
+        self.ids[1].at = None;
         if !trusted && !json::validate(skeleton) {
             // Not JSON: a token that fails the values' `JSON.parse`, as its text would have
             // failed the batch's.
@@ -166,9 +181,32 @@ impl Columns {
     /// A slot for the value `v`, written to the signature.
     fn slot(&mut self, v: &[u8], share: bool) {
         let at = self.value(v, share);
+        self.slot_at(at);
+    }
+
+    /// A slot for the value at `at`, written to the signature.
+    fn slot_at(&mut self, at: u32) {
         let k = self.slots.len();
         self.slots.push(at);
         push_decimal(&mut self.sig, k);
+    }
+
+    /// A slot for the entry's `id` (`parent` false) or `parentId` (true), the string `v`: a
+    /// parentId that is the id of the item before takes its value.
+    fn id_slot(&mut self, v: &[u8], parent: bool) {
+        if parent {
+            let before = &self.ids[0];
+            if let Some(at) = before.at.filter(|_| before.text == v) {
+                return self.slot_at(at);
+            }
+            return self.slot(v, false);
+        }
+        let at = self.value(v, false);
+        let this = &mut self.ids[1];
+        this.text.clear();
+        this.text.extend_from_slice(v);
+        this.at = Some(at);
+        self.slot_at(at);
     }
 
     /// Write the object at `b[i]` (valid JSON) to the signature, its members' values as slots,
@@ -204,7 +242,12 @@ impl Columns {
             self.sig.extend_from_slice(b"\":");
             let v = json::skip_ws(b, json::skip_ws(b, key_end) + 1);
             let lazy = at.holder.is_some_and(|s| s.lazy.contains(&(index as u8)));
-            i = if lazy {
+            let id = at.depth == 1 && b.get(v) == Some(&b'"') && matches!(key, b"id" | b"parentId");
+            i = if id {
+                let end = json::skip_valid_string(b, v + 1);
+                self.id_slot(&b[v..end], key == b"parentId");
+                end
+            } else if lazy {
                 if at
                     .holder
                     .and_then(|s| s.keys.get(index))
@@ -346,10 +389,44 @@ mod tests {
             ]
         );
         assert_eq!(
-            values, r#"["message","a","assistant",1,0.5,"b","a",1,0.25]"#,
-            "short strings once, except ids and times; numbers each time"
+            values, r#"["message","a","assistant",1,0.5,"b",1,0.25]"#,
+            "short strings once, except ids and times (a parentId that is the id before is its \
+             value); numbers each time"
         );
-        assert_eq!(refs, [0, 0, 1, 2, 3, 4, 1, 0, 5, 6, 2, 7, 8]);
+        assert_eq!(refs, [0, 0, 1, 2, 3, 4, 1, 0, 5, 1, 2, 6, 7]);
+    }
+
+    #[test]
+    fn a_parent_id_is_the_value_of_the_id_before_it_only_when_it_is_that_text() {
+        let mut c = Columns::default();
+        for item in [
+            &br#"{"id":"a","parentId":null}"#[..],
+            br#"{"id":"b","parentId":"a"}"#,
+            // Not the id of the item just before (a branch in file order), an id deeper in the
+            // entry, the same id spelled otherwise, and an item that is one value.
+            br#"{"id":"c","parentId":"a","m":{"id":"b","parentId":"c"}}"#,
+            br#"{"id":"d","parentId":"\u0063"}"#,
+            b"[1]",
+            br#"{"parentId":"d"}"#,
+        ] {
+            c.push(item, None, false);
+        }
+        let (_, values, refs) = parts(&mut c);
+        assert_eq!(values, r#"["a","b","c","a","b","c","d","\u0063",[1],"d"]"#);
+        // Each item's slots (its refs after its signature), by the slot counts of the items.
+        let mut rest = &refs[..];
+        let items: Vec<&[u32]> = [1, 2, 4, 2, 1, 1]
+            .iter()
+            .map(|&n| {
+                let (item, after) = rest.split_at(1 + n);
+                rest = after;
+                &item[1..]
+            })
+            .collect();
+        assert_eq!(
+            items,
+            [&[0][..], &[1, 0], &[2, 3, 4, 5], &[6, 7], &[8], &[9]]
+        );
     }
 
     #[test]
