@@ -175,3 +175,17 @@ test("without code generation the skeletons' JSON is parsed as before, to the sa
   assert.equal(refused.inspect, true);
   assert.equal(plain.inspect, true);
 });
+
+test("a generated builder gives every number as parsed, in slots that held strings and numbers of every kind", () => {
+  const tree = JSON.parse('[4,{"type":0,"message":{"role":1,"content":-1,"timestamp":2,"usage":{"cost":{"total":3}}}}]')[1];
+  const make = columns.generated(tree);
+  const kinds = [0, -0, 7, -7, 2 ** 31, 2 ** 53 + 2, 1759309459768, 0.069933, -1e-300, 1e308, Infinity, -Infinity, "1.5", "", 3];
+  for (let i = 0; i < 200; i++) {
+    const time = kinds[i % kinds.length];
+    const total = kinds[(i * 7) % kinds.length];
+    const e = make(["message", "assistant", time, total], Uint32Array.of(0, 1, 2, 3), 0);
+    assert.ok(Object.is(e.message.timestamp, time), `timestamp ${String(time)}`);
+    assert.ok(Object.is(e.message.usage.cost.total, total), `total ${String(total)}`);
+    assert.deepEqual(Object.keys(e.message), ["role", "content", "timestamp", "usage"]);
+  }
+});
