@@ -401,15 +401,12 @@ pub(crate) fn in_order<T: Send>(
     mut deliver: impl FnMut(usize, Result<T>) -> Result<bool>,
 ) -> Result<()> {
     let next = AtomicUsize::new(0);
-    let claim = || {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        (k < count).then_some(k)
-    };
-    // The caller claims only a batch it is about to hand over: a later one would keep it busy
-    // while a helper's batch, the one it needs, waits.
-    let claim_by = |k: usize| {
+    // The next batch nobody has taken, if it is not after `last`. Helpers take any; the caller
+    // only the one it is about to hand over: a later one would keep it busy while a helper's
+    // batch, the one it needs, waits.
+    let claim = |last: usize| {
         next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-            (n <= k && n < count).then_some(n + 1)
+            (n <= last && n < count).then_some(n + 1)
         })
         .ok()
     };
@@ -429,7 +426,7 @@ pub(crate) fn in_order<T: Send>(
             let tx = tx.clone();
             let (claim, prepare) = (&claim, &prepare);
             scope.spawn(move || {
-                while let Some(k) = claim() {
+                while let Some(k) = claim(usize::MAX) {
                     // The caller stopped: nobody wants the rest.
                     if tx.send((k, prepare(k))).is_err() {
                         break;
@@ -443,7 +440,7 @@ pub(crate) fn in_order<T: Send>(
         let rx = rx;
         let mut ready: Vec<Option<Result<T>>> = (0..count).map(|_| None).collect();
         for k in 0..count {
-            let batch = batch_in_order(k, &mut ready, &claim_by, &prepare, &rx)?;
+            let batch = batch_in_order(k, &mut ready, &claim, &prepare, &rx)?;
             if !deliver(k, batch)? {
                 break;
             }
@@ -454,11 +451,11 @@ pub(crate) fn in_order<T: Send>(
 
 /// Batch `k` for the in-order hand-over of [`in_order`]: from `ready` when a
 /// helper (or this thread) has made it, else prepared here when no helper has taken it yet, else
-/// waited for. `claim_by(k)` claims the next batch if it is not after `k`.
+/// waited for. `claim(k)` claims the next batch if it is not after `k`.
 fn batch_in_order<T>(
     k: usize,
     ready: &mut [Option<Result<T>>],
-    claim_by: &impl Fn(usize) -> Option<usize>,
+    claim: &impl Fn(usize) -> Option<usize>,
     prepare: &impl Fn(usize) -> Result<T>,
     rx: &std::sync::mpsc::Receiver<(usize, Result<T>)>,
 ) -> Result<Result<T>> {
@@ -466,7 +463,7 @@ fn batch_in_order<T>(
         if let Some(r) = ready[k].take() {
             return Ok(r);
         }
-        if let Some(j) = claim_by(k) {
+        if let Some(j) = claim(k) {
             ready[j] = Some(prepare(j));
             continue;
         }
