@@ -81,7 +81,7 @@ pub(crate) unsafe fn batch_value(
     let mut all = Vec::with_capacity(BATCH_VALUES as usize + batch.values.len());
     all.push(text);
     // SAFETY: as above.
-    all.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(batch.plan)) }?);
+    all.push(unsafe { copied_u32_array(env, &batch.plan) }?);
     // SAFETY: as above.
     all.push(unsafe { latin1_array(env, &batch.names) }?);
     // SAFETY: as above.
@@ -96,6 +96,30 @@ pub(crate) unsafe fn batch_value(
     }
     // SAFETY: as above.
     unsafe { array_of(env, all) }
+}
+
+/// A Uint32Array for JS, as every array of numbers the binding hands over: copied into a buffer
+/// V8 allocates ([`copied_u32_array`]), never lent as a Rust-owned (external) buffer, whose release
+/// is posted back to the event loop (under Wine, Node 26 aborted at exit when one was posted while
+/// the process was exiting: libuv's `!(handle->flags & UV_HANDLE_CLOSING)`). Most are garbage right
+/// after the call that gets them, and copying a few thousand numbers costs less than a finalizer.
+pub struct U32s(pub Vec<u32>);
+
+impl TypeName for U32s {
+    fn type_name() -> &'static str {
+        "Uint32Array"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for U32s {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        // SAFETY: the trait's contract: `env` is the running call's.
+        unsafe { copied_u32_array(env, &val.0) }
+    }
 }
 
 /// A Uint32Array of `values` in a buffer V8 allocates (no finalizer of ours to run).

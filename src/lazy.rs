@@ -136,7 +136,7 @@ unsafe fn call_with(
     // SAFETY: this function's contract (the same holds for each block below).
     let args = unsafe {
         [
-            Uint32Array::to_napi_value(env, Uint32Array::new(of))?,
+            crate::cut::copied_u32_array(env, &of)?,
             batch_value(env, batch)?,
         ]
     };

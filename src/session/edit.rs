@@ -7,6 +7,7 @@ use napi_derive::napi;
 use pi_session_core::session::{self, Replacement};
 
 use super::{pos_or_none, NativeSession};
+use crate::cut::U32s;
 use crate::error::ForJs;
 
 #[napi]
@@ -45,7 +46,7 @@ impl NativeSession {
             written: p.written,
             removed_keys: p.removed_ids.iter().map(|k| k.to_string()).collect(),
             context_changed: p.context_changed,
-            kept: Uint32Array::new(p.kept),
+            kept: U32s(p.kept),
             edit_pos: p.edits.iter().map(|e| e.0).collect(),
             edit_member: p.edits.iter().map(|e| e.1.to_owned()).collect(),
             edit_json: p.edits.into_iter().map(|e| e.2).collect(),
@@ -76,7 +77,7 @@ impl NativeSession {
         let b = result.for_js(&env)?;
         Ok(BranchedResult {
             file: b.file.map(|p| p.to_string_lossy().into_owned()),
-            from: Uint32Array::new(b.from),
+            from: U32s(b.from),
             kept: b.kept as u32,
             first_kept_at: b.first_kept.iter().map(|f| f.0).collect(),
             first_kept_from: b.first_kept.iter().map(|f| f.1).collect(),
@@ -146,13 +147,14 @@ fn replacement_shape(name: &str) -> pi_session_core::Result<Replacement> {
 }
 
 /// What `createBranchedSession` did, for the JS shell to make the new entry objects from the old.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct BranchedResult {
     /// The new file (none in memory).
     pub file: Option<String>,
     /// Per record after the new header, the old position it was made from: the path's entries,
     /// then the re-created label records (each from the label record it copies).
-    pub from: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub from: U32s,
     /// How many of `from` are the path's entries; each one's `parentId` is now the id of the one
     /// before it (the first's is null).
     pub kept: u32,
@@ -163,7 +165,7 @@ pub struct BranchedResult {
 }
 
 /// What `pruneBranch` did, with what a host holding entry objects needs to follow it.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct PruneResult {
     pub removed: u32,
     pub labels_dropped: u32,
@@ -175,7 +177,8 @@ pub struct PruneResult {
     pub removed_keys: Vec<String>,
     pub context_changed: bool,
     /// Old positions of the records kept, in their new order.
-    pub kept: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub kept: U32s,
     /// Member edits on survivors: new position, member name, JSON value.
     pub edit_pos: Vec<u32>,
     pub edit_member: Vec<String>,

@@ -9,7 +9,7 @@ use pi_session_core::{context, tree};
 use super::{pos_or_none, NativeSession};
 use pi_session_core::materialize::Form;
 
-use crate::cut::{batch_value, JsBatch};
+use crate::cut::{batch_value, JsBatch, U32s};
 use crate::error::{js_error, ForJs};
 use crate::lazy::LazyValues;
 use crate::wire;
@@ -37,12 +37,9 @@ unsafe fn call_each(
     let mut args = vec![unsafe { batch_value(env, batch) }?];
     if form != Form::Whole {
         // SAFETY: as above.
-        args.push(unsafe { Uint32Array::to_napi_value(env, Uint32Array::new(holders)) }?);
+        args.push(unsafe { crate::cut::copied_u32_array(env, &holders) }?);
     }
     if form == Form::Columns {
-        // Copied into memory V8 owns: a Rust-owned (external) buffer's release is posted back to
-        // the loop, and under Wine Node 26 one posted while the process exits aborted it
-        // (libuv's `!(handle->flags & UV_HANDLE_CLOSING)`); refs are garbage right after the call.
         // SAFETY: as above.
         args.push(unsafe { crate::cut::copied_u32_array(env, &refs) }?);
         // SAFETY: as above.
@@ -119,9 +116,9 @@ impl NativeSession {
 
     /// Positions of the label records in effect, one per labelled entry (JS keeps the labels of
     /// string ids in a Map, as the reference does, and asks again after a label change).
-    #[napi(catch_unwind)]
-    pub fn label_positions(&self) -> Uint32Array {
-        Uint32Array::new(self.inner.labels().map(|(_, pos)| pos).collect())
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn label_positions(&self) -> U32s {
+        U32s(self.inner.labels().map(|(_, pos)| pos).collect())
     }
 
     #[napi(catch_unwind)]
@@ -209,59 +206,57 @@ impl NativeSession {
         LazyValues::of(self.inner.lazy_reader())
     }
 
-    #[napi(catch_unwind)]
-    pub fn entry_positions(&self) -> Uint32Array {
-        Uint32Array::new(self.inner.entry_positions())
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn entry_positions(&self) -> U32s {
+        U32s(self.inner.entry_positions())
     }
 
     /// The positions `getEntriesSince(count)` returns; null past the end.
-    #[napi(catch_unwind)]
-    pub fn entry_positions_since(&self, count: u32) -> Option<Uint32Array> {
-        self.inner
-            .entry_positions_since(count as usize)
-            .map(Uint32Array::new)
+    #[napi(catch_unwind, ts_return_type = "Uint32Array | null")]
+    pub fn entry_positions_since(&self, count: u32) -> Option<U32s> {
+        self.inner.entry_positions_since(count as usize).map(U32s)
     }
 
-    #[napi(catch_unwind)]
-    pub fn children(&self, key: String) -> Uint32Array {
-        Uint32Array::new(self.inner.children(&key))
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn children(&self, key: String) -> U32s {
+        U32s(self.inner.children(&key))
     }
 
     /// `getBranch`: path to the record of `start_key` (None: empty).
-    #[napi(catch_unwind)]
-    pub fn branch_path(&self, start_key: Option<String>) -> Uint32Array {
-        Uint32Array::new(self.inner.branch_from(start_key.as_deref()))
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn branch_path(&self, start_key: Option<String>) -> U32s {
+        U32s(self.inner.branch_from(start_key.as_deref()))
     }
 
-    #[napi(catch_unwind)]
-    pub fn context_entries(&self) -> Uint32Array {
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn context_entries(&self) -> U32s {
         let path = self.inner.context_path();
-        Uint32Array::new(context::select(&self.inner, &path))
+        U32s(context::select(&self.inner, &path))
     }
 
     /// The context plan, in the format `plan` of src/wire.rs (decoded by lib/wire.js).
-    #[napi(catch_unwind)]
-    pub fn context_plan(&self) -> Uint32Array {
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn context_plan(&self) -> U32s {
         let path = self.inner.context_path();
-        Uint32Array::new(wire::plan(&context::plan(&self.inner, &path)))
+        U32s(wire::plan(&context::plan(&self.inner, &path)))
     }
 
     /// A page of the transcript read model (see the core's `transcript` module), in the format
     /// `transcript_page` of src/wire.rs: up to `limit` items next to the boundary after the first
     /// `within` items of the entry `anchor` (a key), before it when `backward`; with no anchor,
     /// the newest `limit` items. Only the page's items are located; nothing is parsed.
-    #[napi(catch_unwind)]
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
     pub fn transcript_page(
         &self,
         anchor: Option<String>,
         within: u32,
         limit: u32,
         backward: bool,
-    ) -> Uint32Array {
+    ) -> U32s {
         let view = pi_session_core::store::View::from(&self.inner);
         let t = Transcript::of(view, view.branch_from(view.leaf_key()));
         let boundary = anchor.map(|k| t.boundary(self.inner.lookup(&k), within as usize));
-        Uint32Array::new(wire::transcript_page(
+        U32s(wire::transcript_page(
             &t,
             boundary,
             limit as usize,
@@ -283,9 +278,9 @@ impl NativeSession {
     }
 
     /// `getTree()`'s shape, in the format `tree` of src/wire.rs (decoded by lib/wire.js).
-    #[napi(catch_unwind)]
-    pub fn tree_plan(&self) -> Uint32Array {
-        Uint32Array::new(wire::tree(&tree::tree(&self.inner)))
+    #[napi(catch_unwind, ts_return_type = "Uint32Array")]
+    pub fn tree_plan(&self) -> U32s {
+        U32s(wire::tree(&tree::tree(&self.inner)))
     }
 
     /// Changes whenever records, index, labels or leaf may have changed (JS keeps the tree plan
