@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// What making the objects of a resume costs V8 at the least, next to what ours takes:
+// `node bench/objects-floor.mjs [session.jsonl …]` (default: the scale bench's 12 MB and 136 MB
+// text sessions, `npm run bench:scale` makes them).
+//
+// The objects the first getBranch() hands out are the branch's entries with what pi reads of them
+// at once; their big members stay behind accessors (the core's `lazy` module: in the holder, the
+// entry or its `message`, every member of 256 bytes or more but those callers walk). The floor
+// here is `JSON.parse` of those entries written as one JSON array (the reference's objects with
+// the same members left out), in a fresh process: V8's own fastest general way to make them.
+// Next to it, the same process reads the file and parses the context's messages (content
+// included), which an interactive resume also needs. Then ours: a fresh process's first
+// getBranch() after open(), median of RUNS (env OBJECTS_FLOOR_RUNS, default 5).
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.join(HERE, "..");
+const RUNS = Math.max(1, Number(process.env.OBJECTS_FLOOR_RUNS ?? 5));
+/** Mirrors the core's `lazy::MIN_LAZY_BYTES` and `lazy::EAGER`. */
+const MIN_LAZY_BYTES = 256;
+const EAGER = new Set(
+  "type id parentId timestamp message role usage api provider model modelId stopReason errorMessage responseId durationMs customType toolCallId toolName isError display firstKeptEntryId tokensBefore fromHook fromId targetId label".split(
+    " ",
+  ),
+);
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** In a child: the JSON of the branch's skeletons and of the context's messages, to `dir`. */
+async function writeObjects(file, dir) {
+  const { loadReference } = await import("../__test__/helpers/target.mjs");
+  const { SessionManager } = await loadReference();
+  const sm = SessionManager.open(file, path.join(dir, "sessions"));
+  const skeleton = (holder) => {
+    const out = {};
+    for (const [k, v] of Object.entries(holder)) {
+      if (EAGER.has(k) || Buffer.byteLength(JSON.stringify(v) ?? "") < MIN_LAZY_BYTES) out[k] = v;
+    }
+    return out;
+  };
+  const branch = sm.getBranch().map((e) => (e.type === "message" && e.message ? { ...e, message: skeleton(e.message) } : skeleton(e)));
+  fs.writeFileSync(path.join(dir, "skeletons.json"), JSON.stringify(branch));
+  fs.writeFileSync(path.join(dir, "context.json"), JSON.stringify(sm.buildSessionContext().messages));
+  return branch.length;
+}
+
+/** In a fresh child: read the file, then JSON.parse each of the two texts. */
+function parseObjects(file, dir) {
+  const a = fs.readFileSync(path.join(dir, "skeletons.json"), "utf8");
+  const b = fs.readFileSync(path.join(dir, "context.json"), "utf8");
+  const t0 = performance.now();
+  fs.readFileSync(file);
+  const t1 = performance.now();
+  const entries = JSON.parse(a);
+  const t2 = performance.now();
+  const messages = JSON.parse(b);
+  const t3 = performance.now();
+  return { readMs: t1 - t0, skeletonsMs: t2 - t1, contextMs: t3 - t2, entries: entries.length, messages: messages.length };
+}
+
+/** In a fresh child: ours, open() then the first getBranch(). */
+async function firstBranch(file) {
+  const { loadOurs } = await import("../__test__/helpers/target.mjs");
+  const { SessionManager } = await loadOurs();
+  const sm = SessionManager.open(file);
+  globalThis.gc?.();
+  const t = performance.now();
+  const n = sm.getBranch().length;
+  return { ms: performance.now() - t, entries: n };
+}
+
+const child = (op, ...args) =>
+  JSON.parse(execFileSync(process.execPath, ["--expose-gc", "--max-old-space-size=4096", fileURLToPath(import.meta.url), "--child", op, ...args], { encoding: "utf8" }));
+
+if (process.argv[2] === "--child") {
+  const [op, file, dir] = process.argv.slice(3);
+  const r = op === "write" ? await writeObjects(file, dir) : op === "parse" ? parseObjects(file, dir) : await firstBranch(file);
+  process.stdout.write(JSON.stringify(r));
+} else {
+  const scale = path.join(HERE, "data", "scale", "single");
+  const files = process.argv.slice(2);
+  if (files.length === 0) {
+    for (const set of ["text12", "text128"]) {
+      const d = path.join(scale, set);
+      const f = fs.existsSync(d) ? fs.readdirSync(d).find((x) => x.endsWith(".jsonl")) : undefined;
+      if (f) files.push(path.join(d, f));
+    }
+  }
+  if (files.length === 0) {
+    console.error("objects-floor: no session given, and no scale data yet (npm run bench:scale makes it)");
+    process.exit(2);
+  }
+  for (const f of files) {
+    if (!fs.existsSync(f)) {
+      console.error(`objects-floor: no such file: ${f}`);
+      process.exit(2);
+    }
+  }
+  console.log(`node ${process.version}; medians of ${RUNS} fresh processes each`);
+  for (const file of files) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "objects-floor-"));
+    try {
+      const n = child("write", file, dir);
+      const parsed = [];
+      const ours = [];
+      for (let i = 0; i < RUNS; i++) {
+        parsed.push(child("parse", file, dir));
+        ours.push(child("branch", file).ms);
+      }
+      const mb = (f) => (fs.statSync(path.join(dir, f)).size / 1e6).toFixed(2);
+      const m = (k) => median(parsed.map((p) => p[k])).toFixed(1);
+      console.log(`${path.relative(ROOT, file)} (${(fs.statSync(file).size / 1e6).toFixed(1)} MB, ${n} entries on the branch)`);
+      const row = (label, ms, note = "") => console.log(`  ${label.padEnd(56)} ${ms.padStart(7)} ms${note}`);
+      row("read the file", m("readMs"));
+      row(`JSON.parse of the branch's skeletons (${mb("skeletons.json")} MB)`, m("skeletonsMs"), "   <- the floor of the first getBranch()");
+      row(`JSON.parse of the context's messages (${mb("context.json")} MB)`, m("contextMs"));
+      row("ours: the first getBranch() after open()", median(ours).toFixed(1));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
