@@ -98,10 +98,10 @@ pub(crate) unsafe fn batch_value(
     unsafe { array_of(env, all) }
 }
 
-/// A Uint32Array for JS, as every array of numbers the binding hands over: copied into a buffer
-/// V8 allocates ([`copied_u32_array`]), never lent as a Rust-owned (external) buffer, whose release
-/// is posted back to the event loop (under Wine, Node 26 aborted at exit when one was posted while
-/// the process was exiting: libuv's `!(handle->flags & UV_HANDLE_CLOSING)`). Most are garbage right
+/// A Uint32Array for JS, as the binding hands over every one: copied into a buffer V8 allocates
+/// ([`copied_u32_array`]), never lent as a Rust-owned (external) buffer, whose release is posted
+/// back to the event loop (under Wine, Node 26 aborted at exit when one was posted while the
+/// process was exiting: libuv's `!(handle->flags & UV_HANDLE_CLOSING)`). Most are garbage right
 /// after the call that gets them, and copying a few thousand numbers costs less than a finalizer.
 pub struct U32s(pub Vec<u32>);
 
