@@ -317,3 +317,26 @@ test("an in-memory session of [header, ...getBranch()] keeps the lazy entries as
   const ref = referenceOf(file);
   assert.deepStrictEqual(copy.buildSessionContext(), Reference.inMemory("/proj", undefined, [ref.header, ...ref.branch]).buildSessionContext());
 });
+
+test("the first long call after an open makes each entry once, and keeps one made before it", (t) => {
+  // Over a thousand positions, a call asks first whether the load has any object yet; each of
+  // these opens starts with none, then with one made by getEntry.
+  const dir = tempDir(t, "pi-lazy-");
+  const w = Reference.create("/proj", dir);
+  for (let i = 0; i < 700; i++) {
+    w.appendMessage({ role: "user", content: long(`question ${i}`, 300), timestamp: i });
+    w.appendMessage({ role: "assistant", content: [{ type: "text", text: long(`answer ${i}`, 300) }], provider: "p", model: "m", timestamp: i });
+  }
+  const file = w.getSessionFile();
+  const ref = referenceOf(file);
+  for (const first of ["none", "one entry"]) {
+    const sm = SessionManager.open(file, dir);
+    const early = first === "none" ? null : sm.getEntry(ref.branch[900].id);
+    const branch = sm.getBranch();
+    assert.equal(branch.length, 1400);
+    if (early !== null) assert.equal(branch[900], early, "the entry made before is the branch's");
+    const entries = sm.getEntries();
+    assert.ok(branch.every((e, i) => entries[i] === e && sm.getEntry(e.id) === e), `${first}: the same objects on every call`);
+    assert.deepStrictEqual(branch, ref.branch);
+  }
+});

@@ -331,16 +331,9 @@ class SessionState {
   entries(positions) {
     const objs = this.objs;
     const out = new Array(positions.length);
-    /** @type {number[] | null} */
-    let missing = null;
-    for (let i = 0; i < positions.length; i++) {
-      const o = objs[positions[i]];
-      if (o === undefined) (missing ??= []).push(i);
-      else out[i] = o;
-    }
+    const missing = missingOf(objs, positions, out);
     if (missing !== null) {
-      const want = new Uint32Array(missing.length);
-      for (let j = 0; j < missing.length; j++) want[j] = positions[missing[j]];
+      const { want, at } = missing;
       // In batches of at most ~1 MB of JSON text (a JS string could not hold a huge session
       // anyway), up to CALL_BYTES of them per call, prepared by the core on other threads while
       // this one parses the batch before. The callback must not call into the native session.
@@ -353,7 +346,7 @@ class SessionState {
           // Two requests for one position in the same call must yield one object.
           let o = objs[p];
           if (o === undefined) this.adoptLater((o = parsed[j]), p);
-          out[missing[done + j]] = o;
+          out[at === null ? done + j : at[done + j]] = o;
         }
         done += parsed.length;
       };
@@ -430,6 +423,37 @@ class SessionState {
     if (parent !== undefined || !("parentSession" in h)) h.parentSession = parent;
     this.adopt(h, pos);
   }
+}
+
+/** Calls for at least this many positions first ask whether the load has any object yet: one
+ * pass of V8's own over the cache (~1.5 ns a record) instead of a lookup per position, which on
+ * the first call after an open runs once, in the interpreter (~1 ms for 18,000 positions). */
+const MANY = 1024;
+/** @param {unknown} o */
+const isMade = (o) => o !== undefined;
+
+/**
+ * Which of `positions` have no object in `objs` yet, the others put in `out` at their index:
+ * null when none is missing, else their positions (`want`) and their indexes in `positions`
+ * (`at`), null when they are all of them in order.
+ * @param {any[]} objs @param {ArrayLike<number>} positions @param {any[]} out
+ * @returns {{ want: Uint32Array, at: number[] | null } | null}
+ */
+function missingOf(objs, positions, out) {
+  if (positions.length >= MANY && !objs.some(isMade)) {
+    return { want: positions instanceof Uint32Array ? positions : Uint32Array.from(positions), at: null };
+  }
+  /** @type {number[] | null} */
+  let at = null;
+  for (let i = 0; i < positions.length; i++) {
+    const o = objs[positions[i]];
+    if (o === undefined) (at ??= []).push(i);
+    else out[i] = o;
+  }
+  if (at === null) return null;
+  const want = new Uint32Array(at.length);
+  for (let j = 0; j < at.length; j++) want[j] = positions[at[j]];
+  return { want, at };
 }
 
 /** @param {number} count @param {number} total */
