@@ -142,8 +142,8 @@ test("the loop over a signature builds what its generated function builds", () =
     [sigs[1], Uint32Array.of(6)],
     [sigs[2], Uint32Array.of(0, 7)],
   ]) {
-    const tree = JSON.parse(sig)[1];
-    const generated = columns.generated(tree)(values, r, 0);
+    const [slots, tree] = JSON.parse(sig);
+    const generated = columns.generated(tree, slots)(values, r, 0);
     const looped = columns.interpreted(tree)(values, r, 0);
     assert.equal(JSON.stringify(looped), JSON.stringify(generated));
     assert.deepStrictEqual(Object.getOwnPropertyNames(looped), Object.getOwnPropertyNames(generated));
@@ -177,8 +177,8 @@ test("without code generation the skeletons' JSON is parsed as before, to the sa
 });
 
 test("a generated builder gives every number as parsed, in slots that held strings and numbers of every kind", () => {
-  const tree = JSON.parse('[4,{"type":0,"message":{"role":1,"content":-1,"timestamp":2,"usage":{"cost":{"total":3}}}}]')[1];
-  const make = columns.generated(tree);
+  const [slots, tree] = JSON.parse('[4,{"type":0,"message":{"role":1,"content":-1,"timestamp":2,"usage":{"cost":{"total":3}}}}]');
+  const make = columns.generated(tree, slots);
   const kinds = [0, -0, 7, -7, 2 ** 31, 2 ** 53 + 2, 1759309459768, 0.069933, -1e-300, 1e308, Infinity, -Infinity, "1.5", "", 3];
   for (let i = 0; i < 200; i++) {
     const time = kinds[i % kinds.length];

@@ -42,7 +42,7 @@ function builderOf(sig) {
 /** A builder's function for its next entry (generated when it has built enough).
  * @param {Builder} b @returns {Make} */
 function makeOf(b) {
-  if (b.uses++ === GENERATE_AFTER) b.make = generated(b.tree) ?? b.make;
+  if (b.uses++ === GENERATE_AFTER) b.make = generated(b.tree, b.slots) ?? b.make;
   return b.make;
 }
 
@@ -52,9 +52,9 @@ const isHolder = (node) => Object.keys(node).some((k) => node[k] === -1);
 /** A JS property name for generated code. @param {string} k */
 const name = (k) => JSON.stringify(k);
 
-/** The generated builder of a parsed signature; null when code cannot be made.
- * @param {any} tree */
-function generated(tree) {
+/** The generated builder of a parsed signature and its number of slots; null when code cannot
+ * be made. @param {any} tree @param {number} slots */
+function generated(tree, slots) {
   /** @type {string[]} */
   const holders = [];
   /** @type {object[]} */
@@ -88,7 +88,7 @@ function generated(tree) {
     // cost, a time) in a heap number of its own, made anew per entry. The entries point at the
     // numbers JSON.parse made instead (in old space for a batch of this size), so the first
     // getBranch() of a big session leaves the collector fewer young objects to copy.
-    make(ANY_VALUE, new Uint32Array(slotsOf(tree)), 0);
+    make(ANY_VALUE, new Uint32Array(slots), 0);
     return make;
   } catch {
     return null;
@@ -97,10 +97,6 @@ function generated(tree) {
 
 /** The values of the throwaway build: every slot is this string. */
 const ANY_VALUE = [""];
-
-/** How many slots a parsed signature reads (the highest slot, plus one). @param {any} node @returns {number} */
-const slotsOf = (node) =>
-  typeof node === "number" ? node + 1 : node !== null && typeof node === "object" ? Math.max(0, ...Object.values(node).map(slotsOf)) : 0;
 
 /** The builder of a parsed signature as a loop over it. @param {any} tree */
 function interpreted(tree) {
