@@ -4,13 +4,12 @@
 // text sessions, `npm run bench:scale` makes them).
 //
 // The objects the first getBranch() hands out are the branch's entries with what pi reads of them
-// at once; their big members stay behind accessors (the core's `lazy` module: in the holder, the
-// entry or its `message`, every member of 256 bytes or more but those callers walk). The floor
-// here is `JSON.parse` of those entries written as one JSON array (the reference's objects with
-// the same members left out), in a fresh process: V8's own fastest general way to make them.
-// Next to it, the same process reads the file and parses the context's messages (content
-// included), which an interactive resume also needs. Then ours: a fresh process's first
-// getBranch() after open(), median of RUNS (env OBJECTS_FLOOR_RUNS, default 5).
+// at once; their big members stay behind accessors (the core's `lazy` module decides which). The
+// floor here is `JSON.parse` of those entries written as one JSON array (ours, with every member
+// that is still an accessor left out, so none is read), in a fresh process: V8's own fastest
+// general way to make them. Next to it, the same process reads the file and parses the context's
+// messages (content included), which an interactive resume also needs. Then ours: a fresh
+// process's first getBranch() after open(), median of RUNS (env OBJECTS_FLOOR_RUNS, default 5).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -20,29 +19,28 @@ import { fileURLToPath } from "node:url";
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, "..");
 const RUNS = Math.max(1, Number(process.env.OBJECTS_FLOOR_RUNS ?? 5));
-/** Mirrors the core's `lazy::MIN_LAZY_BYTES` and `lazy::EAGER`. */
-const MIN_LAZY_BYTES = 256;
-const EAGER = new Set(
-  "type id parentId timestamp message role usage api provider model modelId stopReason errorMessage responseId durationMs customType toolCallId toolName isError display firstKeptEntryId tokensBefore fromHook fromId targetId label".split(
-    " ",
-  ),
-);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** In a child: the JSON of the branch's skeletons and of the context's messages, to `dir`. */
 async function writeObjects(file, dir) {
-  const { loadReference } = await import("../__test__/helpers/target.mjs");
-  const { SessionManager } = await loadReference();
-  const sm = SessionManager.open(file, path.join(dir, "sessions"));
+  const { loadOurs } = await import("../__test__/helpers/target.mjs");
+  const { SessionManager } = await loadOurs();
+  const sm = SessionManager.open(file);
+  // A holder's data members as they are; its accessors (the lazy members) left out, unread.
   const skeleton = (holder) => {
     const out = {};
-    for (const [k, v] of Object.entries(holder)) {
-      if (EAGER.has(k) || Buffer.byteLength(JSON.stringify(v) ?? "") < MIN_LAZY_BYTES) out[k] = v;
+    for (const k of Object.keys(holder)) {
+      const d = Object.getOwnPropertyDescriptor(holder, k);
+      if (!("get" in d)) out[k] = d.value;
     }
     return out;
   };
-  const branch = sm.getBranch().map((e) => (e.type === "message" && e.message ? { ...e, message: skeleton(e.message) } : skeleton(e)));
+  const branch = sm.getBranch().map((e) => {
+    const s = skeleton(e);
+    if (s.message !== null && typeof s.message === "object") s.message = skeleton(s.message);
+    return s;
+  });
   fs.writeFileSync(path.join(dir, "skeletons.json"), JSON.stringify(branch));
   fs.writeFileSync(path.join(dir, "context.json"), JSON.stringify(sm.buildSessionContext().messages));
   return branch.length;
