@@ -60,26 +60,51 @@ fn header_candidate(line: &[u8]) -> Option<Option<Header>> {
 /// Read a file's header looking at no more than 1 MiB: the first line that parses decides.
 pub fn read_header(path: &Path) -> Result<Option<Header>, ScanError> {
     let f = crate::fsio::open_read(path).map_err(ScanError::Io)?;
-    let mut buf = Vec::with_capacity(64 * 1024);
-    f.take(MAX_HEADER_SCAN_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(ScanError::Io)?;
-    let over = buf.len() > MAX_HEADER_SCAN_BYTES;
-    buf.truncate(MAX_HEADER_SCAN_BYTES);
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', &buf) {
-        if let Some(decided) = header_candidate(&buf[start..nl]) {
-            return Ok(decided);
+    header_from(f)
+}
+
+/// The first read of a header scan; each next read is twice the one before, up to the limit.
+/// A header is one line, so most scans end after the first read: reading the whole MiB first
+/// cost every open of a big session a megabyte, and a lookup by id one per file it looked at.
+const FIRST_HEADER_READ: usize = 16 * 1024;
+
+/// [`read_header`] of a stream: reads only as far as the line that decides (or the limit).
+fn header_from(mut r: impl Read) -> Result<Option<Header>, ScanError> {
+    let mut buf: Vec<u8> = Vec::new();
+    // `buf[start..]` is the line being read; `buf[..searched]` has been looked at for newlines.
+    let (mut start, mut searched) = (0, 0);
+    let mut want = FIRST_HEADER_READ;
+    // A byte past the limit says the scan went by it.
+    while buf.len() <= MAX_HEADER_SCAN_BYTES {
+        let from = buf.len();
+        buf.resize(from + want.min(MAX_HEADER_SCAN_BYTES + 1 - from), 0);
+        let n = loop {
+            match r.read(&mut buf[from..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                read => break read.map_err(ScanError::Io)?,
+            }
+        };
+        buf.truncate(from + n);
+        if n == 0 {
+            break;
         }
-        start = nl + 1;
+        let end = buf.len().min(MAX_HEADER_SCAN_BYTES);
+        for nl in memchr::memchr_iter(b'\n', &buf[searched..end]) {
+            let nl = searched + nl;
+            if let Some(decided) = header_candidate(&buf[start..nl]) {
+                return Ok(decided);
+            }
+            start = nl + 1;
+        }
+        searched = end;
+        want = want.saturating_mul(2);
     }
-    if over {
+    if buf.len() > MAX_HEADER_SCAN_BYTES {
         return Err(ScanError::Limit);
     }
     Ok(header_candidate(&buf[start..]).flatten())
 }
 
-/// Discovery treats every scan failure as "not a session".
 pub fn read_header_for_discovery(path: &Path) -> Option<Header> {
     read_header(path).ok().flatten()
 }
@@ -229,5 +254,98 @@ pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
     match t.duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => d.as_secs_f64() * 1000.0,
         Err(e) => -(e.duration().as_secs_f64() * 1000.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    /// `text`, then `x` bytes without end, at most `chunk` bytes a read; counts what was read.
+    struct Endless<'a> {
+        text: &'a [u8],
+        chunk: usize,
+        read: usize,
+    }
+
+    impl Read for Endless<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.chunk);
+            for (k, b) in buf[..n].iter_mut().enumerate() {
+                *b = self.text.get(self.read + k).copied().unwrap_or(b'x');
+            }
+            self.read += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_header_scan_reads_no_further_than_the_first_read_after_the_header() {
+        let text = format!("{HEADER}\n");
+        let mut r = Endless {
+            text: text.as_bytes(),
+            chunk: usize::MAX,
+            read: 0,
+        };
+        let h = header_from(&mut r).unwrap().unwrap();
+        assert_eq!((h.id.as_str(), h.cwd.as_deref()), ("s1", Some("/p")));
+        assert!(r.read <= FIRST_HEADER_READ, "read {} bytes", r.read);
+    }
+
+    #[test]
+    fn lines_cut_by_short_reads_decide_as_whole_lines() {
+        // Blank, unparseable and leading lines are passed over; an entry before a header decides.
+        let lead = r#"{"note":"an extension's line"}"#;
+        for (text, id) in [
+            (format!("\n{{not json\n{lead}\n{HEADER}\n"), Some("s1")),
+            (
+                format!("{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}}\n{HEADER}\n"),
+                None,
+            ),
+        ] {
+            for chunk in [1, 3, 64] {
+                let mut r = Endless {
+                    text: text.as_bytes(),
+                    chunk,
+                    read: 0,
+                };
+                let h = header_from(&mut r).unwrap();
+                assert_eq!(
+                    h.map(|h| h.id).as_deref(),
+                    id,
+                    "{text:?} read {chunk} at a time"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_limit_is_a_mebibyte_of_lines_with_an_unended_last_one_at_the_end_of_the_file() {
+        // A header line of exactly the limit, at the end of the file: the last line decides.
+        let pad = MAX_HEADER_SCAN_BYTES - HEADER.len();
+        let exact = HEADER.replace(r#""/p""#, &format!("\"/p{}\"", "q".repeat(pad)));
+        assert_eq!(exact.len(), MAX_HEADER_SCAN_BYTES);
+        let h = header_from(exact.as_bytes()).unwrap().unwrap();
+        assert_eq!(h.id, "s1");
+        // The same line with its newline, or one byte more: past the limit.
+        for more in ["\n", "x"] {
+            let over = format!("{exact}{more}");
+            assert!(matches!(
+                header_from(over.as_bytes()),
+                Err(ScanError::Limit)
+            ));
+        }
+        // Endless junk without a newline goes by the limit after reading one byte past it.
+        let mut r = Endless {
+            text: b"",
+            chunk: usize::MAX,
+            read: 0,
+        };
+        assert!(matches!(header_from(&mut r), Err(ScanError::Limit)));
+        assert_eq!(r.read, MAX_HEADER_SCAN_BYTES + 1);
+        // A file shorter than the limit whose only line is junk has no header.
+        assert!(header_from(&b"{not json"[..]).unwrap().is_none());
     }
 }
