@@ -318,15 +318,15 @@ export declare function exclusiveFromEnv(): boolean
 
 /**
  * `findById` in a factory's place (see `sessionPlace`): the directory as the place has it, and
- * the place's resolved cwd when the directory is shared.
+ * the place's resolved cwd when the directory is shared; `sorted` as for [`name_order`].
  */
-export declare function findById(dir: string, id: string, resolvedCwd?: string | undefined | null): string | null
+export declare function findById(dir: string, id: string, resolvedCwd: string | undefined | null, sorted: boolean): string | null
 
 /**
  * `findMostRecentSession(sessionDir, cwd?)`: `dir` expanded (tilde, file URL) and `cwd`, when
- * given, resolved here.
+ * given, resolved here; `sorted` as for [`name_order`].
  */
-export declare function findMostRecent(dir: string, cwd?: string | undefined | null): string | null
+export declare function findMostRecent(dir: string, cwd: string | undefined | null, sorted: boolean): string | null
 
 /** Item flag: the leading compaction carries `retainedTail`. */
 export declare const FLAG_RETAINED_TAIL: number

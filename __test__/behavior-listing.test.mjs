@@ -155,6 +155,17 @@ describe("findMostRecentSession", () => {
     assert.equal(M.findMostRecentSession(dir), good);
   });
 
+  test("of equally recent sessions, the first that readdirSync lists is returned", (t) => {
+    // Made in an order that is neither the names' nor their reverse; the same mtime for all
+    // (copies restored with their times): the stable sort by mtime keeps readdirSync's order,
+    // which Node sorts by name off Windows, and Bun and Windows leave as the system's.
+    const dir = tempDir(t);
+    for (const n of ["m", "b", "z", "a", "q", "c"]) setMtime(writeSession(dir, `${n}.jsonl`, header({ id: n })), T0);
+    const first = fs.readdirSync(dir).find((n) => n.endsWith(".jsonl"));
+    assert.equal(M.findMostRecentSession(dir), path.join(dir, first));
+    assert.equal(SessionManager.continueRecent("/tmp/project", dir).getSessionFile(), path.join(dir, first));
+  });
+
   test("with a cwd, a newer session whose header cwd differs is skipped", (t) => {
     const dir = tempDir(t);
     const mine = writeSession(dir, "mine.jsonl", header({ id: "m", cwd: "/work/mine" }));
@@ -227,6 +238,14 @@ describe("SessionManager.findById", () => {
     writeSession(dir, "a.jsonl", header({ id: "aaa", cwd: "/p" }));
     const b = writeSession(dir, "b.jsonl", header({ id: "bbb", cwd: "/p" }));
     assert.equal(SessionManager.findById("/p", "bbb", dir), b);
+  });
+
+  test("of sessions with the same id, the first that readdirSync lists is found", (t) => {
+    // (A session copied under another name keeps its id.) See findMostRecentSession's ties.
+    const dir = tempDir(t);
+    for (const n of ["m", "b", "z", "a", "q", "c"]) writeSession(dir, `${n}.jsonl`, header({ id: "same", cwd: "/p" }));
+    const first = fs.readdirSync(dir).find((n) => n.endsWith(".jsonl"));
+    assert.equal(SessionManager.findById("/p", "same", dir), path.join(dir, first));
   });
 
   test("ids are matched exactly, not by prefix or case", (t) => {

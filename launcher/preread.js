@@ -62,7 +62,7 @@ function sessionToReadAhead(args, cwd) {
   // The place of continueRecent, without making the directory.
   const place = native.sessionPlace(cwd, sessionDir || null, false);
   if (!fs.existsSync(place.dir)) return null;
-  return native.findMostRecent(place.dir, place.shared ? place.cwd : null);
+  return require("../lib/store.js").findMostRecentSession(place.dir, place.shared ? place.cwd : null);
 }
 
 /** Starts reading ahead the session pi will open for `args`, if it is one we can tell. Never

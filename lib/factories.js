@@ -6,6 +6,7 @@
 // Where the session lives is the core's decision (native.sessionPlace, and openFile's own).
 const native = require("../native.js");
 const load = require("./load.js");
+const { findMostRecentSession } = require("./store.js");
 const { SessionState } = require("./session-state.js");
 
 /** A manager's parts, made by one of the factories below. */
@@ -53,7 +54,7 @@ function open(filePath, sessionDir, cwdOverride) {
  * @param {string} cwd @param {string | undefined} sessionDir */
 function continueRecent(cwd, sessionDir) {
   const place = native.sessionPlace(cwd, sessionDir || null, true);
-  const file = native.findMostRecent(place.dir, place.shared ? place.cwd : null);
+  const file = findMostRecentSession(place.dir, place.shared ? place.cwd : null);
   const made = blank(place.cwd, place.dir, true);
   if (file !== null) load.loadFile(made.state, file);
   else load.startSession(made.state, made.cwd, undefined);

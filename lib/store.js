@@ -11,10 +11,15 @@ function assertValidSessionId(id) {
   native.assertValidSessionId(`${id}`);
 }
 
+/** Whether `readdirSync` gives a directory's names sorted by their bytes, as the lookups below
+ * meet them (the first of two sessions with one id, of two equally recent ones): Node's does
+ * off Windows (libuv sorts); Node's on Windows and Bun's give the system's order. */
+const NAMES_SORTED = process.platform !== "win32" && typeof process.versions.bun !== "string";
+
 /** The newest session file in `sessionDir` (of `cwd` when given), or null.
- * @param {string} sessionDir @param {string} [cwd] */
+ * @param {string} sessionDir @param {string | null} [cwd] */
 function findMostRecentSession(sessionDir, cwd) {
-  return native.findMostRecent(sessionDir, cwd || null);
+  return native.findMostRecent(sessionDir, cwd || null, NAMES_SORTED);
 }
 
 /** @param {string} filePath @returns {any[]} */
@@ -28,7 +33,7 @@ function loadEntriesFromFile(filePath) {
 function findById(cwd, id, sessionDir) {
   const place = native.sessionPlace(cwd, sessionDir || null, true);
   if (typeof id !== "string") return undefined;
-  return native.findById(place.dir, id, place.shared ? place.cwd : null) ?? undefined;
+  return native.findById(place.dir, id, place.shared ? place.cwd : null, NAMES_SORTED) ?? undefined;
 }
 
 module.exports = { assertValidSessionId, findMostRecentSession, loadEntriesFromFile, findById };

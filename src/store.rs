@@ -24,20 +24,37 @@ pub fn list_cache_file(agent_dir: String) -> String {
         .into_owned()
 }
 
+/// The order `readdirSync` gives a directory's names in the calling runtime: sorted by their
+/// bytes (`sorted`), or as the system lists them.
+fn name_order(sorted: bool) -> listing::NameOrder {
+    if sorted {
+        listing::NameOrder::Bytes
+    } else {
+        listing::NameOrder::System
+    }
+}
+
 /// `findMostRecentSession(sessionDir, cwd?)`: `dir` expanded (tilde, file URL) and `cwd`, when
-/// given, resolved here.
+/// given, resolved here; `sorted` as for [`name_order`].
 #[napi(catch_unwind)]
-pub fn find_most_recent(dir: String, cwd: Option<String>) -> Option<String> {
+pub fn find_most_recent(dir: String, cwd: Option<String>, sorted: bool) -> Option<String> {
     let resolved = cwd.map(|c| paths::resolve(&c));
-    listing::find_most_recent(Path::new(&paths::normalize(&dir)), resolved.as_deref())
+    let dir = paths::normalize(&dir);
+    listing::find_most_recent(Path::new(&dir), resolved.as_deref(), name_order(sorted))
         .map(|p| p.to_string_lossy().into_owned())
 }
 
 /// `findById` in a factory's place (see `sessionPlace`): the directory as the place has it, and
-/// the place's resolved cwd when the directory is shared.
+/// the place's resolved cwd when the directory is shared; `sorted` as for [`name_order`].
 #[napi(catch_unwind)]
-pub fn find_by_id(dir: String, id: String, resolved_cwd: Option<String>) -> Option<String> {
-    listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref())
+pub fn find_by_id(
+    dir: String,
+    id: String,
+    resolved_cwd: Option<String>,
+    sorted: bool,
+) -> Option<String> {
+    let order = name_order(sorted);
+    listing::find_by_id(Path::new(&dir), &id, resolved_cwd.as_deref(), order)
         .map(|p| p.to_string_lossy().into_owned())
 }
 

@@ -167,11 +167,11 @@ fn discovery_and_listing_find_the_header_after_a_title() {
     assert_eq!(h.id, "sess-title-1");
     assert_eq!(h.cwd.as_deref(), Some("/w"));
     assert_eq!(
-        listing::find_most_recent(&dir, Some("/w")),
+        listing::find_most_recent(&dir, Some("/w"), listing::NameOrder::Bytes),
         Some(file.clone())
     );
     assert_eq!(
-        listing::find_by_id(&dir, "sess-title-1", None),
+        listing::find_by_id(&dir, "sess-title-1", None, listing::NameOrder::System),
         Some(file.clone())
     );
     let summary = listing::summarize_file_parts(&file, None).expect("listed");

@@ -113,9 +113,9 @@ fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
     crate::places::cwd_matches(header.cwd.as_deref().unwrap_or(""), resolved_cwd)
 }
 
-/// The `*.jsonl` names of `dir`, after putting right what killed writers left there (a session
-/// left under a hidden name by a writer killed while replacing it is listed again: see
-/// [`crate::fsio::recover`]).
+/// The `*.jsonl` names of `dir`, in the system's order, after putting right what killed writers
+/// left there (a session left under a hidden name by a writer killed while replacing it is
+/// listed again: see [`crate::fsio::recover`]).
 fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
     crate::fsio::scan_recovered(dir, |dir| {
         let mut out = Vec::new();
@@ -132,10 +132,35 @@ fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
     })
 }
 
+/// The order in which the lookups below meet a directory's sessions: that of `readdirSync` in the
+/// runtime the store serves, which decides which of two sessions with the same id `findById`
+/// finds, and which of two equally recent ones `continueRecent` opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameOrder {
+    /// Sorted by the names' bytes: Node off Windows (libuv sorts the names it reads).
+    Bytes,
+    /// As the system lists them (APFS and ext4: neither name nor creation order): Node on
+    /// Windows, and Bun.
+    System,
+}
+
+impl NameOrder {
+    fn apply(self, names: &mut [String]) {
+        if self == NameOrder::Bytes {
+            names.sort_unstable();
+        }
+    }
+}
+
 /// `findMostRecentSession(dir, cwd?)`: newest by mtime whose header is valid (and whose cwd
 /// resolves to `resolved_cwd` when given). Any directory or stat error gives `None`.
-pub fn find_most_recent(dir: &Path, resolved_cwd: Option<&str>) -> Option<PathBuf> {
-    let names = jsonl_names(dir).ok()?;
+pub fn find_most_recent(
+    dir: &Path,
+    resolved_cwd: Option<&str>,
+    order: NameOrder,
+) -> Option<PathBuf> {
+    let mut names = jsonl_names(dir).ok()?;
+    order.apply(&mut names);
     let mut files = Vec::with_capacity(names.len());
     for n in names {
         let p = paths::join_in(dir, &n);
@@ -153,8 +178,14 @@ pub fn find_most_recent(dir: &Path, resolved_cwd: Option<&str>) -> Option<PathBu
 }
 
 /// `SessionManager.findById`: first `.jsonl` in directory order whose header id equals `id`.
-pub fn find_by_id(dir: &Path, id: &str, resolved_cwd: Option<&str>) -> Option<PathBuf> {
-    let names = jsonl_names(dir).ok()?;
+pub fn find_by_id(
+    dir: &Path,
+    id: &str,
+    resolved_cwd: Option<&str>,
+    order: NameOrder,
+) -> Option<PathBuf> {
+    let mut names = jsonl_names(dir).ok()?;
+    order.apply(&mut names);
     names
         .into_iter()
         .map(|n| paths::join_in(dir, &n))

@@ -18,6 +18,7 @@ pub mod summary;
 pub(crate) use discover::may_lead;
 pub use discover::{
     find_by_id, find_most_recent, list_all_candidates, list_dir_files, mtime_ms, read_header,
-    read_header_for_discovery, sort_names_desc, Header, ScanError, MAX_HEADER_SCAN_BYTES,
+    read_header_for_discovery, sort_names_desc, Header, NameOrder, ScanError,
+    MAX_HEADER_SCAN_BYTES,
 };
 pub use summary::{summarize_file_parts, FileSummary, NeedsJsDate, SummaryInfo};
