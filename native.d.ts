@@ -345,8 +345,11 @@ export declare const ITEM_FLAGS: number
 
 export declare const ITEM_STRIDE: number
 
-/** `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread). */
-export declare function listAllCandidates(root: string): Promise<Candidate[]>
+/**
+ * `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread);
+ * `sorted`: `readdirSync` sorts names in the calling runtime (see `findById`).
+ */
+export declare function listAllCandidates(root: string, sorted: boolean): Promise<Candidate[]>
 
 /**
  * The listing cache file of an agent dir (`<agent dir>/.pi-session-native/list-cache`), as

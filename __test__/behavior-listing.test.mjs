@@ -806,6 +806,19 @@ describe("SessionManager.listAll", () => {
     assert.deepEqual(list.map((s) => s.id), ["a"]);
   });
 
+  test("equally recent sessions of one name keep the order readdirSync gives their projects", async (t) => {
+    // Newest first, then by name descending; a tie in both keeps readdirSync's order of the
+    // project directories (sorted by name under Node off Windows, the system's elsewhere).
+    const agent = useAgentDir(t);
+    const root = path.join(agent, "sessions");
+    for (const d of ["--pm--", "--pa--", "--pz--", "--pb--"]) {
+      for (const n of ["b", "a"]) setMtime(writeSession(path.join(root, d), `${n}.jsonl`, header({ id: `${d}${n}` })), T0);
+    }
+    const dirs = fs.readdirSync(root);
+    const list = await SessionManager.listAll();
+    assert.deepEqual(list.map((s) => s.id), ["b", "a"].flatMap((n) => dirs.map((d) => `${d}${n}`)));
+  });
+
   test("a function first argument is the progress callback in default mode", async (t) => {
     const agent = useAgentDir(t);
     writeSession(path.join(agent, "sessions", "--p--"), "a.jsonl", header({ id: "a" }));

@@ -7,6 +7,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const native = require("../native.js");
 const { eachSummary } = require("./wire.js");
+const { NAMES_SORTED } = require("./store.js");
 
 /** Most results taken per native call: the first call takes one so progress starts early. */
 const BATCH = 64;
@@ -258,7 +259,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   try {
     if (!fs.existsSync(root)) return [];
     const prefixes = new Map();
-    const candidates = (await native.listAllCandidates(root)).map((c) => {
+    const candidates = (await native.listAllCandidates(root, NAMES_SORTED)).map((c) => {
       let prefix = prefixes.get(c.dir);
       if (prefix === undefined) prefixes.set(c.dir, (prefix = joinPrefix(path.join(root, c.dir))));
       return { path: prefix + c.file, mtimeMs: c.mtimeMs ?? undefined };

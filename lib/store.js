@@ -12,8 +12,8 @@ function assertValidSessionId(id) {
 }
 
 /** Whether `readdirSync` gives a directory's names sorted by their bytes, as the lookups below
- * meet them (the first of two sessions with one id, of two equally recent ones): Node's does
- * off Windows (libuv sorts); Node's on Windows and Bun's give the system's order. */
+ * and listAll meet them (the first of two sessions with one id, of two equally recent ones):
+ * Node's does off Windows (libuv sorts); Node's on Windows and Bun's give the system's order. */
 const NAMES_SORTED = process.platform !== "win32" && typeof process.versions.bun !== "string";
 
 /** The newest session file in `sessionDir` (of `cwd` when given), or null.
@@ -36,4 +36,4 @@ function findById(cwd, id, sessionDir) {
   return native.findById(place.dir, id, place.shared ? place.cwd : null, NAMES_SORTED) ?? undefined;
 }
 
-module.exports = { assertValidSessionId, findMostRecentSession, loadEntriesFromFile, findById };
+module.exports = { NAMES_SORTED, assertValidSessionId, findMostRecentSession, loadEntriesFromFile, findById };

@@ -24,11 +24,13 @@ pub struct Candidate {
     pub mtime_ms: Option<f64>,
 }
 
-/// `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread).
+/// `listAll()` candidates under a sessions root, newest first (read and stat-ed off the JS thread);
+/// `sorted`: `readdirSync` sorts names in the calling runtime (see `findById`).
 #[napi(catch_unwind, ts_return_type = "Promise<Candidate[]>")]
-pub fn list_all_candidates(root: String) -> AsyncTask<OffThread<Vec<Candidate>>> {
+pub fn list_all_candidates(root: String, sorted: bool) -> AsyncTask<OffThread<Vec<Candidate>>> {
+    let order = crate::store::name_order(sorted);
     OffThread::task(move || {
-        Ok(listing::list_all_candidates(Path::new(&root))
+        Ok(listing::list_all_candidates(Path::new(&root), order)
             .into_iter()
             .map(|(p, m)| {
                 let name = |q: Option<&std::ffi::OsStr>| {

@@ -65,7 +65,7 @@ fn run(
     if all {
         let root = PathBuf::from(paths::sessions_root(agent_dir));
         list.extend(
-            listing::list_all_candidates(&root)
+            listing::list_all_candidates(&root, listing::NameOrder::Bytes)
                 .into_iter()
                 .map(|(p, _)| p),
         );

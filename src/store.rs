@@ -26,7 +26,7 @@ pub fn list_cache_file(agent_dir: String) -> String {
 
 /// The order `readdirSync` gives a directory's names in the calling runtime: sorted by their
 /// bytes (`sorted`), or as the system lists them.
-fn name_order(sorted: bool) -> listing::NameOrder {
+pub(crate) fn name_order(sorted: bool) -> listing::NameOrder {
     if sorted {
         listing::NameOrder::Bytes
     } else {

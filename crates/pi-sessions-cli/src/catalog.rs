@@ -46,7 +46,7 @@ pub fn files(env: &CliEnv, scope: &Scope) -> Vec<(PathBuf, Option<f64>)> {
         Scope::Project(cwd) => listing::list_dir_files(&env.project_dir(cwd))
             .map(|v| v.into_iter().map(|p| (p, None)).collect())
             .unwrap_or_default(),
-        Scope::All => listing::list_all_candidates(&env.sessions_root()),
+        Scope::All => listing::list_all_candidates(&env.sessions_root(), listing::NameOrder::Bytes),
     }
 }
 

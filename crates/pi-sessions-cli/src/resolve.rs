@@ -55,7 +55,7 @@ pub fn session(env: &CliEnv, arg: &str) -> Result<PathBuf, CliError> {
     }
     let root = env.sessions_root();
     let mut hits: Vec<(String, PathBuf)> = Vec::new();
-    for (path, _) in listing::list_all_candidates(&root) {
+    for (path, _) in listing::list_all_candidates(&root, listing::NameOrder::Bytes) {
         if let Some(id) = header_id(&path) {
             if id == arg {
                 return Ok(path);

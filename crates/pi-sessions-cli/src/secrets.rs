@@ -78,10 +78,12 @@ fn files(ctx: &Ctx, p: &Parsed) -> Result<Vec<PathBuf>, CliError> {
     }
     Ok(
         match Scope::from_flags(ctx.env, p.flag("all"), p.value("cwd")) {
-            Scope::All => listing::list_all_candidates(&ctx.env.sessions_root())
-                .into_iter()
-                .map(|(f, _)| f)
-                .collect(),
+            Scope::All => {
+                listing::list_all_candidates(&ctx.env.sessions_root(), listing::NameOrder::Bytes)
+                    .into_iter()
+                    .map(|(f, _)| f)
+                    .collect()
+            }
             Scope::Project(cwd) => {
                 listing::list_dir_files(&ctx.env.project_dir(&cwd)).unwrap_or_default()
             }

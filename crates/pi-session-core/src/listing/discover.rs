@@ -230,19 +230,26 @@ pub fn list_dir_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Candidates of `listAll()` under the sessions root: every `.jsonl` in every subdirectory (or
-/// symlink), with its mtime (ms) when stat works; newest first, then base name descending.
-pub fn list_all_candidates(root: &Path) -> Vec<(PathBuf, Option<f64>)> {
+/// symlink), with its mtime (ms) when stat works; newest first, then base name descending, then
+/// in `order` (directories first).
+pub fn list_all_candidates(root: &Path, order: NameOrder) -> Vec<(PathBuf, Option<f64>)> {
     let Ok(rd) = fs::read_dir(root) else {
         return Vec::new();
     };
-    let mut files = Vec::new();
+    let mut dirs = Vec::new();
     for e in rd.flatten() {
         let Ok(ft) = e.file_type() else { continue };
-        if !(ft.is_dir() || ft.is_symlink()) {
-            continue;
+        if ft.is_dir() || ft.is_symlink() {
+            dirs.push(e.file_name().to_string_lossy().into_owned());
         }
-        let dir = paths::join_in(root, &e.file_name().to_string_lossy());
-        if let Ok(names) = jsonl_names(&dir) {
+    }
+    // Equally recent files with one name keep the order of their directories, then of theirs.
+    order.apply(&mut dirs);
+    let mut files = Vec::new();
+    for d in dirs {
+        let dir = paths::join_in(root, &d);
+        if let Ok(mut names) = jsonl_names(&dir) {
+            order.apply(&mut names);
             files.extend(names.into_iter().map(|n| paths::join_in(&dir, &n)));
         }
     }

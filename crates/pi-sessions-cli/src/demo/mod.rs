@@ -174,10 +174,13 @@ fn demo_env(env: &CliEnv, agent: &Path, cwd: &str) -> CliEnv {
 }
 
 fn verify_ids(env: &CliEnv) -> Vec<String> {
-    pi_session_core::listing::list_all_candidates(&env.sessions_root())
-        .into_iter()
-        .filter_map(|(p, _)| crate::resolve::header_id(&p))
-        .collect()
+    pi_session_core::listing::list_all_candidates(
+        &env.sessions_root(),
+        pi_session_core::listing::NameOrder::Bytes,
+    )
+    .into_iter()
+    .filter_map(|(p, _)| crate::resolve::header_id(&p))
+    .collect()
 }
 
 fn shell_quote(s: &str) -> String {
