@@ -77,8 +77,10 @@ function has(cmd) {
 function aptInstall(packages) {
   if (process.getuid?.() !== 0) throw new Error(`install ${packages.join(" ")} (Debian packages) first`);
   log(`apt-get install ${packages.join(" ")}`);
-  run("apt-get", ["update", "-qq"]);
-  run("apt-get", ["install", "-y", "-qq", ...packages], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  // (Waiting on another apt's lock, as .ci/run's install does, instead of failing.)
+  const waitLock = ["-o", "DPkg::Lock::Timeout=600"];
+  run("apt-get", [...waitLock, "update", "-qq"]);
+  run("apt-get", [...waitLock, "install", "-y", "-qq", ...packages], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
 }
 
 function parseArgs(argv) {

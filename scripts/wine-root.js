@@ -56,7 +56,7 @@ function ensureWineRoot(cache, log = (s) => process.stdout.write(s)) {
   const mirror = process.env.DEBIAN_MIRROR || "http://deb.debian.org/debian";
   if (!has("debootstrap")) {
     log("wine-root: apt-get install debootstrap\n");
-    run("apt-get", ["install", "-y", "-q", "debootstrap"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    run("apt-get", ["-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", "debootstrap"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
   }
   fs.rmSync(path.join(cache, "wine-10"), { recursive: true, force: true });
   fs.mkdirSync(root, { recursive: true });
