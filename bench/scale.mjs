@@ -15,7 +15,8 @@
 //
 // Environment:
 //   SCALE_ONLY=list,open      run only the sections whose key contains one of these strings
-//                             (sections: list (= list + listAll), walk, grow, open128, open1g, perTurn,
+//                             (sections: list (= list + listAll), find (findById,
+//                             findMostRecentSession), walk, grow, open128, open1g, perTurn,
 //                             getTree, forkFrom, createBranchedSession, resume)
 //   SCALE_RESUME_RUNS=5       child runs per implementation and line of the resume section
 //   SCALE_RESUME_RUNS_1G=3    the same, on the 1 GiB session
@@ -425,6 +426,39 @@ if (wanted("list")) {
   const countsText = Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ");
   if (sameSet.size > 1) noteRow(`WARNING: the implementations listed different sets of files (${countsText})`);
   results.push({ kind: "listCounts", counts, sameFiles: sameSet.size <= 1 });
+}
+
+if (wanted("find")) {
+  // findById and findMostRecentSession read session headers in readdirSync's order until one
+  // matches: the id readdirSync lists last, and a cwd no session has, make them read every one.
+  const names = fs.readdirSync(many.sessionDir).filter((n) => n.endsWith(".jsonl"));
+  const lastFile = path.join(many.sessionDir, names[names.length - 1]);
+  const firstLine = (file) => {
+    const fd = fs.openSync(file, "r");
+    try {
+      const buf = Buffer.alloc(64 << 10);
+      const n = fs.readSync(fd, buf, 0, buf.length, 0);
+      return JSON.parse(buf.toString("utf8", 0, n).split("\n")[0]);
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  const { id: lastId, cwd: lastCwd } = firstLine(lastFile);
+  log(`findById / findMostRecentSession over ${sessionsLabel} (${REPS}× each side, in process)...`);
+  const byId = await slow({
+    run: (impl) => {
+      const found = impl.SM.findById(lastCwd, lastId, many.sessionDir);
+      if (found !== lastFile) throw new Error(`findById found ${found}`);
+    },
+  });
+  const recent = await slow({
+    run: (impl) => {
+      const found = impl.mod.findMostRecentSession(many.sessionDir, "/no/such/project");
+      if (found !== null) throw new Error(`findMostRecentSession found ${found}`);
+    },
+  });
+  timeRow(`findById of the session readdirSync lists last: ${sessionsLabel}, every header read`, byId);
+  timeRow(`findMostRecentSession(dir, a cwd no session has): every header read`, recent);
 }
 
 const file128 = data.mb128 && !data.mb128.skipped ? data.mb128.file : null;
