@@ -66,7 +66,7 @@ pub fn read_header(path: &Path) -> Result<Option<Header>, ScanError> {
 /// The first read of a header scan; each next read is twice the one before, up to the limit.
 /// A header is one line, so most scans end after the first read: reading the whole MiB first
 /// cost every open of a big session a megabyte, and a lookup by id one per file it looked at.
-const FIRST_HEADER_READ: usize = 16 * 1024;
+const FIRST_HEADER_READ: usize = 4 * 1024;
 
 /// [`read_header`] of a stream: reads only as far as the line that decides (or the limit).
 fn header_from(mut r: impl Read) -> Result<Option<Header>, ScanError> {
