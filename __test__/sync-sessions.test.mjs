@@ -188,10 +188,14 @@ test("a writer appending in a loop during syncs loses no acknowledged append, he
   const acks = path.join(root, "acks");
   const stop = path.join(root, "stop");
   // Stock pi's way of appending: reopen the path, write one line, close. Each id is acknowledged
-  // (written to `acks`) only once its append returned.
+  // (written to `acks`) only once its append returned. A pause of 1 ms after every fourth append
+  // keeps the writer at most a few thousand lines a second: unpaced, a fast machine appended
+  // 140,000 a second, and each sync, slower for the bigger file, let the next grow more (864 MB
+  // in 45 s, the test running for minutes); paced, appends still land in every step of a sync.
   const writer = spawn(process.execPath, [
     "-e",
     `const fs = require("fs");
+     const pause = new Int32Array(new SharedArrayBuffer(4));
      let parent = ${JSON.stringify(ids(fa, a.sessionDir).at(-1))};
      for (let i = 0; !fs.existsSync(process.argv[3]); i++) {
        const id = "w" + String(i).padStart(7, "0");
@@ -199,6 +203,7 @@ test("a writer appending in a loop during syncs loses no acknowledged append, he
        fs.appendFileSync(process.argv[1], JSON.stringify(e) + "\\n");
        fs.appendFileSync(process.argv[2], id + "\\n");
        parent = id;
+       if (i % 4 === 3) Atomics.wait(pause, 0, 0, 1);
      }`,
     fa,
     acks,
