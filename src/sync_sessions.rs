@@ -58,7 +58,13 @@ pub fn sync_sessions(
         dry_run: options.dry_run,
         path_map: options.paths.map(|p| paths::resolve(&p).into()),
         branch: options.branch,
-        trash: pi_session_core::trash::find(None),
+        // PATH as the JS program has it: Bun, unlike Node, does not hand an assignment to
+        // `process.env` on to the process's own environment.
+        trash: pi_session_core::trash::find(
+            crate::config::js_var(&env, "PATH")
+                .as_deref()
+                .map(std::ffi::OsStr::new),
+        ),
         purge: options.purge,
         secrets: policy,
         ..Options::new(
