@@ -210,6 +210,8 @@ test("a writer appending in a loop during syncs loses no acknowledged append, he
     stop,
   ]);
   const exited = new Promise((r) => writer.on("exit", r));
+  // A test that fails before the stop file is written must not leave the writer running.
+  t.after(() => writer.kill());
   let rewrites = 0;
   for (let round = 0; round < 4; round++) {
     // b changes the session too, so a's sync must rewrite a's file (a merge), not only append.
