@@ -105,6 +105,7 @@ fn header_from(mut r: impl Read) -> Result<Option<Header>, ScanError> {
     Ok(header_candidate(&buf[start..]).flatten())
 }
 
+/// Discovery treats every scan failure as "not a session".
 pub fn read_header_for_discovery(path: &Path) -> Option<Header> {
     read_header(path).ok().flatten()
 }
@@ -177,7 +178,7 @@ pub fn find_most_recent(
         })
 }
 
-/// `SessionManager.findById`: first `.jsonl` in directory order whose header id equals `id`.
+/// `SessionManager.findById`: the first `.jsonl` in `order` whose header id equals `id`.
 pub fn find_by_id(
     dir: &Path,
     id: &str,
