@@ -114,11 +114,11 @@ fn cwd_matches(header: &Header, resolved_cwd: &str) -> bool {
     crate::places::cwd_matches(header.cwd.as_deref().unwrap_or(""), resolved_cwd)
 }
 
-/// The `*.jsonl` names of `dir`, in the system's order, after putting right what killed writers
-/// left there (a session left under a hidden name by a writer killed while replacing it is
-/// listed again: see [`crate::fsio::recover`]).
-fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
-    crate::fsio::scan_recovered(dir, |dir| {
+/// The `*.jsonl` names of `dir` in `order`, after putting right what killed writers left there
+/// (a session left under a hidden name by a writer killed while replacing it is listed again:
+/// see [`crate::fsio::recover`]).
+fn jsonl_names(dir: &Path, order: NameOrder) -> std::io::Result<Vec<String>> {
+    let mut names = crate::fsio::scan_recovered(dir, |dir| -> std::io::Result<_> {
         let mut out = Vec::new();
         let mut leftovers = false;
         for e in fs::read_dir(dir)? {
@@ -130,7 +130,9 @@ fn jsonl_names(dir: &Path) -> std::io::Result<Vec<String>> {
             }
         }
         Ok((out, leftovers))
-    })
+    })?;
+    order.apply(&mut names);
+    Ok(names)
 }
 
 /// The order in which the lookups below meet a directory's sessions: that of `readdirSync` in the
@@ -160,8 +162,7 @@ pub fn find_most_recent(
     resolved_cwd: Option<&str>,
     order: NameOrder,
 ) -> Option<PathBuf> {
-    let mut names = jsonl_names(dir).ok()?;
-    order.apply(&mut names);
+    let names = jsonl_names(dir, order).ok()?;
     let mut files = Vec::with_capacity(names.len());
     for n in names {
         let p = paths::join_in(dir, &n);
@@ -185,9 +186,8 @@ pub fn find_by_id(
     resolved_cwd: Option<&str>,
     order: NameOrder,
 ) -> Option<PathBuf> {
-    let mut names = jsonl_names(dir).ok()?;
-    order.apply(&mut names);
-    names
+    jsonl_names(dir, order)
+        .ok()?
         .into_iter()
         .map(|n| paths::join_in(dir, &n))
         .find(|p| match read_header_for_discovery(p) {
@@ -225,7 +225,7 @@ pub fn sort_names_desc(names: &mut [String]) {
 
 /// `.jsonl` files of one directory, name-descending (the order `list` summarizes them in).
 pub fn list_dir_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut names = jsonl_names(dir)?;
+    let mut names = jsonl_names(dir, NameOrder::System)?;
     sort_names_desc(&mut names);
     Ok(names.into_iter().map(|n| paths::join_in(dir, &n)).collect())
 }
@@ -249,8 +249,7 @@ pub fn list_all_candidates(root: &Path, order: NameOrder) -> Vec<(PathBuf, Optio
     let mut files = Vec::new();
     for d in dirs {
         let dir = paths::join_in(root, &d);
-        if let Ok(mut names) = jsonl_names(&dir) {
-            order.apply(&mut names);
+        if let Ok(names) = jsonl_names(&dir, order) {
             files.extend(names.into_iter().map(|n| paths::join_in(&dir, &n)));
         }
     }
