@@ -3,62 +3,24 @@
 // `node bench/objects-floor.mjs [session.jsonl …]` (default: the scale bench's 12 MB and 136 MB
 // text sessions, `npm run bench:scale` makes them).
 //
-// The objects the first getBranch() hands out are the branch's entries with what pi reads of them
-// at once; their big members stay behind accessors (the core's `lazy` module decides which). The
-// floor here is `JSON.parse` of those entries written as one JSON array (ours, with every member
-// that is still an accessor left out, so none is read), in a fresh process: V8's own fastest
-// general way to make them. Next to it, the same process reads the file and parses the context's
-// messages (content included), which an interactive resume also needs. Then ours: a fresh
-// process's first getBranch() after open(), median of RUNS (env OBJECTS_FLOOR_RUNS, default 5).
+// The floor here is `JSON.parse` of the objects the first getBranch() hands out, in a fresh
+// process (bench/objects.mjs says what is written, and why that is the floor). Next to it, the
+// same process reads the file and parses the context's messages (content included), which an
+// interactive resume also needs. Then ours: a fresh process's first getBranch() after open(),
+// median of RUNS (env OBJECTS_FLOOR_RUNS, default 5). `npm run bench:scale` puts the same floor
+// next to its resume lines.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseResumeObjects, writeResumeObjects } from "./objects.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, "..");
 const RUNS = Math.max(1, Number(process.env.OBJECTS_FLOOR_RUNS ?? 5));
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** In a child: the JSON of the branch's skeletons and of the context's messages, to `dir`. */
-async function writeObjects(file, dir) {
-  const { loadOurs } = await import("../__test__/helpers/target.mjs");
-  const { SessionManager } = await loadOurs();
-  const sm = SessionManager.open(file);
-  // A holder's data members as they are; its accessors (the lazy members) left out, unread.
-  const skeleton = (holder) => {
-    const out = {};
-    for (const k of Object.keys(holder)) {
-      const d = Object.getOwnPropertyDescriptor(holder, k);
-      if (!("get" in d)) out[k] = d.value;
-    }
-    return out;
-  };
-  const branch = sm.getBranch().map((e) => {
-    const s = skeleton(e);
-    if (s.message !== null && typeof s.message === "object") s.message = skeleton(s.message);
-    return s;
-  });
-  fs.writeFileSync(path.join(dir, "skeletons.json"), JSON.stringify(branch));
-  fs.writeFileSync(path.join(dir, "context.json"), JSON.stringify(sm.buildSessionContext().messages));
-  return branch.length;
-}
-
-/** In a fresh child: read the file, then JSON.parse each of the two texts. */
-function parseObjects(file, dir) {
-  const a = fs.readFileSync(path.join(dir, "skeletons.json"), "utf8");
-  const b = fs.readFileSync(path.join(dir, "context.json"), "utf8");
-  const t0 = performance.now();
-  fs.readFileSync(file);
-  const t1 = performance.now();
-  const entries = JSON.parse(a);
-  const t2 = performance.now();
-  const messages = JSON.parse(b);
-  const t3 = performance.now();
-  return { readMs: t1 - t0, skeletonsMs: t2 - t1, contextMs: t3 - t2, entries: entries.length, messages: messages.length };
-}
 
 /** In a fresh child: ours, open() then the first getBranch(). */
 async function firstBranch(file) {
@@ -76,7 +38,11 @@ const child = (op, ...args) =>
 
 if (process.argv[2] === "--child") {
   const [op, file, dir] = process.argv.slice(3);
-  const r = op === "write" ? await writeObjects(file, dir) : op === "parse" ? parseObjects(file, dir) : await firstBranch(file);
+  let r;
+  if (op === "write") {
+    const { loadOurs } = await import("../__test__/helpers/target.mjs");
+    r = writeResumeObjects((await loadOurs()).SessionManager, file, dir);
+  } else r = op === "parse" ? parseResumeObjects(file, dir) : await firstBranch(file);
   process.stdout.write(JSON.stringify(r));
 } else {
   const scale = path.join(HERE, "data", "scale", "single");

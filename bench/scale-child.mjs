@@ -30,9 +30,14 @@
 //   floor     { file }                             what reading the file and JSON.parse of every
 //                                                   line costs (16 MiB chunks: a 1 GiB file does not
 //                                                   fit in one string)
+//   objectsWrite { file, dir }                      (ours) writes the objects a resume hands out to
+//                                                   `dir` (bench/objects.mjs)
+//   objectsParse { file, dir }                      reading the file, then JSON.parse of those
+//                                                   objects: the floor of making them
 import fs from "node:fs";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { parseResumeObjects, writeResumeObjects } from "./objects.mjs";
 import { clearListingCaches, makeCall } from "./scale-ops.mjs";
 import { replayStep, steps } from "./resume-sequences.mjs";
 
@@ -202,6 +207,12 @@ async function main() {
       }
       const ms = now() - t;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, lines };
+    }
+    case "objectsWrite":
+      return { ms: 0, entries: writeResumeObjects(SM, args.file, args.dir), maxRssMb: rssMb() };
+    case "objectsParse": {
+      const r = parseResumeObjects(args.file, args.dir);
+      return { ...r, ms: r.readMs + r.skeletonsMs, maxRssMb: rssMb(), rssBeforeMb: rssBefore };
     }
     case "forkFrom": {
       const t = now();

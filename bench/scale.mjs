@@ -604,14 +604,18 @@ if (wanted("createBranchedSession") && file128) {
 // ---------------------------------------------------------------- resume as pi does (issue 16)
 // The agent's own call sequences (bench/resume-sequences.mjs, recorded by
 // bench/record-agent-calls.mjs), each replayed in a fresh child process per implementation on a
-// session opened in that process; the median of several runs (implementations alternating). FLOOR:
-// what a fresh process needs to read the file and JSON.parse every line (child op `floor`).
+// session opened in that process; the median of several runs (implementations alternating). FLOOR,
+// for the lines that open the session and take its branch: what a fresh process needs at the
+// least to read the file and make the objects the first getBranch() hands out (`JSON.parse` of
+// them, bench/objects.mjs; child ops `objectsWrite`, `objectsParse`), and for the first
+// getBranch() alone, the making. What the reference does instead, read the file and JSON.parse
+// every line (child op `floor`), is a note of its own.
 const RESUME_RUNS = Math.max(1, Number(process.env.SCALE_RESUME_RUNS ?? 5));
 const RESUME_RUNS_1G = Math.max(1, Number(process.env.SCALE_RESUME_RUNS_1G ?? 3));
 const RESUME_DATA = (process.env.SCALE_RESUME_DATA ?? "").split(",").map((x) => x.trim()).filter(Boolean);
 const RESUME_SCENARIOS = {
-  sdk: { label: "SDK resume (open + createAgentSession)", timed: ["open", "sdk-resume"] },
-  interactive: { label: "interactive resume (pi --session: open, first frames, footer)", timed: ["tui-resume"] },
+  sdk: { label: "SDK resume (open + createAgentSession)", timed: ["open", "sdk-resume"], floor: "read+objects" },
+  interactive: { label: "interactive resume (pi --session: open, first frames, footer)", timed: ["tui-resume"], floor: "read+objects" },
   tree: { label: "/tree after resume (resume untimed)", untimed: ["tui-resume"], timed: ["tui-tree"] },
   turn: { label: "a turn after resume (interactive; resume untimed)", untimed: ["tui-resume"], timed: ["tui-turn"], writes: true },
   sdkTurn: { label: "a tool-call turn after SDK resume (resume untimed)", untimed: ["open", "sdk-resume"], timed: ["turn-tool"], writes: true },
@@ -625,15 +629,20 @@ const RESUME_SCENARIOS = {
     timedCalls: Array.from({ length: 50 }, () => ["getBranch", "getEntries"]).flat(),
   },
   // Issue 32: what pi's first calls after a resume cost, each on its own.
-  resumeTree: { label: "interactive resume + the first /tree", timed: ["tui-resume", "tui-tree"] },
-  firstBranch: { label: "the first getBranch() after open (open untimed)", untimed: ["open"], timedCalls: ["getBranch"] },
+  resumeTree: { label: "interactive resume + the first /tree", timed: ["tui-resume", "tui-tree"], floor: "read+objects" },
+  firstBranch: { label: "the first getBranch() after open (open untimed)", untimed: ["open"], timedCalls: ["getBranch"], floor: "objects" },
   footerWalk: {
     label: "the footer's getEntries() walk after open + getBranch() (untimed)",
     untimed: ["open"],
     untimedCalls: ["getBranch"],
     timedCalls: ["getEntries"],
   },
-  openBranchContextEntries: { label: "open + getBranch() + buildSessionContext() + getEntries(), in one process", timed: ["open"], timedCalls: ["getBranch", "buildSessionContext", "getEntries"] },
+  openBranchContextEntries: {
+    label: "open + getBranch() + buildSessionContext() + getEntries(), in one process",
+    timed: ["open"],
+    timedCalls: ["getBranch", "buildSessionContext", "getEntries"],
+    floor: "read+objects",
+  },
   // The transcript read model is ours alone: the reference's line is what a UI showing the last
   // page has to do with it today (every entry of the path parsed to show the last 50).
   lastPage: {
@@ -643,6 +652,37 @@ const RESUME_SCENARIOS = {
     transcriptPageFor: { ours: 50 },
   },
 };
+
+/**
+ * The floor of a resume set's lines (see above): the objects its first getBranch() hands out,
+ * written once by ours, then `set.runs` fresh processes reading the file and parsing them.
+ * Returns { objectsMs, readAndObjectsMs, entries } (medians), or null when a child failed.
+ */
+async function objectsFloor(set) {
+  log("  floor: read the file + JSON.parse of the objects the first getBranch() hands out");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-scale-objects-"));
+  try {
+    const w = await child("ours", "objectsWrite", { file: set.file, dir });
+    if (!w?.ok) {
+      log(`    failed: ${w?.failed}`);
+      return null;
+    }
+    const runs = [];
+    for (let i = 0; i < set.runs; i++) {
+      settleDisk();
+      const o = await child("ours", "objectsParse", { file: set.file, dir });
+      if (!o?.ok) {
+        log(`    failed: ${o?.failed}`);
+        return null;
+      }
+      runs.push(o);
+      log(`    read ${fmtMs(o.readMs)} + objects ${fmtMs(o.skeletonsMs)} (${o.entries} entries)`);
+    }
+    return { objectsMs: median(runs.map((o) => o.skeletonsMs)), readAndObjectsMs: median(runs.map((o) => o.ms)), entries: w.entries };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /**
  * n child runs per implementation of `op`, in Thue–Morse order. prepare(impl, run) may return
@@ -742,17 +782,20 @@ if (wanted("resume")) {
   for (const set of CHILDREN ? sets : []) {
     log(`resume as pi does: ${set.label} (${set.runs} child runs per side and line)...`);
     noteRow(`resume as pi does — ${set.label}; the agent's recorded call sequences, each run in a fresh process`);
-    log("  floor: read + JSON.parse of every line");
+    log("  read + JSON.parse of every line (what the reference does)");
     const floorRuns = [];
     for (let i = 0; i < set.runs; i++) {
       settleDisk();
       const o = await child("reference", "floor", { file: set.file });
       if (o?.ok) floorRuns.push(o.ms);
-      log(`    floor: ${o?.ok ? fmtMs(o.ms) : `failed: ${o?.failed}`}`);
+      log(`    ${o?.ok ? fmtMs(o.ms) : `failed: ${o?.failed}`}`);
     }
     const floorMs = median(floorRuns);
+    noteRow(`  read + JSON.parse of every line, in a fresh process (what the reference does): ${fmtMs(floorMs)}`);
+    const objects = await objectsFloor(set);
+    const floors = { "read+objects": objects?.readAndObjectsMs, objects: objects?.objectsMs };
     const firstKeptId = set.scenarios.includes("compact") ? firstKeptFor(set.file) : undefined;
-    const group = { kind: "resume", set: set.key, file: path.relative(ROOT, set.file), floorMs, floorRuns, lines: {} };
+    const group = { kind: "resume", set: set.key, file: path.relative(ROOT, set.file), floorMs, floorRuns, objects, lines: {} };
     for (const key of set.scenarios) {
       const sc = RESUME_SCENARIOS[key];
       log(`  ${sc.label}`);
@@ -776,7 +819,7 @@ if (wanted("resume")) {
       );
       const maxRatio = set.targets[key];
       const maxMs = set.msTargets?.[key];
-      timeRow(`  ${sc.label}`, res, { maxRatio, maxMs, floor: floorMs });
+      timeRow(`  ${sc.label}`, res, { maxRatio, maxMs, floor: sc.floor === undefined ? undefined : floors[sc.floor] });
       if (key === "interactive" || set.rssAtMostReference?.includes(key)) {
         const atMost = set.rssAtMostReference?.includes(key);
         rssRow(
@@ -798,7 +841,7 @@ if (wanted("resume")) {
 // ---------------------------------------------------------------- report
 const header = { label: "operation", ref: "reference", ours: "ours", ratio: "ratio (ours/ref)", target: "target", status: "status", floor: "FLOOR" };
 const all = [header, ...rows];
-// The FLOOR column (read + JSON.parse of the file, in a fresh process) only when a line has one.
+// The FLOOR column (see the resume section) only when a line has one.
 const cols = ["label", "ref", "ours", "ratio", "target", "status", ...(rows.some((r) => r.floor) ? ["floor"] : [])];
 const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.filter((r) => !r.note).map((r) => String(r[c] ?? "").length))]));
 const fmtRow = (r) =>
@@ -819,7 +862,7 @@ const miss = statuses.filter((r) => r.status === "MISS").length;
 console.log(`targets: ${pass} PASS, ${miss} MISS${statuses.length - pass - miss ? `, ${statuses.length - pass - miss} n/a` : ""}`);
 console.log(
   `times: median; in this process, implementations alternating (slow ops ${REPS}–${REPS + 1} runs each, per-turn calls ${MEASUREMENTS} measurements × ≥ ${MIN_TIME_MS} ms each), ` +
-    `except the 1 GiB session (one child process each) and the resume section (median of ${RESUME_RUNS} child runs per side, ${RESUME_RUNS_1G} on 1 GiB; FLOOR = read + JSON.parse of every line in a fresh process). Peak RSS, first onProgress and event-loop delay: one child process per implementation and operation.`,
+    `except the 1 GiB session (one child process each) and the resume section (median of ${RESUME_RUNS} child runs per side, ${RESUME_RUNS_1G} on 1 GiB; FLOOR, in fresh processes: reading the file and JSON.parse of the objects the first getBranch() hands out, for the lines that open a session and take its branch; that JSON.parse alone for the first getBranch()). Peak RSS, first onProgress and event-loop delay: one child process per implementation and operation.`,
 );
 console.log(`peak RSS of this process (both implementations): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 console.log(`load average (1 min) at start / end: ${loadStart.toFixed(2)} / ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPU(s) — other load adds noise`);
