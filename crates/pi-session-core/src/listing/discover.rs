@@ -74,20 +74,16 @@ fn header_from(mut r: impl Read) -> Result<Option<Header>, ScanError> {
     // `buf[start..]` is the line being read; `buf[..searched]` has been looked at for newlines.
     let (mut start, mut searched) = (0, 0);
     let mut want = FIRST_HEADER_READ;
-    // A byte past the limit says the scan went by it.
-    while buf.len() <= MAX_HEADER_SCAN_BYTES {
-        let from = buf.len();
-        buf.resize(from + want.min(MAX_HEADER_SCAN_BYTES + 1 - from), 0);
-        let n = loop {
-            match r.read(&mut buf[from..]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                read => break read.map_err(ScanError::Io)?,
-            }
-        };
-        buf.truncate(from + n);
-        if n == 0 {
-            break;
-        }
+    loop {
+        // A byte past the limit says the scan went by it.
+        let ask = want.min(MAX_HEADER_SCAN_BYTES + 1 - buf.len());
+        // Room for all of it first: read_to_end then reads straight into it, in one call when
+        // the reader gives that much (without room it probes with small reads).
+        buf.reserve(ask);
+        let got = (&mut r)
+            .take(ask as u64)
+            .read_to_end(&mut buf)
+            .map_err(ScanError::Io)?;
         let end = buf.len().min(MAX_HEADER_SCAN_BYTES);
         for nl in memchr::memchr_iter(b'\n', &buf[searched..end]) {
             let nl = searched + nl;
@@ -97,6 +93,10 @@ fn header_from(mut r: impl Read) -> Result<Option<Header>, ScanError> {
             start = nl + 1;
         }
         searched = end;
+        // Fewer bytes than asked for: the end of the file.
+        if got < ask || buf.len() > MAX_HEADER_SCAN_BYTES {
+            break;
+        }
         want = want.saturating_mul(2);
     }
     if buf.len() > MAX_HEADER_SCAN_BYTES {
