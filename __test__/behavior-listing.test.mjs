@@ -20,6 +20,7 @@ import {
   writeJsonl,
   writeSession,
   setMtime,
+  setMtimeNs,
   progressRecorder,
   abortedSignal,
 } from "./helpers/fixtures.mjs";
@@ -164,6 +165,25 @@ describe("findMostRecentSession", () => {
     const first = fs.readdirSync(dir).find((n) => n.endsWith(".jsonl"));
     assert.equal(M.findMostRecentSession(dir), path.join(dir, first));
     assert.equal(SessionManager.continueRecent("/tmp/project", dir).getSessionFile(), path.join(dir, first));
+  });
+
+  test("times that make one mtimeMs are equally recent, though the file system tells them apart", (t) => {
+    // 100 ns apart: one double of milliseconds today, so the stable sort keeps readdirSync's
+    // order, whichever of the two the file system says is newer.
+    const dir = tempDir(t);
+    for (const n of ["a", "b"]) writeSession(dir, `${n}.jsonl`, header({ id: n }));
+    const [first, second] = fs.readdirSync(dir).map((n) => path.join(dir, n));
+    if (!setMtimeNs(first, 1_700_000_000, 0) || !setMtimeNs(second, 1_700_000_000, 100)) {
+      t.skip("no touch that sets nanoseconds here, or a file system without them");
+      return;
+    }
+    assert.equal(fs.statSync(first).mtimeMs, fs.statSync(second).mtimeMs);
+    assert.equal(M.findMostRecentSession(dir), first);
+    assert.equal(SessionManager.continueRecent("/tmp/project", dir).getSessionFile(), first);
+    // A millisecond is newer.
+    assert.ok(setMtimeNs(first, 1_700_000_000, 1_000_000));
+    assert.ok(setMtimeNs(second, 1_700_000_000, 1_000_000 + 999_000));
+    assert.equal(M.findMostRecentSession(dir), second);
   });
 
   test("with a cwd, a newer session whose header cwd differs is skipped", (t) => {
@@ -526,6 +546,21 @@ describe("SessionInfo summaries", () => {
     setMtime(f, T0 + 77_000);
     const [info] = await summarize(dir);
     assert.equal(info.modified.getTime(), T0 + 77_000);
+  });
+
+  test("the mtime fallback of modified rounds mtimeMs, the double Node makes of seconds and nanoseconds", async (t) => {
+    // 1660387520 s + 285499926 ns: Node's mtimeMs is 1660387520285.5 (seconds * 1000 +
+    // nanoseconds / 1e6), which rounds up; the seconds as one double times 1000 would be
+    // 1660387520285.4998, which rounds down.
+    const dir = tempDir(t);
+    const f = writeJsonl(path.join(dir, "a.jsonl"), [header({ timestamp: "garbage" })]);
+    if (!setMtimeNs(f, 1_660_387_520, 285_499_926)) {
+      t.skip("no touch that sets nanoseconds here, or a file system without them");
+      return;
+    }
+    assert.equal(fs.statSync(f).mtimeMs, 1_660_387_520_285.5);
+    const [info] = await summarize(dir);
+    assert.equal(info.modified.getTime(), 1_660_387_520_286);
   });
 
   test("a non-string header timestamp falls back to the mtime for modified", async (t) => {

@@ -194,7 +194,7 @@ test("a damaged or foreign cache file is ignored and replaced", async (t) => {
   fs.mkdirSync(path.dirname(cachePath(agent)));
   fs.writeFileSync(cachePath(agent), "garbage\n{\"p\":1}\n");
   assert.deepEqual(await listAll(ours, dir), await listAll(ref, dir));
-  assert.equal(cacheParts(cachePath(agent)).header, '{"format":"pi-session-list-cache/7"}\n');
+  assert.equal(cacheParts(cachePath(agent)).header, '{"format":"pi-session-list-cache/8"}\n');
 });
 
 test("an aborted listing rejects as the reference does, cache or not", async (t) => {

@@ -4,6 +4,7 @@
 // under test (except throwsMessage/throwsFsError, which are stricter on ours, see TARGET).
 // (The session files under fixtures/ are another thing: fixtures.test.mjs checks them.)
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -253,6 +254,20 @@ export function writeSession(dir, name, hdr, entries = []) {
 export function setMtime(file, ms) {
   const d = new Date(ms);
   fs.utimesSync(file, d, d);
+}
+
+/** Sets `file`'s mtime to `nsec` nanoseconds after the second `sec` (since 1970) with `touch`:
+ * utimes takes seconds as one double, which cannot hold nanoseconds of today's times. False
+ * where that cannot be done, or the file system keeps coarser times (the caller skips).
+ * @param {string} file @param {number} sec @param {number} nsec */
+export function setMtimeNs(file, sec, nsec) {
+  const stamp = new Date(sec * 1000).toISOString().replace(".000Z", `.${String(nsec).padStart(9, "0")}Z`);
+  try {
+    execFileSync("touch", ["-m", "-d", stamp, file], { stdio: "ignore" });
+  } catch {
+    return false;
+  }
+  return fs.statSync(file, { bigint: true }).mtimeNs === BigInt(sec) * 1_000_000_000n + BigInt(nsec);
 }
 
 export function readText(file) {

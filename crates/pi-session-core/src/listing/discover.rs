@@ -167,9 +167,11 @@ pub fn find_most_recent(
     for n in names {
         let p = paths::join_in(dir, &n);
         let mtime = fs::metadata(&p).ok()?.modified().ok()?;
-        files.push((p, mtime));
+        files.push((p, mtime_ms(mtime)));
     }
-    files.sort_by_key(|f| std::cmp::Reverse(f.1));
+    // As the reference's `b.mtimeMs - a.mtimeMs`: times that make one double are a tie, and the
+    // stable sort keeps them in `order`, though the file system may tell them apart.
+    files.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     files
         .into_iter()
         .map(|(p, _)| p)
@@ -288,11 +290,23 @@ fn base(p: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// A file time as Node's (and Bun's) `Stats.mtimeMs`: `sec * 1000 + nsec / 1e6` in doubles, from
+/// the time's whole seconds and its nanoseconds into that second (`0..1e9`, before 1970 too).
+/// The same time as one double of seconds times 1000 is another double for about a quarter of
+/// times (a unit in the last place), which moves `Math.round` across a half millisecond and
+/// splits ties the reference sees.
 pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
-    match t.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_secs_f64() * 1000.0,
-        Err(e) => -(e.duration().as_secs_f64() * 1000.0),
-    }
+    let (sec, nsec) = match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => (d.as_secs() as f64, d.subsec_nanos()),
+        Err(e) => {
+            let d = e.duration();
+            match d.subsec_nanos() {
+                0 => (-(d.as_secs() as f64), 0),
+                n => (-(d.as_secs() as f64) - 1.0, 1_000_000_000 - n),
+            }
+        }
+    };
+    sec * 1000.0 + f64::from(nsec) / 1e6
 }
 
 #[cfg(test)]
@@ -385,5 +399,61 @@ mod tests {
         assert_eq!(r.read, MAX_HEADER_SCAN_BYTES + 1);
         // A file shorter than the limit whose only line is junk has no header.
         assert!(header_from(&b"{not json"[..]).unwrap().is_none());
+    }
+
+    fn at(sec: i64, nsec: u32) -> std::time::SystemTime {
+        use std::time::{Duration, UNIX_EPOCH};
+        match u64::try_from(sec) {
+            Ok(s) => UNIX_EPOCH + Duration::new(s, nsec),
+            Err(_) => UNIX_EPOCH - Duration::new(sec.unsigned_abs(), 0) + Duration::new(0, nsec),
+        }
+    }
+
+    #[test]
+    fn mtime_ms_is_the_double_node_makes_of_seconds_and_nanoseconds() {
+        // Node 22/24/26 and Bun give these `mtimeMs` for these times (`touch -d @sec.nsec`);
+        // seconds as one double times 1000 give 1660387520285.4998 and 1759075653409.5 instead.
+        assert_eq!(
+            mtime_ms(at(1_660_387_520, 285_499_926)),
+            1_660_387_520_285.5
+        );
+        assert_eq!(
+            mtime_ms(at(1_759_075_653, 409_499_856)),
+            1_759_075_653_409.499_8
+        );
+        assert_eq!(mtime_ms(at(1_700_000_000, 0)), 1_700_000_000_000.0);
+        // Before 1970 the nanoseconds still count up from the whole second below.
+        assert_eq!(mtime_ms(at(-1, 500_000_000)), -500.0);
+        assert_eq!(mtime_ms(at(-2, 0)), -2000.0);
+        // 100 ns apart (an NTFS tick) is less than a unit in the last place today: one double.
+        assert_eq!(
+            mtime_ms(at(1_700_000_000, 0)),
+            mtime_ms(at(1_700_000_000, 100))
+        );
+    }
+
+    #[test]
+    fn find_most_recent_takes_times_of_one_double_as_equally_recent() {
+        let dir = crate::testing::temp_dir("recent-tie");
+        let header = |id: &str| HEADER.replace("\"s1\"", &format!("\"{id}\"")) + "\n";
+        for (name, nsec) in [("a.jsonl", 0), ("b.jsonl", 100), ("c.jsonl", 0)] {
+            let p = dir.join(name);
+            fs::write(&p, header(name)).unwrap();
+            let f = fs::File::options().write(true).open(&p).unwrap();
+            f.set_modified(at(1_700_000_000, nsec)).unwrap();
+        }
+        // b is 100 ns newer where the file system keeps nanoseconds, but not in milliseconds as
+        // a double: the three are a tie, and the first in name order wins.
+        let found = find_most_recent(&dir, None, NameOrder::Bytes);
+        assert_eq!(found, Some(dir.join("a.jsonl")));
+        // A whole millisecond is newer.
+        let f = fs::File::options()
+            .write(true)
+            .open(dir.join("c.jsonl"))
+            .unwrap();
+        f.set_modified(at(1_700_000_000, 1_000_000)).unwrap();
+        let found = find_most_recent(&dir, None, NameOrder::Bytes);
+        assert_eq!(found, Some(dir.join("c.jsonl")));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -12,7 +12,7 @@ use crate::json::{self, JsStr, Value};
 use crate::listing::SummaryInfo;
 
 /// Bump when the summary format changes: old caches are then ignored.
-pub(super) const FORMAT: &str = "pi-session-list-cache/7";
+pub(super) const FORMAT: &str = "pi-session-list-cache/8";
 
 /// Length of the fixed-size last line: `{"index":<offset>}` padded with spaces.
 pub(super) const TRAILER: usize = 40;
