@@ -58,6 +58,19 @@ const vmHwmMb = () => {
 const out = (o) => {
   process.stdout.write(`${JSON.stringify(o)}\n`);
 };
+/** Linux: this thread's time on a CPU and waiting in the run queue for one (ms, schedstat), or
+ * null. The kernel adds a running thread's time when it next switches, so a 50 µs sleep first
+ * brings both up to date (else they lag by up to a tick). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+const threadSched = () => {
+  try {
+    Atomics.wait(PAUSE, 0, 0, 0.05);
+    const [cpu, wait] = fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
+    return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : null;
+  } catch {
+    return null;
+  }
+};
 
 async function loadImpl(key) {
   const { loadReference, loadOurs } = await import("../__test__/helpers/target.mjs");
@@ -164,11 +177,16 @@ async function main() {
       for (const step of untimed) replayStep(ctx, step);
       const afterUntimedMb = rssMb();
       gc();
+      const before = threadSched();
       const t = now();
       for (const step of timed) replayStep(ctx, step);
       if (args.transcriptPage) ctx.sink += ctx.sm.readTranscriptPage({ limit: args.transcriptPage }).items.length;
       const ms = now() - t;
-      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink };
+      const after = before && threadSched();
+      // Of the window, how long the thread that runs the calls was on a CPU, and how long it
+      // was ready but waited for one (the machine's other threads had them).
+      const main = after ? { cpuMs: after.cpuMs - before.cpuMs, waitMs: after.waitMs - before.waitMs } : null;
+      return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink, main };
     }
     case "floor": {
       // A fresh process reading the file and parsing every line (the parsed lines are dropped).
