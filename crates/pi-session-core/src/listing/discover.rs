@@ -166,12 +166,12 @@ pub fn find_most_recent(
     let mut files = Vec::with_capacity(names.len());
     for n in names {
         let p = paths::join_in(dir, &n);
-        let mtime = fs::metadata(&p).ok()?.modified().ok()?;
-        files.push((p, mtime_ms(mtime)));
+        let mtime = file_mtime_ms(&p)?;
+        files.push((p, mtime));
     }
     // As the reference's `b.mtimeMs - a.mtimeMs`: times that make one double are a tie, and the
     // stable sort keeps them in `order`, though the file system may tell them apart.
-    files.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    files.sort_by(|a, b| b.1.total_cmp(&a.1));
     files
         .into_iter()
         .map(|(p, _)| p)
@@ -258,10 +258,7 @@ pub fn list_all_candidates(root: &Path, order: NameOrder) -> Vec<(PathBuf, Optio
     let mut c: Vec<(PathBuf, Option<f64>)> = files
         .into_iter()
         .map(|p| {
-            let m = fs::metadata(&p)
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .map(mtime_ms);
+            let m = file_mtime_ms(&p);
             (p, m)
         })
         .collect();
@@ -307,6 +304,12 @@ pub fn mtime_ms(t: std::time::SystemTime) -> f64 {
         }
     };
     sec * 1000.0 + f64::from(nsec) / 1e6
+}
+
+/// `statSync(path).mtimeMs` ([`mtime_ms`] of the file's modification time); `None` when either
+/// cannot be had.
+pub fn file_mtime_ms(path: &Path) -> Option<f64> {
+    fs::metadata(path).ok()?.modified().ok().map(mtime_ms)
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! The per-file summary of a listing (`FileSummary`, the ingredients of one `SessionInfo`),
 //! computed in one streaming pass over the file without building the entries.
 
-use std::fs;
 use std::path::Path;
 
-use super::discover::{may_lead, mtime_ms};
+use super::discover::{file_mtime_ms, may_lead};
 use super::js::{js_join_item, js_trim_escaped};
 use super::lines::for_each_line;
 use crate::json::{self, JsStr, Value};
@@ -150,7 +149,7 @@ fn js_round(x: f64) -> f64 {
 pub fn summarize_file_parts(path: &Path, mtime: Option<f64>) -> Option<FileSummary> {
     let mtime = match mtime {
         Some(m) => m,
-        None => mtime_ms(fs::metadata(path).ok()?.modified().ok()?),
+        None => file_mtime_ms(path)?,
     };
     let mut file = crate::fsio::open_read(path).ok()?;
     let mut s = Summary::default();

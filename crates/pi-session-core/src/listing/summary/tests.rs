@@ -220,7 +220,7 @@ fn the_modification_time_is_the_given_one_or_else_the_files() {
     let stat = fs::metadata(&file).unwrap().modified().unwrap();
     let want = format!(
         "\"mtimeMs\":{},",
-        crate::json::to_json(&crate::json::Value::Number(super::mtime_ms(stat)))
+        crate::json::to_json(&crate::json::Value::Number(crate::listing::mtime_ms(stat)))
     );
     let own = summarize_file_parts(&file, None).expect("listed");
     assert!(
