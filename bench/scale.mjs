@@ -687,10 +687,11 @@ async function objectsFloor(set) {
 /**
  * n child runs per implementation of `op`, in Thue–Morse order. prepare(impl, run) may return
  * { args, cleanup } (e.g. a fresh copy of the file for sequences that append).
- * Returns { [impl]: { ok, ms (median), all, maxRssMb (median), failed } }.
+ * Returns { [impl]: { ok, ms (median), all, maxRssMb (median), main (medians: the calling thread's
+ * CPU time and wait for one, Linux; else null), failed } }.
  */
 async function childRuns(op, prepare, n) {
-  const res = Object.fromEntries(impls.map((i) => [i.key, { all: [], rss: [], failed: null }]));
+  const res = Object.fromEntries(impls.map((i) => [i.key, { all: [], rss: [], sched: [], failed: null }]));
   let run = 0;
   for (const i of order(n)) {
     const impl = impls[i];
@@ -707,7 +708,7 @@ async function childRuns(op, prepare, n) {
     }
     r.all.push(o.ms);
     r.rss.push(o.maxRssMb);
-    if (o.main) (r.main ??= []).push(o.main);
+    if (o.main) r.sched.push(o.main);
     r.last = o;
     log(`    ${impl.key}: ${fmtMs(o.ms)}, peak RSS ${fmtMb(o.maxRssMb)}`);
   }
@@ -716,8 +717,7 @@ async function childRuns(op, prepare, n) {
     r.ms = r.ok ? median(r.all) : null;
     r.maxRssMb = r.ok ? median(r.rss) : null;
     // (Linux) the calling thread's time on a CPU and waiting for one, medians of the runs.
-    if (r.ok && r.main?.length === r.all.length) r.main = { cpuMs: median(r.main.map((m) => m.cpuMs)), waitMs: median(r.main.map((m) => m.waitMs)) };
-    else delete r.main;
+    r.main = r.ok && r.sched.length === r.all.length ? { cpuMs: median(r.sched.map((m) => m.cpuMs)), waitMs: median(r.sched.map((m) => m.waitMs)) } : null;
   }
   return res;
 }
