@@ -58,15 +58,17 @@ const vmHwmMb = () => {
 const out = (o) => {
   process.stdout.write(`${JSON.stringify(o)}\n`);
 };
-/** Linux: this thread's time on a CPU and waiting in the run queue for one (ms, schedstat), or
+/** Linux: this thread's time on a CPU and waiting in the run queue for one (ms, schedstat), and
+ * the whole process's CPU time (every thread's, those that have ended included: getrusage), or
  * null. The kernel adds a running thread's time when it next switches, so a 50 µs sleep first
- * brings both up to date (else they lag by up to a tick). */
+ * brings them up to date (else they lag by up to a tick). */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 const threadSched = () => {
   try {
     Atomics.wait(PAUSE, 0, 0, 0.05);
     const [cpu, wait] = fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
-    return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : null;
+    const all = process.cpuUsage();
+    return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6, processMs: (all.user + all.system) / 1e3 } : null;
   } catch {
     return null;
   }
@@ -183,9 +185,16 @@ async function main() {
       if (args.transcriptPage) ctx.sink += ctx.sm.readTranscriptPage({ limit: args.transcriptPage }).items.length;
       const ms = now() - t;
       const after = before && threadSched();
-      // Of the window, how long the thread that runs the calls was on a CPU, and how long it
-      // was ready but waited for one (the machine's other threads had them).
-      const main = after ? { cpuMs: after.cpuMs - before.cpuMs, waitMs: after.waitMs - before.waitMs } : null;
+      // Of the window, how long the thread that runs the calls was on a CPU, how long it was
+      // ready but waited for one (the machine's other threads had them), and how much CPU the
+      // process's other threads took (V8's compilers and collector, ours).
+      const main = after
+        ? {
+            cpuMs: after.cpuMs - before.cpuMs,
+            waitMs: after.waitMs - before.waitMs,
+            othersMs: Math.max(0, after.processMs - before.processMs - (after.cpuMs - before.cpuMs)),
+          }
+        : null;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink, main };
     }
     case "floor": {

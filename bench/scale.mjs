@@ -717,7 +717,10 @@ async function childRuns(op, prepare, n) {
     r.ms = r.ok ? median(r.all) : null;
     r.maxRssMb = r.ok ? median(r.rss) : null;
     // (Linux) the calling thread's time on a CPU and waiting for one, medians of the runs.
-    r.main = r.ok && r.sched.length === r.all.length ? { cpuMs: median(r.sched.map((m) => m.cpuMs)), waitMs: median(r.sched.map((m) => m.waitMs)) } : null;
+    r.main =
+      r.ok && r.sched.length === r.all.length
+        ? { cpuMs: median(r.sched.map((m) => m.cpuMs)), waitMs: median(r.sched.map((m) => m.waitMs)), othersMs: median(r.sched.map((m) => m.othersMs)) }
+        : null;
   }
   return res;
 }
@@ -826,7 +829,8 @@ if (wanted("resume")) {
       timeRow(`  ${sc.label}`, res, { maxRatio, maxMs, floor: sc.floor === undefined ? undefined : floors[sc.floor] });
       // Where the main thread's time went (Linux): its own work, and waiting for a core while
       // the process's other threads (V8's compilers and collector, ours) had both of this
-      // machine's. The ratio is of the two main threads' CPU time.
+      // machine's; then how much CPU those other threads took in the window. The ratios are of
+      // the two sides' CPU times.
       if (key === "interactive" && res.reference?.main && res.ours?.main) {
         const [r, o] = [res.reference.main, res.ours.main];
         rows.push({
@@ -834,6 +838,14 @@ if (wanted("resume")) {
           ref: `${fmtMs(r.cpuMs)} (${fmtMs(r.waitMs)})`,
           ours: `${fmtMs(o.cpuMs)} (${fmtMs(o.waitMs)})`,
           ratio: (o.cpuMs / r.cpuMs).toFixed(2),
+          target: "",
+          status: "",
+        });
+        rows.push({
+          label: "    ↳ the process's other threads on a CPU",
+          ref: fmtMs(r.othersMs),
+          ours: fmtMs(o.othersMs),
+          ratio: (o.othersMs / r.othersMs).toFixed(2),
           target: "",
           status: "",
         });
