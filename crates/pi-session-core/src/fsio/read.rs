@@ -33,7 +33,10 @@ const MAX_READ_THREADS: usize = 4;
 
 /// The first `len` bytes of a big file, read by one thread per core into its own part of a fresh
 /// buffer: most of such a read is the kernel faulting that fresh memory in, page by page, which the
-/// cores then do side by side. `None` (the caller reads it in one go) for a small file, or when a
+/// cores then do side by side. The calling thread reads the first part itself, after it has
+/// started the helpers: making a thread maps its stack, which on Linux waits while another
+/// thread is faulting memory in, so a helper started after the first read began would start only
+/// when that read is done. `None` (the caller reads it in one go) for a small file, or when a
 /// part could not be read whole (the file shrank meanwhile).
 fn read_in_parts(f: &File, len: usize) -> Option<Vec<u8>> {
     let threads = (len / PARALLEL_READ_BYTES)
@@ -45,12 +48,22 @@ fn read_in_parts(f: &File, len: usize) -> Option<Vec<u8>> {
     let part = len.div_ceil(threads);
     let mut buf: Vec<u8> = Vec::with_capacity(len);
     let all_read = std::thread::scope(|scope| {
-        let reads: Vec<_> = buf.spare_capacity_mut()[..len]
-            .chunks_mut(part)
+        let mut chunks = buf.spare_capacity_mut()[..len].chunks_mut(part);
+        let first = chunks.next();
+        let reads: Vec<_> = chunks
             .enumerate()
-            .map(|(i, chunk)| scope.spawn(move || read_exact_into(f, chunk, (i * part) as u64)))
+            .map(|(i, chunk)| {
+                let offset = ((i + 1) * part) as u64;
+                scope.spawn(move || read_exact_into(f, chunk, offset))
+            })
             .collect();
-        reads.into_iter().all(|r| r.join().is_ok_and(|r| r.is_ok()))
+        let first_read = first.is_none_or(|chunk| read_exact_into(f, chunk, 0).is_ok());
+        // Every helper is joined (one that panicked would make the scope panic if left).
+        let mut helpers_read = true;
+        for r in reads {
+            helpers_read &= r.join().is_ok_and(|r| r.is_ok());
+        }
+        first_read && helpers_read
     });
     if !all_read {
         return None;
