@@ -1,9 +1,10 @@
 //! A session file's lines as `loadEntriesFromFile` sees them: the whole text, split on `\n`, each
-//! line read for what the store needs ([`record::read_meta`]); big texts are read in pieces on
+//! line read for what the store needs ([`record::read_meta`]); big texts are read in chunks on
 //! scoped threads. Unlike the reference, an entry glued after a torn record is read too
 //! ([`crate::torn`]).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::Result;
 use crate::fsio;
@@ -14,43 +15,74 @@ use crate::torn;
 /// A physical line: byte range in the text, and its meta when it is a record.
 pub type Line = (usize, usize, Option<Meta>);
 
-/// Below this many bytes per piece, one thread reads the whole text (a thread costs ~20 µs).
+/// Below this many bytes per thread, one thread reads the whole text (a thread costs ~20 µs).
 const PARALLEL_PIECE_BYTES: usize = 1 << 20;
 /// At most this many threads read one text.
 const MAX_PARSE_THREADS: usize = 8;
 
-/// The lines of `text`, read in `pieces` pieces cut at line boundaries, each on a scoped thread
-/// of its own but the first (a piece whose thread cannot be made is read on this one).
-fn lines_in_pieces(text: &[u8], pieces: usize) -> (Vec<Line>, Shapes) {
-    if pieces < 2 {
+/// Chunks of a text per reading thread: a thread that starts late or loses its core for a while
+/// leaves the chunks it has not taken to the others, where a fixed piece per thread would keep
+/// the caller waiting for it.
+const CHUNKS_PER_THREAD: usize = 8;
+/// Chunks are at least this big (each costs a little to hand over and join).
+const MIN_CHUNK_BYTES: usize = 256 << 10;
+
+/// The lines of `text`, read on `threads` threads (the calling one and scoped helpers; a helper
+/// that cannot be made leaves its share to the others): the text is cut at line boundaries into
+/// chunks, each thread takes the next chunk nobody has taken until none is left, and the chunks'
+/// lines are joined in order.
+fn lines_in_chunks(text: &[u8], threads: usize) -> (Vec<Line>, Shapes) {
+    if threads < 2 {
         return split_lines(text, 0, text.len());
     }
+    let chunks = (threads * CHUNKS_PER_THREAD)
+        .min(text.len() / MIN_CHUNK_BYTES)
+        .max(threads);
     let mut bounds = vec![0];
-    for i in 1..pieces {
-        let at = (text.len() * i / pieces).max(*bounds.last().unwrap_or(&0));
+    for i in 1..chunks {
+        let at = (text.len() * i / chunks).max(*bounds.last().unwrap_or(&0));
         let cut = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |p| at + p + 1);
         bounds.push(cut);
     }
     bounds.push(text.len());
     bounds.dedup();
+    let count = bounds.len() - 1;
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut read = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= count {
+                return read;
+            }
+            read.push((k, split_lines(text, bounds[k], bounds[k + 1])));
+        }
+    };
     std::thread::scope(|scope| {
-        let parts: Vec<_> = bounds
-            .windows(2)
-            .skip(1)
-            .map(|w| {
-                let (from, to) = (w[0], w[1]);
-                let thread = std::thread::Builder::new()
-                    .spawn_scoped(scope, move || split_lines(text, from, to));
-                (from, to, thread.ok())
-            })
+        let helpers: Vec<_> = (1..threads.min(count))
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
             .collect();
-        let (mut lines, mut shapes) = split_lines(text, bounds[0], bounds[1]);
-        for (from, to, thread) in parts {
-            let (more, more_shapes) = match thread.map(|t| t.join()) {
-                Some(Ok(more)) => more,
-                Some(Err(panic)) => std::panic::resume_unwind(panic),
-                None => split_lines(text, from, to),
-            };
+        let mut parts: Vec<Option<(Vec<Line>, Shapes)>> = (0..count).map(|_| None).collect();
+        for (k, part) in take() {
+            parts[k] = Some(part);
+        }
+        for helper in helpers {
+            match helper.join() {
+                Ok(read) => read.into_iter().for_each(|(k, part)| parts[k] = Some(part)),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        // (Every chunk was taken by a thread that returned; one missing would be read here.)
+        let parts: Vec<_> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(k, part)| part.unwrap_or_else(|| split_lines(text, bounds[k], bounds[k + 1])))
+            .collect();
+        let total = parts.iter().map(|(lines, _)| lines.len()).sum::<usize>();
+        let mut parts = parts.into_iter();
+        let (mut lines, mut shapes) = parts.next().unwrap_or_default();
+        lines.reserve(total - lines.len());
+        for (more, more_shapes) in parts {
             let ids = shapes.absorb(&more_shapes);
             lines.extend(more.into_iter().map(|(s, e, mut meta)| {
                 if let Some(lazy) = meta.as_mut().and_then(|m| m.lazy.as_mut()) {
@@ -103,13 +135,13 @@ impl LoadedFile {
     /// Split and read `text`. The final fragment after the last `\n` counts as a line.
     ///
     /// Reading each line's members is most of an open's time, and lines are independent, so a
-    /// text of several megabytes is cut at line boundaries into one piece per core, read on
-    /// scoped threads and joined in order: the same lines, sooner (a resume waits for it).
+    /// text of several megabytes is read by one thread per core, in chunks cut at line boundaries,
+    /// and joined in order: the same lines, sooner (a resume waits for it).
     pub fn parse(text: Vec<u8>) -> LoadedFile {
-        let pieces = (text.len() / PARALLEL_PIECE_BYTES)
+        let threads = (text.len() / PARALLEL_PIECE_BYTES)
             .min(crate::cores::available().unwrap_or(1))
             .min(MAX_PARSE_THREADS);
-        let (lines, shapes) = lines_in_pieces(&text, pieces);
+        let (lines, shapes) = lines_in_chunks(&text, threads);
         let mut loaded = LoadedFile {
             text,
             lines,
@@ -249,11 +281,11 @@ mod tests {
     }
 
     #[test]
-    fn a_big_text_read_in_pieces_gives_the_lines_of_one_sequential_pass() {
+    fn a_big_text_read_in_chunks_gives_the_lines_of_one_sequential_pass() {
         let text = mixed_text(120_000);
         assert!(
             text.len() > 3 * PARALLEL_PIECE_BYTES,
-            "big enough to be cut into pieces"
+            "big enough to be read on several threads"
         );
         let sequential = split_lines(&text, 0, text.len()).0;
         let loaded = LoadedFile::parse(text.clone());
@@ -267,19 +299,19 @@ mod tests {
     }
 
     #[test]
-    fn any_number_of_pieces_gives_the_lines_of_one_sequential_pass() {
+    fn any_number_of_threads_gives_the_lines_of_one_sequential_pass() {
         let text = mixed_text(20_000);
         let sequential = format!("{:?}", split_lines(&text, 0, text.len()).0);
-        for pieces in [2, 3, 4, 7, 64] {
+        for threads in [2, 3, 4, 7, 64] {
             assert_eq!(
-                format!("{:?}", lines_in_pieces(&text, pieces).0),
+                format!("{:?}", lines_in_chunks(&text, threads).0),
                 sequential,
-                "{pieces} pieces"
+                "{threads} threads"
             );
         }
         let short = b"{\"a\":1}\n{\"b\":2}";
         assert_eq!(
-            format!("{:?}", lines_in_pieces(short, 8).0),
+            format!("{:?}", lines_in_chunks(short, 8).0),
             format!("{:?}", split_lines(short, 0, short.len()).0)
         );
     }
