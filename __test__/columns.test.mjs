@@ -189,3 +189,21 @@ test("a generated builder gives every number as parsed, in slots that held strin
     assert.deepEqual(Object.keys(e.message), ["role", "content", "timestamp", "usage"]);
   }
 });
+
+test("a signature's function is generated after the batch in which it built enough entries, and builds the same", () => {
+  // (Signatures of their own, so that no other test's batches have counted for them.)
+  const often = '[2,{"type":0,"id":1,"often":true}]';
+  const rare = '[2,{"type":0,"id":1,"rare":true}]';
+  const values = ["custom", "a", "b", "c"];
+  const refs = (n, sig) => Uint32Array.from(Array.from({ length: n }, (_, i) => [sig, 0, 1 + (i % 3)]).flat());
+  const first = columns.buildBatch(values, refs(20, 0), [often]);
+  assert.equal(first.items.length, 20);
+  assert.deepEqual(first.items[4], { type: "custom", id: "b", often: true });
+  assert.equal(columns.builderOf(often).ready, true, "20 entries in one batch: generated after it");
+  assert.equal(columns.builderOf(often).make.name, "build");
+  const second = columns.buildBatch(values, refs(5, 0), [often]);
+  assert.deepEqual(second.items, first.items.slice(0, 5), "the generated function builds what the loop built");
+  columns.buildBatch(values, refs(3, 0), [rare]);
+  assert.equal(columns.builderOf(rare).ready, false, "3 entries: still the loop");
+  assert.equal(columns.builderOf(rare).make.name, "interpretedBuild");
+});

@@ -18,7 +18,10 @@
 const { accessorOf, CODEGEN, INSPECT, INSPECT_PROPERTY } = require("./lazy.js");
 
 /** @typedef {(values: any[], refs: Uint32Array, at: number) => any} Make */
-/** @typedef {{ slots: number, whole: boolean, tree: any, uses: number, make: Make }} Builder */
+/** A signature's builder. Every builder has the same kinds of values in the same fields (`sig`
+ * always an array, `make` always a plain function), so V8 keeps one layout for them all, which
+ * the code compiled for the loop that uses them relies on.
+ * @typedef {{ slots: number, whole: boolean, sig: [number, any], uses: number, ready: boolean, make: Make }} Builder */
 
 /** The builder of each signature met (a few per session: one per kind of entry). @type {Map<string, Builder>} */
 const builders = new Map();
@@ -32,18 +35,25 @@ const GENERATE_AFTER = 16;
 function builderOf(sig) {
   let b = builders.get(sig);
   if (b === undefined) {
-    const [slots, tree] = JSON.parse(sig);
-    b = { slots, whole: typeof tree === "number", tree, uses: 0, make: interpreted(tree) };
+    const parsed = JSON.parse(sig);
+    const [slots, tree] = parsed;
+    b = { slots, whole: typeof tree === "number", sig: parsed, uses: 0, ready: false, make: interpreted(tree) };
     if (builders.size < MAX_BUILDERS) builders.set(sig, b);
   }
   return b;
 }
 
-/** A builder's function for its next entry (generated when it has built enough).
- * @param {Builder} b @returns {Make} */
-function makeOf(b) {
-  if (b.uses++ === GENERATE_AFTER) b.make = generated(b.tree, b.slots) ?? b.make;
-  return b.make;
+/** Generates the function of each builder of `of` that has built enough entries by the loop. A
+ * batch's entries are built first and this runs after them: kept out of the loop that builds
+ * them, the code generator is no part of what V8 compiles for that loop.
+ * @param {Builder[]} of */
+function generateUsed(of) {
+  for (const b of of) {
+    if (!b.ready && b.uses >= GENERATE_AFTER) {
+      b.ready = true;
+      b.make = generated(b.sig[1], b.slots) ?? b.make;
+    }
+  }
 }
 
 /** Whether an object of a parsed signature is a holder (has lazy members). @param {any} node */
@@ -115,7 +125,10 @@ function interpreted(tree) {
     if (holder) Reflect.defineProperty(o, INSPECT, INSPECT_PROPERTY);
     return o;
   };
-  return (/** @type {any[]} */ V, /** @type {Uint32Array} */ R, /** @type {number} */ a) => build(tree, V, R, a);
+  // (A function, not an arrow: the generated function replaces it in the same field.)
+  return function interpretedBuild(/** @type {any[]} */ V, /** @type {Uint32Array} */ R, /** @type {number} */ a) {
+    return build(tree, V, R, a);
+  };
 }
 
 /**
@@ -126,17 +139,31 @@ function interpreted(tree) {
  * @returns {{ items: any[], whole: number[] }}
  */
 function buildBatch(values, refs, sigs) {
-  const of = sigs.map(builderOf);
+  /** @type {Builder[]} */
+  const of = [];
+  for (let i = 0; i < sigs.length; i++) of.push(builderOf(sigs[i]));
+  /** @type {any[]} */
   const items = [];
   /** @type {number[]} */
   const whole = [];
-  for (let at = 0; at < refs.length; ) {
+  buildItems(values, refs, of, items, whole);
+  generateUsed(of);
+  return { items, whole };
+}
+
+/** buildBatch's loop: each entry by its signature's builder, in order. Only this runs per entry
+ * (V8 compiles it for a big batch; the rest of a batch's work stays out of what it compiles).
+ * @param {any[]} values @param {Uint32Array} refs @param {Builder[]} of @param {any[]} items
+ * @param {number[]} whole */
+function buildItems(values, refs, of, items, whole) {
+  const end = refs.length;
+  for (let at = 0; at < end; ) {
     const b = of[refs[at]];
     if (b.whole) whole.push(items.length);
-    items.push(makeOf(b)(values, refs, at + 1));
+    items.push(b.make(values, refs, at + 1));
+    b.uses++;
     at += 1 + b.slots;
   }
-  return { items, whole };
 }
 
 module.exports = { CODEGEN, buildBatch, builderOf, generated, interpreted };
