@@ -42,8 +42,11 @@ export declare class NativeSession {
   /** Set the leaf without checks (`null` → null leaf). */
   setLeafKey(key?: string | undefined | null): void
   resetLeaf(): void
-  /** `createBranchedSession(leafId)` (see the core's `Branched`). */
-  createBranchedSession(startKey: string | undefined | null, display: string): BranchedResult
+  /**
+   * `createBranchedSession(leafId)` (see the core's `Branched`); `now_ms`: JS's `Date.now()`,
+   * the clock of the new header's time and id.
+   */
+  createBranchedSession(startKey: string | undefined | null, display: string, nowMs?: number | undefined | null): BranchedResult
   /**
    * `appendContextEdit`'s first check: the replacement as JS sees it (`shape`: `null`,
    * `notObject`, `noContent`, `text`, `blocks` or `otherContent`).
@@ -56,18 +59,24 @@ export declare class NativeSession {
    * (null: not a string): whether string content is stored as one text block.
    */
   contextEditWrapsText(display: string, entryType: string | undefined | null, role: string | undefined | null, shape: string): boolean
-  newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null): NewSessionInfo
+  /**
+   * `newSession(options)`; `now_ms` is JS's `Date.now()`, the clock of the header's time and
+   * id (the core's `timefmt::with_host_now`).
+   */
+  newSession(customId?: string | undefined | null, parentSessionJson?: string | undefined | null, nowMs?: number | undefined | null): NewSessionInfo
   /**
    * `SessionManager.open` in one call: a manager for `file` (resolved here) in `session_dir`
    * (else the file's directory: the core's `places::open_place`), of cwd `cwd_override` or else
    * the file's header cwd (see the core's `Session::open`), tracked, with the file loaded.
+   * `now_ms`: JS's `Date.now()`, the clock of the header a missing or empty file starts with.
    */
-  static openFile(file: string, sessionDir?: string | undefined | null, cwdOverride?: string | undefined | null): { core: NativeSession; info: LoadInfo }
+  static openFile(file: string, sessionDir?: string | undefined | null, cwdOverride?: string | undefined | null, nowMs?: number | undefined | null): { core: NativeSession; info: LoadInfo }
   /**
    * Loads `path` (resolved here); the answer says whether the file was loaded, or a fresh
-   * session was started for it (the file is missing, or was empty and got a header).
+   * session was started for it (the file is missing, or was empty and got a header; `now_ms`,
+   * JS's `Date.now()`, is the clock of that header).
    */
-  setSessionFile(path: string): LoadInfo
+  setSessionFile(path: string, nowMs?: number | undefined | null): LoadInfo
   loadPreloaded(lines: Array<string>, skeletons: boolean): void
   /**
    * Preloaded entries that are all objects made from records of the session tracked as
@@ -215,9 +224,9 @@ export declare class NativeSession {
    * `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` (resolved here) into
    * `dir` and returns a manager (cwd `target_cwd`, resolved already, session dir `dir`) that has
    * opened it, without reading the new file again. Nothing is created when the source is
-   * refused.
+   * refused. `now_ms`: JS's `Date.now()`, the clock of the new header's time and id.
    */
-  static forkFrom(source: string, targetCwd: string, dir: string, customId?: string | undefined | null): NativeSession
+  static forkFrom(source: string, targetCwd: string, dir: string, customId?: string | undefined | null, nowMs?: number | undefined | null): NativeSession
   /**
    * `dispose()`: drop the state now (lines, index, descriptors, the lease), as a collected
    * manager's is, and stop tracking it (another manager can no longer take its records).

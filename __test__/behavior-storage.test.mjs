@@ -207,6 +207,54 @@ test("a generated session id carries the current time in milliseconds", () => {
   assert.ok(ms >= before - 1 && ms <= after + 1, `${ms} not in [${before}, ${after}]`);
 });
 
+/** Runs `fn` with `Date` replaced by one whose clock stands at `ms`, as test frameworks fake
+ * timers (sinon, Jest's modern timers): `Date.now()` and `new Date()` give that time. */
+function withFakeClock(ms, fn) {
+  const RealDate = globalThis.Date;
+  class FakeDate extends RealDate {
+    constructor(...args) {
+      if (args.length === 0) super(ms);
+      else super(...args);
+    }
+    static now() {
+      return ms;
+    }
+  }
+  globalThis.Date = FakeDate;
+  try {
+    return fn();
+  } finally {
+    globalThis.Date = RealDate;
+  }
+}
+
+test("a new session's header time and id come from JS's clock, the one that stamps its entries", (t) => {
+  const dir = tempDir(t);
+  // Later than now, each case later than the one before: ids never go back in time.
+  let ms = Date.UTC(2031, 4, 6, 7, 8, 9, 123);
+  const check = (what, sm) => {
+    const iso = new Date(ms).toISOString();
+    assert.equal(sm.getHeader().timestamp, iso, what);
+    assert.equal(uuidv7Millis(sm.getSessionId()), ms, what);
+    const id = sm.appendMessage(user("x"));
+    assert.equal(sm.getEntry(id).timestamp, iso, `${what}: its entry`);
+    ms += 1000;
+  };
+  withFakeClock(ms, () => check("inMemory", SessionManager.inMemory("/p")));
+  const created = withFakeClock(ms, () => SessionManager.create("/p", dir));
+  withFakeClock(ms, () => check("create", created));
+  created.appendMessage({ role: "assistant", content: [{ type: "text", text: "y" }], timestamp: 1 });
+  withFakeClock(ms, () => check("newSession", (created.newSession(), created)));
+  withFakeClock(ms, () => check("open of a missing file", SessionManager.open(path.join(dir, "missing.jsonl"), dir)));
+  const source = created.getSessionFile();
+  withFakeClock(ms, () => check("forkFrom", SessionManager.forkFrom(source, "/q", dir)));
+  const branching = SessionManager.open(source, dir);
+  withFakeClock(ms, () => {
+    branching.createBranchedSession(branching.getLeafId());
+    check("createBranchedSession", branching);
+  });
+});
+
 test("generated session ids are strictly increasing within one process", () => {
   const ids = [];
   for (let i = 0; i < 200; i++) ids.push(SessionManager.inMemory("/p").getSessionId());

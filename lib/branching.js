@@ -54,7 +54,7 @@ function createBranchedSession(s, persist, leafId, start) {
   // alone (see skeletonOf): its whole path is made into objects first.
   if (!persist && key !== null) s.entries(s.core.branchPath(key));
   const objs = s.objs;
-  const r = s.core.createBranchedSession(key, `${leafId}`);
+  const r = s.core.createBranchedSession(key, `${leafId}`, Date.now());
   s.replaced();
   const from = r.from;
   /** @type {Map<number, number> | null} */

@@ -44,7 +44,7 @@ function create(cwd, sessionDir, options) {
 function open(filePath, sessionDir, cwdOverride) {
   // A null override is no override, and takes the process's cwd, as the reference's `??` takes it.
   const override = cwdOverride === undefined ? null : (cwdOverride ?? process.cwd());
-  const { core, info } = native.NativeSession.openFile(filePath, sessionDir || null, override);
+  const { core, info } = native.NativeSession.openFile(filePath, sessionDir || null, override, Date.now());
   const state = new SessionState(core, info.trackId);
   load.loaded(state, info);
   return new Made(core, state, info.cwd, info.sessionDir, true);
@@ -80,7 +80,7 @@ function forkFrom(sourcePath, targetCwd, sessionDir, options) {
   // The id is checked by the core after the source is read and the directory exists, like the
   // reference.
   const id = options?.id === undefined ? null : String(options.id);
-  const core = native.NativeSession.forkFrom(sourcePath, place.cwd, place.dir, id);
+  const core = native.NativeSession.forkFrom(sourcePath, place.cwd, place.dir, id, Date.now());
   const state = new SessionState(core);
   state.replaced();
   return new Made(core, state, place.cwd, place.dir, true);

@@ -18,7 +18,7 @@ function loadFile(s, sessionFile) {
   const before = s.core.sessionId();
   let info;
   try {
-    info = s.core.setSessionFile(sessionFile);
+    info = s.core.setSessionFile(sessionFile, Date.now());
   } catch (err) {
     // A refused file leaves the session as it was (objects included), unless the core had
     // already started a fresh one (an empty file whose header could not be written).
@@ -52,7 +52,7 @@ function startSession(s, cwd, options) {
   const parentJson = parent === undefined ? null : (JSON.stringify(parent) ?? null);
   // The id is written as a string: a non-string id that passes the pattern (5, ["a"]) is written
   // as its string (the reference writes the value itself and then refuses to open its own file).
-  const info = s.core.newSession(options?.id === undefined ? null : String(options.id), parentJson);
+  const info = s.core.newSession(options?.id === undefined ? null : String(options.id), parentJson, Date.now());
   s.replaced(1, null, NONE); // the header alone, and no leaf
   s.adoptHeader(parent, info.header);
   return info.file ?? undefined;

@@ -5,6 +5,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use pi_session_core::session::{self, Replacement};
+use pi_session_core::timefmt;
 
 use super::{pos_or_none, NativeSession};
 use crate::cut::U32s;
@@ -64,15 +65,19 @@ impl NativeSession {
         self.inner.reset_leaf();
     }
 
-    /// `createBranchedSession(leafId)` (see the core's `Branched`).
+    /// `createBranchedSession(leafId)` (see the core's `Branched`); `now_ms`: JS's `Date.now()`,
+    /// the clock of the new header's time and id.
     #[napi(catch_unwind)]
     pub fn create_branched_session(
         &mut self,
         env: Env,
         start_key: Option<String>,
         display: String,
+        now_ms: Option<f64>,
     ) -> Result<BranchedResult> {
-        let result = self.inner.create_branched(start_key.as_deref(), &display);
+        let result = timefmt::with_host_now(now_ms, || {
+            self.inner.create_branched(start_key.as_deref(), &display)
+        });
         self.account(&env);
         let b = result.for_js(&env)?;
         Ok(BranchedResult {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{paths, places, Error as CoreError, Session};
+use pi_session_core::{paths, places, timefmt, Error as CoreError, Session};
 
 use super::{pos_or_none, NativeSession};
 use crate::error::ForJs;
@@ -45,17 +45,21 @@ pub struct NewSessionInfo {
 
 #[napi]
 impl NativeSession {
+    /// `newSession(options)`; `now_ms` is JS's `Date.now()`, the clock of the header's time and
+    /// id (the core's `timefmt::with_host_now`).
     #[napi(catch_unwind)]
     pub fn new_session(
         &mut self,
         env: Env,
         custom_id: Option<String>,
         parent_session_json: Option<String>,
+        now_ms: Option<f64>,
     ) -> Result<NewSessionInfo> {
-        let n = self
-            .inner
-            .new_session(custom_id.as_deref(), parent_session_json.as_deref())
-            .for_js(&env)?;
+        let n = timefmt::with_host_now(now_ms, || {
+            self.inner
+                .new_session(custom_id.as_deref(), parent_session_json.as_deref())
+        })
+        .for_js(&env)?;
         self.account(&env);
         Ok(NewSessionInfo {
             header: n.header,
@@ -66,6 +70,7 @@ impl NativeSession {
     /// `SessionManager.open` in one call: a manager for `file` (resolved here) in `session_dir`
     /// (else the file's directory: the core's `places::open_place`), of cwd `cwd_override` or else
     /// the file's header cwd (see the core's `Session::open`), tracked, with the file loaded.
+    /// `now_ms`: JS's `Date.now()`, the clock of the header a missing or empty file starts with.
     #[napi(
         catch_unwind,
         ts_return_type = "{ core: NativeSession; info: LoadInfo }"
@@ -75,15 +80,18 @@ impl NativeSession {
         file: String,
         session_dir: Option<String>,
         cwd_override: Option<String>,
+        now_ms: Option<f64>,
     ) -> Result<Object<'_>> {
         let config = config::for_new_manager(env);
         let (file, session_dir) = places::open_place(&file, session_dir.as_deref());
-        let opened = Session::open(
-            PathBuf::from(file),
-            session_dir,
-            cwd_override.as_deref(),
-            config,
-        )
+        let opened = timefmt::with_host_now(now_ms, || {
+            Session::open(
+                PathBuf::from(file),
+                session_dir,
+                cwd_override.as_deref(),
+                config,
+            )
+        })
         .for_js(env)?;
         let mut core = NativeSession::of(opened.session).into_instance(env)?;
         let object = core.value;
@@ -97,12 +105,19 @@ impl NativeSession {
     }
 
     /// Loads `path` (resolved here); the answer says whether the file was loaded, or a fresh
-    /// session was started for it (the file is missing, or was empty and got a header).
+    /// session was started for it (the file is missing, or was empty and got a header; `now_ms`,
+    /// JS's `Date.now()`, is the clock of that header).
     #[napi(catch_unwind)]
-    pub fn set_session_file(&mut self, env: Env, path: String) -> Result<LoadInfo> {
-        let result = self
-            .inner
-            .set_session_file(PathBuf::from(paths::resolve(&path)));
+    pub fn set_session_file(
+        &mut self,
+        env: Env,
+        path: String,
+        now_ms: Option<f64>,
+    ) -> Result<LoadInfo> {
+        let result = timefmt::with_host_now(now_ms, || {
+            self.inner
+                .set_session_file(PathBuf::from(paths::resolve(&path)))
+        });
         self.account(&env);
         let report = result.for_js(&env)?;
         Ok(self.load_info(&report))

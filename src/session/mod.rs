@@ -6,7 +6,7 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use pi_session_core::{session, Session};
+use pi_session_core::{session, timefmt, Session};
 
 use crate::error::ForJs;
 use crate::{config, reclaim};
@@ -68,7 +68,7 @@ impl NativeSession {
     /// `forkFrom(source, targetCwd, dir, id)`: writes the fork of `source` (resolved here) into
     /// `dir` and returns a manager (cwd `target_cwd`, resolved already, session dir `dir`) that has
     /// opened it, without reading the new file again. Nothing is created when the source is
-    /// refused.
+    /// refused. `now_ms`: JS's `Date.now()`, the clock of the new header's time and id.
     #[napi(factory, catch_unwind)]
     pub fn fork_from(
         env: Env,
@@ -76,15 +76,18 @@ impl NativeSession {
         target_cwd: String,
         dir: String,
         custom_id: Option<String>,
+        now_ms: Option<f64>,
     ) -> Result<Self> {
         let config = config::for_new_manager(&env);
-        let forked = session::fork(
-            Path::new(&pi_session_core::paths::resolve(&source)),
-            &target_cwd,
-            Path::new(&dir),
-            custom_id.as_deref(),
-            session::ForkWrites::of(&config),
-        )
+        let forked = timefmt::with_host_now(now_ms, || {
+            session::fork(
+                Path::new(&pi_session_core::paths::resolve(&source)),
+                &target_cwd,
+                Path::new(&dir),
+                custom_id.as_deref(),
+                session::ForkWrites::of(&config),
+            )
+        })
         .for_js(&env)?;
         let mut inner = Session::with_config(target_cwd, dir, true, config).for_js(&env)?;
         inner.set_session_file_forked(forked).for_js(&env)?;

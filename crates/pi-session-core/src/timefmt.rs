@@ -2,12 +2,43 @@
 
 use chrono::{DateTime, Utc};
 
-/// Now, as `Date.prototype.toISOString()` prints it (UTC, milliseconds, `Z`), and as ms.
+/// Now, as `Date.prototype.toISOString()` prints it (UTC, milliseconds, `Z`), and as ms: the
+/// host's time inside [`with_host_now`], else the system clock's.
 pub fn now_iso() -> (String, u64) {
-    let now: DateTime<Utc> = Utc::now();
-    let ms = now.timestamp_millis().max(0) as u64;
+    let ms = HOST_NOW_MS
+        .get()
+        .unwrap_or_else(|| Utc::now().timestamp_millis().max(0) as u64);
     (iso_from_ms(ms), ms)
 }
+
+thread_local! {
+    /// The host's time for the call running on this thread, when it passed one (see
+    /// [`with_host_now`]).
+    static HOST_NOW_MS: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with `ms` (ms since 1970, as JS's `Date.now()` gives it) as the time [`now_iso`]
+/// gives on this thread; `None`, or a value that is no such time, leaves it the system clock's.
+/// The binding passes JS's clock, which stamps the entries, so that a new session's header time
+/// and id come from the same clock as its entries' times: on Windows, V8's clock can trail the
+/// system's by up to a timer tick, and a header would then be younger than its first entries.
+pub fn with_host_now<T>(ms: Option<f64>, f: impl FnOnce() -> T) -> T {
+    /// Puts the time before back, also when `f` panics.
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HOST_NOW_MS.set(self.0);
+        }
+    }
+    let ms = ms
+        .filter(|m| m.is_finite() && *m >= 0.0 && *m <= MAX_HOST_MS)
+        .map(|m| m as u64);
+    let _restore = Restore(HOST_NOW_MS.replace(ms));
+    f()
+}
+
+/// The latest time [`with_host_now`] takes: JS's largest `Date` (8.64e15 ms).
+const MAX_HOST_MS: f64 = 8.64e15;
 
 pub fn iso_from_ms(ms: u64) -> String {
     let dt = DateTime::<Utc>::from_timestamp_millis(ms as i64).unwrap_or_default();
@@ -94,6 +125,36 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_time_is_now_inside_with_host_now_and_only_there() {
+        let at = 1_700_000_000_123.0;
+        let (iso, ms) = with_host_now(Some(at), now_iso);
+        assert_eq!(
+            (iso.as_str(), ms),
+            ("2023-11-14T22:13:20.123Z", 1_700_000_000_123)
+        );
+        // Nested, and put back after.
+        with_host_now(Some(at), || {
+            assert_eq!(with_host_now(Some(5.0), now_iso).1, 5);
+            assert_eq!(now_iso().1, 1_700_000_000_123);
+        });
+        let system = now_iso().1;
+        assert!(
+            system > 1_700_000_000_123,
+            "the system clock again: {system}"
+        );
+        // Not a time: the system clock.
+        for bad in [f64::NAN, -1.0, f64::INFINITY, 1e300] {
+            assert!(with_host_now(Some(bad), now_iso).1 >= system, "{bad}");
+        }
+        assert!(with_host_now(None, now_iso).1 >= system);
+        // Put back also when the call panics.
+        let caught =
+            std::panic::catch_unwind(|| with_host_now(Some(7.0), || panic!("in the call")));
+        assert!(caught.is_err());
+        assert!(now_iso().1 >= system);
+    }
 
     #[test]
     fn iso_round_trips_through_milliseconds() {
