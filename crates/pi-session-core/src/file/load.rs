@@ -72,16 +72,18 @@ fn lines_in_chunks(text: &[u8], threads: usize) -> (Vec<Line>, Shapes) {
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
+        let total = parts
+            .iter()
+            .flatten()
+            .map(|(lines, _)| lines.len())
+            .sum::<usize>();
         // (Every chunk was taken by a thread that returned; one missing would be read here.)
-        let parts: Vec<_> = parts
+        let mut parts = parts
             .into_iter()
             .enumerate()
-            .map(|(k, part)| part.unwrap_or_else(|| split_lines(text, bounds[k], bounds[k + 1])))
-            .collect();
-        let total = parts.iter().map(|(lines, _)| lines.len()).sum::<usize>();
-        let mut parts = parts.into_iter();
+            .map(|(k, part)| part.unwrap_or_else(|| split_lines(text, bounds[k], bounds[k + 1])));
         let (mut lines, mut shapes) = parts.next().unwrap_or_default();
-        lines.reserve(total - lines.len());
+        lines.reserve(total.saturating_sub(lines.len()));
         for (more, more_shapes) in parts {
             let ids = shapes.absorb(&more_shapes);
             lines.extend(more.into_iter().map(|(s, e, mut meta)| {
