@@ -688,7 +688,7 @@ async function objectsFloor(set) {
  * n child runs per implementation of `op`, in Thue–Morse order. prepare(impl, run) may return
  * { args, cleanup } (e.g. a fresh copy of the file for sequences that append).
  * Returns { [impl]: { ok, ms (median), all, maxRssMb (median), main (medians: the calling thread's
- * CPU time and wait for one, Linux; else null), failed } }.
+ * CPU time and wait for one, and the other threads' CPU time, Linux; else null), failed } }.
  */
 async function childRuns(op, prepare, n) {
   const res = Object.fromEntries(impls.map((i) => [i.key, { all: [], rss: [], sched: [], failed: null }]));
@@ -716,11 +716,8 @@ async function childRuns(op, prepare, n) {
     r.ok = !r.failed && r.all.length > 0;
     r.ms = r.ok ? median(r.all) : null;
     r.maxRssMb = r.ok ? median(r.rss) : null;
-    // (Linux) the calling thread's time on a CPU and waiting for one, medians of the runs.
-    r.main =
-      r.ok && r.sched.length === r.all.length
-        ? { cpuMs: median(r.sched.map((m) => m.cpuMs)), waitMs: median(r.sched.map((m) => m.waitMs)), othersMs: median(r.sched.map((m) => m.othersMs)) }
-        : null;
+    // (Linux) the medians of the runs' CPU times (see the child's `main`).
+    r.main = r.ok && r.sched.length === r.all.length ? Object.fromEntries(["cpuMs", "waitMs", "othersMs"].map((k) => [k, median(r.sched.map((m) => m[k]))])) : null;
   }
   return res;
 }
@@ -833,22 +830,9 @@ if (wanted("resume")) {
       // the two sides' CPU times.
       if (key === "interactive" && res.reference?.main && res.ours?.main) {
         const [r, o] = [res.reference.main, res.ours.main];
-        rows.push({
-          label: "    ↳ its main thread on a CPU (waiting for one)",
-          ref: `${fmtMs(r.cpuMs)} (${fmtMs(r.waitMs)})`,
-          ours: `${fmtMs(o.cpuMs)} (${fmtMs(o.waitMs)})`,
-          ratio: (o.cpuMs / r.cpuMs).toFixed(2),
-          target: "",
-          status: "",
-        });
-        rows.push({
-          label: "    ↳ the process's other threads on a CPU",
-          ref: fmtMs(r.othersMs),
-          ours: fmtMs(o.othersMs),
-          ratio: (o.othersMs / r.othersMs).toFixed(2),
-          target: "",
-          status: "",
-        });
+        const cpuRow = (label, key, show) => rows.push({ label, ref: show(r), ours: show(o), ratio: (o[key] / r[key]).toFixed(2), target: "", status: "" });
+        cpuRow("    ↳ its main thread on a CPU (waiting for one)", "cpuMs", (m) => `${fmtMs(m.cpuMs)} (${fmtMs(m.waitMs)})`);
+        cpuRow("    ↳ the process's other threads on a CPU", "othersMs", (m) => fmtMs(m.othersMs));
         results.push({ kind: "mainThread", label: sc.label, reference: r, ours: o });
       }
       if (key === "interactive" || set.rssAtMostReference?.includes(key)) {
