@@ -8,9 +8,10 @@
 // scripts/fetch-node.js installs Node (its installCached); later calls only check the binary.
 //
 // The version is pinned, so every run tests the same Bun. Linux x64 with glibc only: the x64
-// build needs AVX2 (else the -baseline build is taken), and the musl builds need a musl
-// libstdc++ that Debian does not package. scripts/test-bun.js uses this. Exit code 1 with a
-// message on stderr when Bun cannot be had.
+// build needs AVX2 (else the -baseline build is taken); the musl builds need a musl libstdc++
+// and a newer musl than Debian bookworm's, which scripts/fetch-bun-musl.js puts together for
+// `npm run test:platforms`. scripts/test-bun.js uses this. Exit code 1 with a message on stderr
+// when Bun cannot be had.
 "use strict";
 
 const fs = require("node:fs");

@@ -8,9 +8,11 @@
 //   node scripts/test-bun.js            every file below, one `bun test` process per file
 //   node scripts/test-bun.js <file>…    only these
 //
-// Bun comes from the npm registry (scripts/fetch-bun.js, pinned, cached in .cache/). Set
-// PI_TEST_BUN=0 to skip (offline machines); it skips by itself where fetch-bun.js has no build
-// (anything but linux-x64 with glibc) and on GitHub Actions, like scripts/test-node-versions.js.
+// Bun comes from the npm registry (scripts/fetch-bun.js, pinned, cached in .cache/), unless
+// PI_TEST_BUN_BINARY names one (scripts/test-platforms.js: Bun's musl builds, with the musl
+// binaries named by PI_SESSION_NATIVE_PATH). Set PI_TEST_BUN=0 to skip (offline machines); it
+// skips by itself where fetch-bun.js has no build (anything but linux-x64 with glibc) and on
+// GitHub Actions, like scripts/test-node-versions.js.
 //
 // What Bun's node:test is (Bun 1.4.5, tried here): node:test runs only under `bun test`, which maps
 // it onto Bun's own runner; `bun <file>` refuses with "Cannot use test outside of the test
@@ -109,9 +111,9 @@ function main() {
     console.log(`test-bun: skipped on ${process.platform}-${process.arch} (scripts/fetch-bun.js fetches linux-x64 glibc builds only)`);
     return 0;
   }
-  let bun;
+  let bun = process.env.PI_TEST_BUN_BINARY;
   try {
-    bun = fetchBun();
+    bun ??= fetchBun();
   } catch (error) {
     console.error(`test-bun: no Bun: ${error.message}`);
     console.error("Set PI_TEST_BUN=0 to skip this run on a machine without registry access.");

@@ -13,15 +13,18 @@
 //                    qemu-aarch64 so that the tests' child processes run too)
 //   linux-x64-musl   loaded by musl's own dynamic loader (Debian's `musl`): a small host program
 //                    that defines the Node-API functions dlopen()s it with every symbol bound now,
-//                    and finds the module's entry
+//                    and finds the module's entry; then, installed from the tarballs, loaded by
+//                    the package's loader in Bun's musl build and the suites scripts/test-bun.js
+//                    runs, in that Bun (scripts/fetch-bun-musl.js)
+//   linux-arm64-musl the same Bun steps, Bun's arm64 musl build under qemu-user
 //   win32-x64-gnu    the Windows suites under Wine 10 with Node 22, 24 and 26 for Windows, and
 //                    pi-sessions and pi-native through npm's .cmd shims (scripts/test-windows.js)
 //   others           nothing here runs them: macOS and Windows on arm64 have no emulator on
-//                    this machine, and musl on arm64 no loader
+//                    this machine
 //
 // Needs root for the Debian packages it installs when missing (llvm, qemu-user-static,
-// libc6-arm64-cross, libstdc++6-arm64-cross, musl; debootstrap for the Wine 10 root). Exit code 1
-// when anything failed.
+// libc6-arm64-cross, libstdc++6-arm64-cross, musl, patchelf, unzip; debootstrap for the Wine 10
+// root). Exit code 1 when anything failed.
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -31,6 +34,8 @@ const path = require("node:path");
 const { PLATFORMS, BINARY_NAME, platform, binaryFile } = require("./platforms.js");
 const { structuralChecks, definedElf } = require("./binary-checks.js");
 const { installCached } = require("./fetch-node.js");
+const { BUN_VERSION } = require("./fetch-bun.js");
+const { fetchBunMusl } = require("./fetch-bun-musl.js");
 
 const root = path.resolve(__dirname, "..");
 const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -95,7 +100,8 @@ function parseArgs(argv) {
 
 // ---- installing from the tarballs -------------------------------------------------------------
 
-/** Install the root and one platform tarball offline into a fresh project; the installed binary. */
+/** Install the root and one platform tarball offline into a fresh project; the installed binary
+ * (the project is the folder above its node_modules). */
 function installFromTarballs(dist, row) {
   const app = fs.mkdtempSync(path.join(os.tmpdir(), `pi-platform-${row.suffix}-`));
   fs.writeFileSync(path.join(app, "package.json"), `${JSON.stringify({ name: "app", private: true })}\n`);
@@ -148,6 +154,57 @@ function runSuites(node, binary, extraEnv = {}) {
 }
 
 // ---- per platform -----------------------------------------------------------------------------
+
+/**
+ * The steps of a musl binary in Bun's musl build (arm64: under qemu-user): the package's own loader
+ * picks it in a project where only it is installed, and the suites of scripts/test-bun.js pass
+ * with it. `installed` is the binary installFromTarballs installed.
+ */
+function bunMuslSteps(row, installed) {
+  let bun;
+  if (!step(row, `Bun ${BUN_VERSION} for musl runs${row.cpu === "arm64" ? " under qemu" : ""}`, () => {
+    if (row.cpu === "arm64") registerQemuAarch64();
+    bun = fetchBunMusl(row.cpu);
+    const r = spawnSync(bun, ["-e", "console.log(process.arch, process.versions.bun)"], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error((r.stderr || r.error?.message || `exit ${r.status}`).trim());
+    return r.stdout.trim();
+  })) return;
+  // The project has this platform's package only: what loads is the binary the loader chose.
+  const app = path.resolve(path.dirname(installed), "..", "..");
+  step(row, "the package's loader picks it in Bun for musl", () => {
+    const script =
+      `const { isMusl } = require(${JSON.stringify(path.join(app, "node_modules", BINARY_NAME, "lib", "native-platform.js"))});` +
+      `const { SessionManager } = require(${JSON.stringify(BINARY_NAME)});` +
+      "const sm = SessionManager.inMemory('/tmp');" +
+      "const id = sm.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });" +
+      "if (sm.getBranch()[0].id !== id) throw new Error('the entry did not come back');" +
+      "console.log(`musl ${isMusl()}, an in-memory session appends and reads`);";
+    const r = spawnSync(bun, ["-e", script], { cwd: app, encoding: "utf8" });
+    if (r.status !== 0) throw new Error((r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n").slice(-3).join(" "));
+    return r.stdout.trim();
+  });
+  step(row, `the suites of scripts/test-bun.js in Bun for musl${row.cpu === "arm64" ? " under qemu" : ""}`, () => {
+    const r = spawnSync(process.execPath, [path.join(__dirname, "test-bun.js")], {
+      cwd: root,
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+      env: {
+        ...process.env,
+        PI_TEST_BUN_BINARY: bun,
+        PI_SESSION_NATIVE_PATH: installed,
+        // Emulated, a process starts in seconds: hang limits scale by this. The listings that
+        // compare with the reference on Node 22 take an arm64 Node 22 (glibc, from its sysroot).
+        ...(row.cpu === "arm64" ? { PI_TEST_TIME_SCALE: "15", QEMU_LD_PREFIX: ARM64_SYSROOT, PI_NODE_22: fetchArm64Node(ARM64_NODE_22) } : {}),
+      },
+    });
+    const summary = (r.stdout.match(/^test-bun: bun .*$/m) ?? [""])[0].replace(/^test-bun: /, "");
+    if (r.status !== 0) {
+      process.stdout.write(r.stdout);
+      throw new Error(summary || (r.stderr || r.error?.message || `exit ${r.status}`).trim());
+    }
+    return summary;
+  });
+}
 
 function fetchArm64Node(version = ARM64_NODE) {
   return installCached({
@@ -207,6 +264,15 @@ function testPlatform(row, dist, reference) {
   } else if (row.suffix === "linux-x64-musl") {
     extra.systemSymbols = definedElf("/usr/lib/x86_64-linux-musl/libc.so");
     extra.systemName = "musl's libc (Debian's musl)";
+  } else if (row.suffix === "linux-arm64-musl") {
+    // The arm64 musl that Bun's musl build runs on (its loader is musl's libc itself).
+    try {
+      const lib = path.join(path.dirname(path.dirname(fetchBunMusl("arm64"))), "lib");
+      extra.systemSymbols = definedElf(path.join(lib, "ld-musl-aarch64.so.1"));
+      extra.systemName = "musl's libc for arm64 (Debian trixie's musl)";
+    } catch (error) {
+      log(`${row.suffix}: no arm64 musl to check the symbols against: ${error.message}`);
+    }
   }
   for (const c of structuralChecks(row, binary, reference, extra)) {
     report.push({ suffix: row.suffix, name: c.name, ok: c.ok, detail: c.detail ?? "", seconds: 0 });
@@ -232,9 +298,11 @@ function testPlatform(row, dist, reference) {
     step(row, "behaviour and parity suites under qemu-aarch64", () =>
       runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT, PI_TEST_TIME_SCALE: "15", PI_NODE_22: fetchArm64Node(ARM64_NODE_22) }),
     );
-  } else if (row.suffix === "linux-x64-musl") {
-    step(row, "installs from its tarball, no script run", () => (installFromTarballs(dist, row), ""));
-    step(row, "musl's dynamic loader binds every symbol", () => muslLoad(binary));
+  } else if (row.suffix === "linux-x64-musl" || row.suffix === "linux-arm64-musl") {
+    let installed;
+    if (!step(row, "installs from its tarball, no script run", () => (installed = installFromTarballs(dist, row), ""))) return;
+    if (row.cpu === "x64") step(row, "musl's dynamic loader binds every symbol", () => muslLoad(binary));
+    bunMuslSteps(row, installed);
   } else if (row.suffix === "win32-x64-gnu") {
     step(row, "Windows suites under Wine (scripts/test-windows.js)", () => {
       run(process.execPath, [path.join(__dirname, "test-windows.js"), "--dll", binary]);
@@ -252,10 +320,13 @@ function main() {
     missing.push("qemu-user-static", "libc6-arm64-cross", "libstdc++6-arm64-cross");
   }
   if (rows.some((r) => r.suffix === "linux-x64-musl") && !fs.existsSync("/usr/lib/x86_64-linux-musl/libc.so")) missing.push("musl");
+  // scripts/fetch-bun-musl.js: patchelf, unzip (and dpkg-deb, which every Debian has).
+  if (rows.some((r) => r.libc === "musl")) missing.push(...["patchelf", "unzip"].filter((c) => !has(c)));
+  if (rows.some((r) => r.suffix === "linux-arm64-musl") && !has("qemu-aarch64-static")) missing.push("qemu-user-static");
   // Windows x64 runs under Wine 10 in a Debian root of its own (scripts/wine-root.js makes it);
   // the host's wine64 only for PI_TEST_WINE=host.
   if (rows.some((r) => r.os === "win32" && r.cpu === "x64") && process.env.PI_TEST_WINE === "host" && !fs.existsSync("/usr/lib/wine/wine64")) missing.push("wine64");
-  if (missing.length) aptInstall(missing);
+  if (missing.length) aptInstall([...new Set(missing)]);
 
   const started = Date.now();
   let dist = options.dist;
