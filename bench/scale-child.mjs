@@ -58,17 +58,30 @@ const vmHwmMb = () => {
 const out = (o) => {
   process.stdout.write(`${JSON.stringify(o)}\n`);
 };
-/** Linux: this thread's time on a CPU and waiting in the run queue for one (ms, schedstat), and
- * the whole process's CPU time (every thread's, those that have ended included: getrusage), or
- * null. The kernel adds a running thread's time when it next switches, so a 50 µs sleep first
- * brings them up to date (else they lag by up to a tick). */
+/** Linux: this thread's time on a CPU and waiting in the run queue for one (ms, schedstat), the
+ * whole process's CPU time (every thread's, those that have ended included: getrusage), and each
+ * other living thread's CPU time by thread id, or null. The kernel adds a running thread's time
+ * when it next switches, so a 50 µs sleep first brings them up to date (else they lag by up to a
+ * tick). */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+const schedOf = (/** @type {string} */ file) => fs.readFileSync(file, "utf8").split(" ").map(Number);
 const threadSched = () => {
   try {
     Atomics.wait(PAUSE, 0, 0, 0.05);
-    const [cpu, wait] = fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
+    const [cpu, wait] = schedOf("/proc/thread-self/schedstat");
     const all = process.cpuUsage();
-    return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6, processMs: (all.user + all.system) / 1e3 } : null;
+    const self = fs.readlinkSync("/proc/thread-self").split("/").pop();
+    /** @type {Map<string, number>} */
+    const living = new Map();
+    for (const tid of fs.readdirSync("/proc/self/task")) {
+      if (tid === self) continue;
+      try {
+        living.set(tid, schedOf(`/proc/self/task/${tid}/schedstat`)[0] / 1e6);
+      } catch {
+        // Ended between the listing and the read: its time is in the process's.
+      }
+    }
+    return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6, processMs: (all.user + all.system) / 1e3, living } : null;
   } catch {
     return null;
   }
@@ -186,13 +199,19 @@ async function main() {
       const ms = now() - t;
       const after = before && threadSched();
       // Of the window, how long the thread that runs the calls was on a CPU, how long it was
-      // ready but waited for one (the machine's other threads had them), and how much CPU the
-      // process's other threads took (V8's compilers and collector, ours).
+      // ready but waited for one (the machine's other threads had them), how much CPU the
+      // process's other threads took (V8's compilers and collector, ours), and of that how much
+      // went to threads that had ended by the window's end: V8's workers live as long as the
+      // process, ours are made for a call and end with it.
+      const othersMs = after ? Math.max(0, after.processMs - before.processMs - (after.cpuMs - before.cpuMs)) : 0;
+      let livingMs = 0;
+      if (after) for (const [tid, ms] of after.living) livingMs += ms - (before.living.get(tid) ?? 0);
       const main = after
         ? {
             cpuMs: after.cpuMs - before.cpuMs,
             waitMs: after.waitMs - before.waitMs,
-            othersMs: Math.max(0, after.processMs - before.processMs - (after.cpuMs - before.cpuMs)),
+            othersMs,
+            endedMs: Math.max(0, othersMs - livingMs),
           }
         : null;
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink, main };

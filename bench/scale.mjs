@@ -717,7 +717,7 @@ async function childRuns(op, prepare, n) {
     r.ms = r.ok ? median(r.all) : null;
     r.maxRssMb = r.ok ? median(r.rss) : null;
     // (Linux) the medians of the runs' CPU times (see the child's `main`).
-    r.main = r.ok && r.sched.length === r.all.length ? Object.fromEntries(["cpuMs", "waitMs", "othersMs"].map((k) => [k, median(r.sched.map((m) => m[k]))])) : null;
+    r.main = r.ok && r.sched.length === r.all.length ? Object.fromEntries(["cpuMs", "waitMs", "othersMs", "endedMs"].map((k) => [k, median(r.sched.map((m) => m[k]))])) : null;
   }
   return res;
 }
@@ -830,9 +830,10 @@ if (wanted("resume")) {
       // the two sides' CPU times.
       if (key === "interactive" && res.reference?.main && res.ours?.main) {
         const [r, o] = [res.reference.main, res.ours.main];
-        const cpuRow = (label, key, show) => rows.push({ label, ref: show(r), ours: show(o), ratio: (o[key] / r[key]).toFixed(2), target: "", status: "" });
+        const cpuRow = (label, key, show, ratio = true) => rows.push({ label, ref: show(r), ours: show(o), ratio: ratio ? (o[key] / r[key]).toFixed(2) : "", target: "", status: "" });
         cpuRow("    ↳ its main thread on a CPU (waiting for one)", "cpuMs", (m) => `${fmtMs(m.cpuMs)} (${fmtMs(m.waitMs)})`);
         cpuRow("    ↳ the process's other threads on a CPU", "othersMs", (m) => fmtMs(m.othersMs));
+        cpuRow("      ↳ of it, threads that ended within the window (ours: reading, checking, batches)", "endedMs", (m) => fmtMs(m.endedMs), false);
         results.push({ kind: "mainThread", label: sc.label, reference: r, ours: o });
       }
       if (key === "interactive" || set.rssAtMostReference?.includes(key)) {
