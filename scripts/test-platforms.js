@@ -192,9 +192,7 @@ function bunMuslSteps(row, installed) {
         ...process.env,
         PI_TEST_BUN_BINARY: bun,
         PI_SESSION_NATIVE_PATH: installed,
-        // Emulated, a process starts in seconds: hang limits scale by this. The listings that
-        // compare with the reference on Node 22 take an arm64 Node 22 (glibc, from its sysroot).
-        ...(row.cpu === "arm64" ? { PI_TEST_TIME_SCALE: "15", QEMU_LD_PREFIX: ARM64_SYSROOT, PI_NODE_22: fetchArm64Node(ARM64_NODE_22) } : {}),
+        ...(row.cpu === "arm64" ? arm64SuiteEnv() : {}),
       },
     });
     const summary = (r.stdout.match(/^test-bun: bun .*$/m) ?? [""])[0].replace(/^test-bun: /, "");
@@ -216,6 +214,13 @@ function fetchArm64Node(version = ARM64_NODE) {
     ready: (node) => fs.existsSync(node),
     force: true,
   });
+}
+
+/** The environment of suites run under qemu-aarch64 (Node's or Bun's): emulated, a process starts
+ * in seconds rather than a third of one, so hang limits scale by PI_TEST_TIME_SCALE; the listings
+ * that compare with the reference on Node 22 take an arm64 Node 22 (glibc, from its sysroot). */
+function arm64SuiteEnv() {
+  return { QEMU_LD_PREFIX: ARM64_SYSROOT, PI_TEST_TIME_SCALE: "15", PI_NODE_22: fetchArm64Node(ARM64_NODE_22) };
 }
 
 /** Let the kernel run arm64 ELF files through qemu, so tests that spawn `node` work unchanged. */
@@ -294,10 +299,7 @@ function testPlatform(row, dist, reference) {
       if (r.status !== 0) throw new Error(r.stderr || r.error?.message);
       return r.stdout.trim();
     })) return;
-    // Emulated, Node starts in seconds rather than a third of one: hang limits scale by this.
-    step(row, "behaviour and parity suites under qemu-aarch64", () =>
-      runSuites(node, installed, { QEMU_LD_PREFIX: ARM64_SYSROOT, PI_TEST_TIME_SCALE: "15", PI_NODE_22: fetchArm64Node(ARM64_NODE_22) }),
-    );
+    step(row, "behaviour and parity suites under qemu-aarch64", () => runSuites(node, installed, arm64SuiteEnv()));
   } else if (row.suffix === "linux-x64-musl" || row.suffix === "linux-arm64-musl") {
     let installed;
     if (!step(row, "installs from its tarball, no script run", () => (installed = installFromTarballs(dist, row), ""))) return;
