@@ -28,33 +28,42 @@ const { installCached } = require("./fetch-node.js");
 const { BUN_VERSION } = require("./fetch-bun.js");
 
 const DEBIAN = "http://deb.debian.org/debian/pool/main/m/musl";
+const MUSL_DEB = "1.2.5-3.1~deb13u1";
 const PYPI = "https://files.pythonhosted.org/packages";
+const WHEEL = "kiwisolver-1.5.1-cp312-cp312-musllinux_1_2";
 
-/** Per architecture: the Bun package, musl's package, the wheel with the C++ runtime, names. */
-const RUNTIMES = {
+/** Per architecture: its names at npm (Bun's packages), at Debian and at musl (the wheel's tag
+ * too), and the SHA-256 of musl's package and of the wheel (with the wheel's folder on PyPI). */
+const ARCHES = {
   x64: {
-    bun: "@oven/bun-linux-x64-musl",
-    musl: [`${DEBIAN}/musl_1.2.5-3.1~deb13u1_amd64.deb`, "fd4231e1c189c0ebe01182747f83817593fefa7f6b690c484410646288b60058"],
-    wheel: [
-      `${PYPI}/ba/d3/024208ec1079d273f1047468d1bdffbf38bb75b7b268090fd3a0301b9d9a/kiwisolver-1.5.1-cp312-cp312-musllinux_1_2_x86_64.whl`,
-      "b03af77d77e50edba2030fd5f7c352ff209314b09030a3cba7c14edf9a09a444",
-    ],
-    triple: "x86_64-linux-musl",
-    loader: "ld-musl-x86_64.so.1",
-    libc: "libc.musl-x86_64.so.1",
+    npm: "x64",
+    debian: "amd64",
+    musl: "x86_64",
+    muslSha256: "fd4231e1c189c0ebe01182747f83817593fefa7f6b690c484410646288b60058",
+    wheel: ["ba/d3/024208ec1079d273f1047468d1bdffbf38bb75b7b268090fd3a0301b9d9a", "b03af77d77e50edba2030fd5f7c352ff209314b09030a3cba7c14edf9a09a444"],
   },
   arm64: {
-    bun: "@oven/bun-linux-aarch64-musl",
-    musl: [`${DEBIAN}/musl_1.2.5-3.1~deb13u1_arm64.deb`, "46cf1fcaa2d49d1573ef0ceabdb36e04a359a9a37d8e4304024f9018682e3f35"],
-    wheel: [
-      `${PYPI}/cb/c3/38df144a08b6c5d75ca4504e5cc3141bb3bfef64c04f4ef48204f42711b6/kiwisolver-1.5.1-cp312-cp312-musllinux_1_2_aarch64.whl`,
-      "bfd1de989b3330420e29de39352f5c049905c9e3ee67233a50d550e3d652c148",
-    ],
-    triple: "aarch64-linux-musl",
-    loader: "ld-musl-aarch64.so.1",
-    libc: "libc.musl-aarch64.so.1",
+    npm: "aarch64",
+    debian: "arm64",
+    musl: "aarch64",
+    muslSha256: "46cf1fcaa2d49d1573ef0ceabdb36e04a359a9a37d8e4304024f9018682e3f35",
+    wheel: ["cb/c3/38df144a08b6c5d75ca4504e5cc3141bb3bfef64c04f4ef48204f42711b6", "bfd1de989b3330420e29de39352f5c049905c9e3ee67233a50d550e3d652c148"],
   },
 };
+
+/** What is fetched for `arch` and the names its files go by. @param {string} arch */
+function runtimeOf(arch) {
+  const a = ARCHES[arch];
+  if (!a) throw new Error(`fetch-bun-musl: no musl runtime for ${arch} (x64 or arm64)`);
+  return {
+    bun: `@oven/bun-linux-${a.npm}-musl`,
+    musl: [`${DEBIAN}/musl_${MUSL_DEB}_${a.debian}.deb`, a.muslSha256],
+    wheel: [`${PYPI}/${a.wheel[0]}/${WHEEL}_${a.musl}.whl`, a.wheel[1]],
+    triple: `${a.musl}-linux-musl`,
+    loader: `ld-musl-${a.musl}.so.1`,
+    libc: `libc.musl-${a.musl}.so.1`,
+  };
+}
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { encoding: "utf8" });
@@ -71,16 +80,18 @@ function download([url, sha256], file) {
   if (got !== sha256) throw new Error(`fetch-bun-musl: ${url}: SHA-256 ${got}, expected ${sha256}`);
 }
 
-/** The path of Bun for musl on `arch` ("x64" or "arm64"), put together in .cache/ when missing. */
+/** Bun for musl on `arch` ("x64" or "arm64"), put together in .cache/ when missing: the paths of
+ * Bun and of the musl loader it runs on (musl's libc itself).
+ * @param {string} arch @returns {{ bun: string, loader: string }} */
 function fetchBunMusl(arch) {
-  const rt = RUNTIMES[arch];
-  if (!rt) throw new Error(`fetch-bun-musl: no musl runtime for ${arch} (x64 or arm64)`);
+  const rt = runtimeOf(arch);
   const dir = path.resolve(__dirname, "..", ".cache", `bun-${BUN_VERSION}-musl-${arch}`);
   const bun = path.join(dir, "bin", "bun");
-  const ready = path.join(dir, ".ready");
-  if (fs.existsSync(ready) && fs.existsSync(bun)) return bun;
-  fs.rmSync(dir, { recursive: true, force: true });
   const lib = path.join(dir, "lib");
+  const made = { bun, loader: path.join(lib, rt.loader) };
+  const ready = path.join(dir, ".ready");
+  if (fs.existsSync(ready) && fs.existsSync(bun)) return made;
+  fs.rmSync(dir, { recursive: true, force: true });
   const work = path.join(dir, "work");
   fs.mkdirSync(lib, { recursive: true });
   fs.mkdirSync(work, { recursive: true });
@@ -98,7 +109,7 @@ function fetchBunMusl(arch) {
   download(rt.musl, path.join(work, "musl.deb"));
   run("dpkg-deb", ["-x", path.join(work, "musl.deb"), path.join(work, "musl")]);
   // The loader is musl's libc itself (the package's ld-musl-*.so.1 is a link to it).
-  fs.copyFileSync(path.join(work, "musl", "usr", "lib", rt.triple, "libc.so"), path.join(lib, rt.loader));
+  fs.copyFileSync(path.join(work, "musl", "usr", "lib", rt.triple, "libc.so"), made.loader);
   fs.symlinkSync(rt.loader, path.join(lib, rt.libc));
 
   download(rt.wheel, path.join(work, "runtime.whl"));
@@ -113,18 +124,18 @@ function fetchBunMusl(arch) {
   fs.mkdirSync(path.dirname(bun), { recursive: true });
   fs.copyFileSync(fromNpm, bun);
   fs.chmodSync(bun, 0o755);
-  run("patchelf", ["--set-interpreter", path.join(lib, rt.loader), "--set-rpath", lib, bun]);
+  run("patchelf", ["--set-interpreter", made.loader, "--set-rpath", lib, bun]);
   // (The package's copy is not needed once bin/bun is made.)
   for (const d of [work, path.join(dir, "npm")]) fs.rmSync(d, { recursive: true, force: true });
   fs.writeFileSync(ready, `${BUN_VERSION}\n`);
-  return bun;
+  return made;
 }
 
 module.exports = { fetchBunMusl };
 
 if (require.main === module) {
   try {
-    console.log(fetchBunMusl(process.argv[2] ?? "x64"));
+    console.log(fetchBunMusl(process.argv[2] ?? "x64").bun);
   } catch (error) {
     console.error(error.message);
     process.exit(1);

@@ -164,7 +164,7 @@ function bunMuslSteps(row, installed) {
   let bun;
   if (!step(row, `Bun ${BUN_VERSION} for musl runs${row.cpu === "arm64" ? " under qemu" : ""}`, () => {
     if (row.cpu === "arm64") registerQemuAarch64();
-    bun = fetchBunMusl(row.cpu);
+    bun = fetchBunMusl(row.cpu).bun;
     const r = spawnSync(bun, ["-e", "console.log(process.arch, process.versions.bun)"], { encoding: "utf8" });
     if (r.status !== 0) throw new Error((r.stderr || r.error?.message || `exit ${r.status}`).trim());
     return r.stdout.trim();
@@ -272,8 +272,7 @@ function testPlatform(row, dist, reference) {
   } else if (row.suffix === "linux-arm64-musl") {
     // The arm64 musl that Bun's musl build runs on (its loader is musl's libc itself).
     try {
-      const lib = path.join(path.dirname(path.dirname(fetchBunMusl("arm64"))), "lib");
-      extra.systemSymbols = definedElf(path.join(lib, "ld-musl-aarch64.so.1"));
+      extra.systemSymbols = definedElf(fetchBunMusl("arm64").loader);
       extra.systemName = "musl's libc for arm64 (Debian trixie's musl)";
     } catch (error) {
       log(`${row.suffix}: no arm64 musl to check the symbols against: ${error.message}`);
