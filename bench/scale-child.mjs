@@ -87,6 +87,20 @@ const threadSched = () => {
   }
 };
 
+/** Of the window between two threadSched() readings (null if the second is): how long the thread
+ * that runs the calls was on a CPU, how long it was ready but waited for one (the machine's other
+ * threads had them), how much CPU the process's other threads took (V8's compilers and
+ * collector, ours), and of that how much went to threads that had ended by the window's end:
+ * V8's workers live as long as the process, ours are made for a call and end with it. */
+function windowCpu(before, after) {
+  if (!after) return null;
+  const cpuMs = after.cpuMs - before.cpuMs;
+  const othersMs = Math.max(0, after.processMs - before.processMs - cpuMs);
+  let livingMs = 0;
+  for (const [tid, ms] of after.living) livingMs += ms - (before.living.get(tid) ?? 0);
+  return { cpuMs, waitMs: after.waitMs - before.waitMs, othersMs, endedMs: Math.max(0, othersMs - livingMs) };
+}
+
 async function loadImpl(key) {
   const { loadReference, loadOurs } = await import("../__test__/helpers/target.mjs");
   return key === "reference" ? loadReference() : loadOurs();
@@ -197,23 +211,7 @@ async function main() {
       for (const step of timed) replayStep(ctx, step);
       if (args.transcriptPage) ctx.sink += ctx.sm.readTranscriptPage({ limit: args.transcriptPage }).items.length;
       const ms = now() - t;
-      const after = before && threadSched();
-      // Of the window, how long the thread that runs the calls was on a CPU, how long it was
-      // ready but waited for one (the machine's other threads had them), how much CPU the
-      // process's other threads took (V8's compilers and collector, ours), and of that how much
-      // went to threads that had ended by the window's end: V8's workers live as long as the
-      // process, ours are made for a call and end with it.
-      const othersMs = after ? Math.max(0, after.processMs - before.processMs - (after.cpuMs - before.cpuMs)) : 0;
-      let livingMs = 0;
-      if (after) for (const [tid, ms] of after.living) livingMs += ms - (before.living.get(tid) ?? 0);
-      const main = after
-        ? {
-            cpuMs: after.cpuMs - before.cpuMs,
-            waitMs: after.waitMs - before.waitMs,
-            othersMs,
-            endedMs: Math.max(0, othersMs - livingMs),
-          }
-        : null;
+      const main = before && windowCpu(before, threadSched());
       return { ms, maxRssMb: rssMb(), rssBeforeMb: rssBefore, afterUntimedMb, calls: timed.length, sink: ctx.sink, main };
     }
     case "floor": {

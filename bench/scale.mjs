@@ -688,7 +688,8 @@ async function objectsFloor(set) {
  * n child runs per implementation of `op`, in Thue–Morse order. prepare(impl, run) may return
  * { args, cleanup } (e.g. a fresh copy of the file for sequences that append).
  * Returns { [impl]: { ok, ms (median), all, maxRssMb (median), main (medians: the calling thread's
- * CPU time and wait for one, and the other threads' CPU time, Linux; else null), failed } }.
+ * CPU time and wait for one, the other threads' CPU time and of it the ended threads', Linux;
+ * else null), failed } }.
  */
 async function childRuns(op, prepare, n) {
   const res = Object.fromEntries(impls.map((i) => [i.key, { all: [], rss: [], sched: [], failed: null }]));
@@ -826,8 +827,8 @@ if (wanted("resume")) {
       timeRow(`  ${sc.label}`, res, { maxRatio, maxMs, floor: sc.floor === undefined ? undefined : floors[sc.floor] });
       // Where the main thread's time went (Linux): its own work, and waiting for a core while
       // the process's other threads (V8's compilers and collector, ours) had both of this
-      // machine's; then how much CPU those other threads took in the window. The ratios are of
-      // the two sides' CPU times.
+      // machine's; then how much CPU those other threads took in the window, and of it the
+      // threads that ended within it (ours). The ratios are of the two sides' CPU times.
       if (key === "interactive" && res.reference?.main && res.ours?.main) {
         const [r, o] = [res.reference.main, res.ours.main];
         const cpuRow = (label, key, show, ratio = true) => rows.push({ label, ref: show(r), ours: show(o), ratio: ratio ? (o[key] / r[key]).toFixed(2) : "", target: "", status: "" });
