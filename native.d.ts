@@ -326,6 +326,12 @@ export declare const CURRENT_SESSION_VERSION: number
 export declare function exclusiveFromEnv(): boolean
 
 /**
+ * What V8 counts as external memory of this Node environment, in bytes: what it was told by
+ * everything in the process, ours included (for tests and diagnostics).
+ */
+export declare function externalMemoryTold(): number
+
+/**
  * `findById` in a factory's place (see `sessionPlace`): the directory as the place has it, and
  * the place's resolved cwd when the directory is shared; `sorted` as for [`name_order`].
  */

@@ -113,6 +113,30 @@ test("a loop that reads every entry stays bounded without any explicit gc()", ()
   assert.ok(out.growth < 15 * out.size, `external memory grew ${out.growth} bytes for 40 reads of ${out.size}`);
 });
 
+test("a session's memory is told to V8 once another manager is made, not while it is the only one", () => {
+  // Told at once, the bytes of the one session a resume holds made V8 start a full collection
+  // in the middle of that resume, where nothing could be collected.
+  const out = run(`
+    const file = writeSession("one.jsonl", 8);
+    const size = fs.statSync(file).size;
+    SessionManager.inMemory("/w");
+    gc();
+    const base = native.externalMemoryTold();
+    const sm = SessionManager.open(file, dir);
+    const entries = sm.getEntries().length;
+    const alone = native.externalMemoryTold() - base;
+    const next = SessionManager.inMemory("/w");
+    const withNext = native.externalMemoryTold() - base;
+    sm.dispose();
+    const disposed = native.externalMemoryTold() - base;
+    console.log(JSON.stringify({ size, entries, alone, withNext, disposed, next: next.getEntries().length }));
+  `);
+  assert.ok(out.entries > 200);
+  assert.ok(out.alone < out.size / 4, `${out.alone} bytes told while the ${out.size}-byte session was the only one`);
+  assert.ok(out.withNext >= out.size, `${out.withNext} bytes told once another manager exists, for a ${out.size}-byte session`);
+  assert.ok(out.disposed < out.size / 4, `${out.disposed} bytes still told after the session was disposed`);
+});
+
 test("a manager that is still referenced keeps its state while others are released", () => {
   const out = run(`
     const file = writeSession("kept.jsonl", 1);

@@ -31,7 +31,7 @@ pub mod cut;
 mod error;
 pub mod lazy;
 pub mod listing;
-mod memory;
+pub mod memory;
 pub mod merge_sessions;
 pub mod move_sessions;
 pub mod paths;

@@ -93,9 +93,12 @@ pub fn reclaimed_session_count() -> u32 {
 
 /// Start watching `object`, the JS object of `session` (called once, right after creation),
 /// after a sweep if one is due. Returns the session's tracking id (0 when no weak reference could
-/// be made: never reclaimed early then, as before).
+/// be made: never reclaimed early then, as before). V8 is then told what the other sessions hold
+/// (see [`crate::memory`]).
 pub(crate) fn track(env: &Env, object: sys::napi_value, session: &mut NativeSession) -> u64 {
-    track_target(env, object, Target::Session(session as *mut NativeSession))
+    let id = track_target(env, object, Target::Session(session as *mut NativeSession));
+    crate::memory::tell_held(env);
+    id
 }
 
 /// Start watching `object`, the JS object of the lazy values `lazy` (see [`track`]).
