@@ -1,13 +1,12 @@
 //! What sessions report to V8 as external memory, so that the garbage collector weighs the bytes
 //! a manager holds when deciding to collect dropped managers.
 //!
-//! A session's bytes are told to V8 when the next manager is made (or the session lets go of
-//! memory), not when the session takes them. Until another manager exists, no collection could
-//! give back a session's state: told at once, the bytes of a 12 MB session held in memory only
-//! made V8 start a full collection in the middle of the resume that opened it (5 ms of the main
-//! thread and its concurrent marking on the other core, for nothing). A loop that opens one
-//! session after another reports each one at the next open, which is as early as a dropped
-//! manager can be collected anyway.
+//! While a thread has just one session, what it takes is told to V8 only once another manager is
+//! made (or memory is given back): until then no collection could give any of it back, and told
+//! at once, the bytes of a 12 MB session held in memory made V8 start a full collection in the
+//! middle of the resume that opened it (3-5 ms of the main thread and concurrent marking on the
+//! other core, for nothing). With other sessions about (a loop that opens one after another),
+//! each change is told at once, as any of them may be dropped.
 
 use std::cell::Cell;
 
@@ -73,7 +72,7 @@ impl NativeSession {
             reclaim::sweep_if_due(env, self.track_id, delta);
         }
         if delta.abs() >= ACCOUNT_STEP {
-            tell(env, delta, false);
+            tell(env, delta, reclaim::other_sessions());
             self.reported = now;
         }
     }
