@@ -133,6 +133,7 @@ pub(crate) fn other_sessions() -> bool {
     SESSIONS.try_with(|n| n.get() > 1).unwrap_or(false)
 }
 
+/// An entry left the registry (untracked, or swept): one session fewer if it was one.
 fn session_gone(target: Target) {
     if let Target::Session(_) = target {
         let _ = SESSIONS.try_with(|n| n.set(n.get().saturating_sub(1)));
