@@ -46,8 +46,6 @@ thread_local! {
     static TRACKED: RefCell<HashMap<u64, Tracked>> = RefCell::new(HashMap::new());
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
     static RELEASED: Cell<u32> = const { Cell::new(0) };
-    /// Tracked sessions (the registry's entries of `Target::Session`).
-    static SESSIONS: Cell<usize> = const { Cell::new(0) };
     /// Entries left after the last sweep, and bytes reported since: a sweep looks at every
     /// entry, so it runs only once the registry has doubled or enough memory was added (a
     /// program that keeps 30,000 managers alive would otherwise sweep them all per open).
@@ -122,22 +120,21 @@ fn track_target(env: &Env, object: sys::napi_value, target: Target) -> u64 {
         id
     });
     TRACKED.with(|t| t.borrow_mut().insert(id, Tracked { target, weak }));
-    if let Target::Session(_) = target {
-        SESSIONS.with(|n| n.set(n.get() + 1));
-    }
     id
 }
 
-/// Whether this thread tracks a session besides one (the caller's own, once tracked).
+/// Whether this thread tracks a session besides one (the caller's own, once tracked). Asked only
+/// when a session's size changed by a step, and it stops at the second session it meets.
 pub(crate) fn other_sessions() -> bool {
-    SESSIONS.try_with(|n| n.get() > 1).unwrap_or(false)
-}
-
-/// An entry left the registry (untracked, or swept): one session fewer if it was one.
-fn session_gone(target: Target) {
-    if let Target::Session(_) = target {
-        let _ = SESSIONS.try_with(|n| n.set(n.get().saturating_sub(1)));
-    }
+    TRACKED
+        .try_with(|t| {
+            let t = t.borrow();
+            let mut sessions = t
+                .values()
+                .filter(|e| matches!(e.target, Target::Session(_)));
+            sessions.nth(1).is_some()
+        })
+        .unwrap_or(false)
 }
 
 /// The session `id` is being finalized: forget it (its memory is about to go anyway).
@@ -149,7 +146,6 @@ pub(crate) fn untrack(env: &Env, id: u64) {
     let entry = TRACKED.try_with(|t| {
         let mut t = t.borrow_mut();
         let e = t.remove(&id)?;
-        session_gone(e.target);
         // Keep "doubled since the last sweep" relative to what is left.
         SWEPT_LEN.with(|n| n.set(n.get().min(t.len())));
         Some(e)
@@ -181,7 +177,6 @@ fn sweep(env: &Env, current: u64) {
             // SAFETY: a reference of this env, not yet deleted (entries are removed before that).
             let status = unsafe { sys::napi_get_reference_value(env.raw(), e.weak, &mut value) };
             if status == sys::Status::napi_ok && value.is_null() {
-                session_gone(e.target);
                 dead.push(*e);
                 false
             } else {
