@@ -75,6 +75,14 @@ function run(cmd, args, options = {}) {
   }
 }
 
+/** Runs `cmd` and returns what it printed, trimmed; throws with `refused` and the last lines of
+ * what it said on stderr when it fails. */
+function outputOf(cmd, args, options = {}, refused = "") {
+  const r = spawnSync(cmd, args, { encoding: "utf8", ...options });
+  if (r.status !== 0) throw new Error(refused + (r.stderr || r.error?.message || `exit ${r.status ?? r.signal}`).trim().split("\n").slice(-3).join(" "));
+  return r.stdout.trim();
+}
+
 function has(cmd) {
   return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
 }
@@ -165,9 +173,7 @@ function bunMuslSteps(row, installed) {
   if (!step(row, `Bun ${BUN_VERSION} for musl runs${row.cpu === "arm64" ? " under qemu" : ""}`, () => {
     if (row.cpu === "arm64") registerQemuAarch64();
     bun = fetchBunMusl(row.cpu).bun;
-    const r = spawnSync(bun, ["-e", "console.log(process.arch, process.versions.bun)"], { encoding: "utf8" });
-    if (r.status !== 0) throw new Error((r.stderr || r.error?.message || `exit ${r.status}`).trim());
-    return r.stdout.trim();
+    return outputOf(bun, ["-e", "console.log(process.arch, process.versions.bun)"]);
   })) return;
   // The project has this platform's package only: what loads is the binary the loader chose.
   const app = path.resolve(path.dirname(installed), "..", "..");
@@ -179,9 +185,7 @@ function bunMuslSteps(row, installed) {
       "const id = sm.appendMessage({ role: 'user', content: 'hi', timestamp: 1 });" +
       "if (sm.getBranch()[0].id !== id) throw new Error('the entry did not come back');" +
       "console.log(`musl ${isMusl()}, an in-memory session appends and reads`);";
-    const r = spawnSync(bun, ["-e", script], { cwd: app, encoding: "utf8" });
-    if (r.status !== 0) throw new Error((r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n").slice(-3).join(" "));
-    return r.stdout.trim();
+    return outputOf(bun, ["-e", script], { cwd: app });
   });
   step(row, `the suites of scripts/test-bun.js in Bun for musl${row.cpu === "arm64" ? " under qemu" : ""}`, () => {
     const r = spawnSync(process.execPath, [path.join(__dirname, "test-bun.js")], {
@@ -252,9 +256,7 @@ function muslLoad(binary) {
   );
   const zig = path.join(root, ".cache", "zig-tools", "bin", "python3");
   run(zig, ["-m", "ziglang", "cc", "-target", "x86_64-linux-musl", "-O2", "-fno-sanitize=all", "-dynamic", "-rdynamic", "-o", path.join(work, "host"), path.join(work, "host.c")]);
-  const r = spawnSync(path.join(work, "host"), [binary], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`musl's loader refused it: ${(r.stderr || r.error?.message || "").trim()}`);
-  return r.stdout.trim();
+  return outputOf(path.join(work, "host"), [binary], {}, "musl's loader refused it: ");
 }
 
 function testPlatform(row, dist, reference) {
@@ -294,9 +296,7 @@ function testPlatform(row, dist, reference) {
     if (!step(row, `Node ${ARM64_NODE} for arm64 runs under qemu`, () => {
       registerQemuAarch64();
       node = fetchArm64Node();
-      const r = spawnSync(node, ["-p", "process.arch + ' ' + process.version"], { encoding: "utf8", env: { ...process.env, QEMU_LD_PREFIX: ARM64_SYSROOT } });
-      if (r.status !== 0) throw new Error(r.stderr || r.error?.message);
-      return r.stdout.trim();
+      return outputOf(node, ["-p", "process.arch + ' ' + process.version"], { env: { ...process.env, QEMU_LD_PREFIX: ARM64_SYSROOT } });
     })) return;
     step(row, "behaviour and parity suites under qemu-aarch64", () => runSuites(node, installed, arm64SuiteEnv()));
   } else if (row.suffix === "linux-x64-musl" || row.suffix === "linux-arm64-musl") {
